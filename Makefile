@@ -1,0 +1,66 @@
+# ioh-lsp — see README.md. `make demo` runs the main job offline; `make test`
+# runs every test. Targets that need a tool the machine lacks install it.
+
+GO       ?= go
+BIN      := bin/ioh-lsp
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+GOTEST_TIMEOUT ?= 25m
+
+.PHONY: all build test test-go test-cross test-vscode test-neovim lint bench demo vscode install deps-test clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ioh-lsp
+
+# test: everything. Go with -race, the cross-builds of the non-Linux sandbox
+# backends, vet and formatting, and the editor clients.
+test: test-go test-cross lint-fast test-vscode test-neovim
+
+test-go: build
+	$(GO) test -race -timeout $(GOTEST_TIMEOUT) ./...
+
+test-cross:
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./sandbox/...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./sandbox/...
+
+lint-fast:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+lint: lint-fast
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@latest || \
+	  { echo "staticcheck could not be installed from the module proxy; skipped"; exit 0; }
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+test-vscode:
+	@if [ -f editors/vscode/package.json ]; then $(MAKE) -C editors/vscode test; else echo "editors/vscode: nothing to test yet"; fi
+
+test-neovim: build
+	@if [ -f editors/neovim/test/run.sh ]; then IOH_LSP=$(CURDIR)/$(BIN) sh editors/neovim/test/run.sh; else echo "editors/neovim: nothing to test yet"; fi
+
+# bench: every bench/*.sh, each printing ratios against a reference tool
+# measured in the same run.
+bench: build
+	@for b in bench/*.sh; do [ -f "$$b" ] || continue; echo "== $$b"; IOH_LSP=$(CURDIR)/$(BIN) bash "$$b" || exit 1; done
+
+demo: build
+	./$(BIN) demo
+
+vscode:
+	$(MAKE) -C editors/vscode package
+
+install:
+	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/ioh-lsp
+
+# deps-test installs the Debian packages the tests and benches use.
+deps-test:
+	@missing=""; for p in ripgrep bubblewrap neovim hyperfine fd-find; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+
+clean:
+	rm -rf bin

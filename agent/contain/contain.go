@@ -1,0 +1,56 @@
+// Package contain declares what the agent needs from a sandbox: run an argv
+// or a shell line over the workspace with a change set staged on top,
+// contained. The agent consumes this interface; cmd/ioh-lsp implements it
+// with package sandbox, which the agent never imports (SPEC §1).
+package contain
+
+import (
+	"context"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// Sandbox runs commands contained. Implementations are safe for concurrent
+// use.
+type Sandbox interface {
+	Exec(ctx context.Context, req *Request) (*Result, error)
+}
+
+// Request is one contained command.
+type Request struct {
+	// Argv to run, or Shell for a line given to /bin/sh -c. Exactly one.
+	Argv  []string
+	Shell string
+	// Root is the workspace's absolute directory; Dir the working directory
+	// relative to it ("" for the root).
+	Root string
+	Dir  string
+	// Changes are staged over the workspace (its read-only lower layer), so
+	// the command sees workspace ⊕ change set. Nil: the bare workspace.
+	// Writes the command makes go to a private layer and are discarded.
+	Changes []workspace.Change
+	Network bool
+	// Timeout is the wall cap; 0 means the implementation's default.
+	Timeout time.Duration
+	// OutputLimit caps the combined stdout+stderr kept; 0: default.
+	OutputLimit int64
+}
+
+// Result is what happened.
+type Result struct {
+	ExitCode int
+	Signal   string // "" unless killed by a signal
+	// CapHit names the cap that ended the run: wall, cpu, memory,
+	// processes, output; "" when none.
+	CapHit    string
+	Output    []byte // combined stdout and stderr, bounded
+	Truncated bool
+	Backend   string // the backend that actually applied
+	Duration  time.Duration
+}
+
+// Passed reports a clean exit with the given expected code.
+func (r *Result) Passed(expect int) bool {
+	return r.Signal == "" && r.CapHit == "" && r.ExitCode == expect
+}

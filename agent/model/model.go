@@ -1,0 +1,108 @@
+// Package model is the agent's provider-neutral view of a language model:
+// a transcript of messages with tool calls and results, the Provider
+// interface every adapter implements, usage accounting, and the error
+// classes that drive retries (SPEC §4).
+package model
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Provider is one model endpoint. Implementations must be safe for
+// concurrent use (sub-agents call one provider from several goroutines).
+type Provider interface {
+	// Name is the provider kind: anthropic, openai, openrouter,
+	// openai-compatible or replay.
+	Name() string
+	// Complete sends the transcript and returns the model's next turn.
+	// Failures are *Error values carrying a Class.
+	Complete(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Request is one model call.
+type Request struct {
+	Model     string
+	System    string
+	Messages  []Message
+	Tools     []ToolSpec
+	MaxTokens int
+	// Agent identifies which agent of a run tree is asking: "" for the root,
+	// the spawn goal for a sub-agent. The replay provider picks the
+	// cassette's children[Agent] by it.
+	Agent string
+}
+
+// Role of a message in the transcript.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one transcript entry. An assistant message carries text and
+// tool calls; a user message carries text and/or the results of the
+// previous turn's tool calls.
+type Message struct {
+	Role        Role         `json:"role"`
+	Text        string       `json:"text,omitempty"`
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
+}
+
+// ToolCall is a call the model asked for.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolResult answers one ToolCall by ID.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// ToolSpec describes a tool to the model; Schema is a JSON Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"input_schema"`
+}
+
+// Response is the model's turn.
+type Response struct {
+	Text       string     `json:"text,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	Usage      Usage      `json:"usage"`
+	StopReason string     `json:"stop_reason,omitempty"`
+	// Provider and Model say who actually answered (after fallback).
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+}
+
+// Usage counts tokens of one call. InputTokens excludes cache reads and
+// writes, which are counted separately.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// Total is input plus output tokens, cache traffic included in input.
+func (u Usage) Total() int64 {
+	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens + u.OutputTokens
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + v.InputTokens,
+		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
+}

@@ -1,0 +1,113 @@
+// Command ioh-lsp is a language server that runs an AI coding agent from a
+// typed task contract to a verified result, in any LSP editor and headless
+// from a shell.
+//
+// This file is the only place where the packages are wired together: the
+// data path of SPEC §1 reads as one story from the commands below.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one sub-command of the binary.
+type command struct {
+	name    string
+	summary string
+	// run executes the command with its arguments (the command name removed)
+	// and returns the process exit code.
+	run func(ctx context.Context, env *cliEnv, args []string) int
+}
+
+// commands is the dispatch table; each entry's implementation lives in its
+// own file named after the command.
+var commands = []command{
+	{"serve", "LSP over stdio (the default)", cmdServe},
+	{"run", "run a task contract headless", cmdRun},
+	{"resume", "continue an interrupted or deferred run", cmdResume},
+	{"runs", "list runs", cmdRuns},
+	{"trace", "print a run's trace", cmdTrace},
+	{"approve", "apply a pending verified change", cmdApprove},
+	{"reject", "drop a pending verified change", cmdReject},
+	{"sandbox", "run a command contained (run) or probe the sandbox (doctor)", cmdSandbox},
+	{"grep", "search the workspace (gitignore-aware)", cmdGrep},
+	{"find", "list workspace files matching a glob", cmdFind},
+	{"demo", "drive a real LSP session offline on a bundled example", cmdDemo},
+	{"version", "print version information", cmdVersion},
+}
+
+// cliEnv carries the process's standard streams and environment so commands
+// are testable in-process.
+type cliEnv struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+func main() {
+	if maybeSandboxInit() {
+		return // unreachable: the sandbox init child exits on its own
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// dispatch picks the sub-command; no arguments means serve.
+func dispatch(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 0 {
+		return cmdServe(ctx, env, nil)
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "help":
+		usage(env.stdout)
+		return 0
+	case "--version", "-version":
+		return cmdVersion(ctx, env, nil)
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.stderr, "ioh-lsp: unknown command %q (try 'ioh-lsp help')\n", name)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ioh-lsp [command] [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+}
+
+// Exit codes shared by the commands (SPEC §2).
+const (
+	exitOK        = 0
+	exitFailed    = 1
+	exitUsage     = 2
+	exitBudget    = 3
+	exitDeferred  = 4
+	exitProvider  = 5
+	exitCancelled = 130
+)
+
+// usageError prints a one-line usage error and returns exit code 2.
+func usageError(env *cliEnv, cmd string, err error) int {
+	var he helpRequested
+	if errors.As(err, &he) {
+		return exitOK
+	}
+	fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", cmd, err)
+	return exitUsage
+}

@@ -1,0 +1,12 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+// cmdServe is not built yet; its owner replaces this file.
+func cmdServe(_ context.Context, env *cliEnv, _ []string) int {
+	fmt.Fprintln(env.stderr, "ioh-lsp: this command is not built yet")
+	return exitUsage
+}

@@ -1,0 +1,126 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ioh-lsp/ioh-lsp"
+
+// layer returns the top-level layer of a module package ("workspace",
+// "sandbox", "agent", "lsp", "cmd", "internal", ...) or "" for packages
+// outside the module.
+func layer(pkg string) string {
+	if pkg != module && !strings.HasPrefix(pkg, module+"/") {
+		return ""
+	}
+	rest := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	top, _, _ := strings.Cut(rest, "/")
+	return top
+}
+
+// allowed lists, for each layer, the module layers it may import (besides
+// itself). SPEC §1: workspace and sandbox are leaves; agent may import
+// workspace; lsp may import agent and workspace; only cmd wires everything.
+var allowed = map[string][]string{
+	"workspace": nil,
+	"sandbox":   nil,
+	"agent":     {"workspace"},
+	"lsp":       {"agent", "workspace"},
+	"cmd":       {"agent", "workspace", "sandbox", "lsp", "internal", "examples"},
+	"internal":  nil,
+	"examples":  nil,
+}
+
+// protocolFree lists layers that must not depend on go.lsp.dev, even
+// transitively (STYLE point 2).
+var protocolFree = []string{"workspace", "sandbox", "agent"}
+
+type pkgInfo struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func listPackages(t *testing.T) []pkgInfo {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Imports,Deps", module+"/...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkgInfo
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkgInfo
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 4 {
+		t.Fatalf("go list found only %d packages; the test is looking in the wrong place", len(pkgs))
+	}
+	return pkgs
+}
+
+func TestLayering(t *testing.T) {
+	for _, p := range listPackages(t) {
+		from := layer(p.ImportPath)
+		ok, known := allowed[from]
+		if !known {
+			t.Errorf("package %s is in layer %q, which the layering rules do not know; add it to allowed", p.ImportPath, from)
+			continue
+		}
+		for _, imp := range p.Imports {
+			to := layer(imp)
+			if to == "" || to == from {
+				continue
+			}
+			if !contains(ok, to) {
+				t.Errorf("forbidden import edge: %s (%s) imports %s (%s)", p.ImportPath, from, imp, to)
+			}
+		}
+	}
+}
+
+func TestProtocolTypesStayAtTheEdge(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if !contains(protocolFree, layer(p.ImportPath)) {
+			continue
+		}
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, "go.lsp.dev/") {
+				t.Errorf("%s depends on %s: protocol types belong in lsp/ only", p.ImportPath, d)
+			}
+		}
+	}
+}
+
+// TestLayerRuleCatchesAnEdge makes sure the rule itself can fail.
+func TestLayerRuleCatchesAnEdge(t *testing.T) {
+	if got := layer(module + "/agent/tools"); got != "agent" {
+		t.Fatalf("layer = %q, want agent", got)
+	}
+	if contains(allowed["workspace"], layer(module+"/agent")) {
+		t.Fatal("workspace may not import agent, but the rules allow it")
+	}
+	if contains(allowed["agent"], "sandbox") || contains(allowed["agent"], "lsp") {
+		t.Fatal("agent may not import sandbox or lsp, but the rules allow it")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
