@@ -24,15 +24,19 @@ func layer(pkg string) string {
 
 // allowed lists, for each layer, the module layers it may import (besides
 // itself). SPEC §1: workspace and sandbox are leaves; agent may import
-// workspace; lsp may import agent and workspace; only cmd wires everything.
+// workspace (and the embedded JSON Schema); lsp may import agent and
+// workspace; only cmd (and the wiring under internal/) wires everything.
 var allowed = map[string][]string{
 	"workspace": nil,
 	"sandbox":   nil,
-	"agent":     {"workspace"},
+	"agent":     {"workspace", "schema"},
 	"lsp":       {"agent", "workspace"},
-	"cmd":       {"agent", "workspace", "sandbox", "lsp", "internal", "examples"},
-	"internal":  nil,
-	"examples":  nil,
+	"cmd":       {"agent", "workspace", "sandbox", "lsp", "internal", "examples", "schema"},
+	// internal holds the wiring shared by cmd and by integration tests
+	// (the sandbox adapter, harness construction).
+	"internal": {"agent", "workspace", "sandbox", "lsp", "schema", "examples"},
+	"examples": nil,
+	"schema":   nil,
 }
 
 // protocolFree lists layers that must not depend on go.lsp.dev, even
