@@ -1,0 +1,82 @@
+package policy
+
+import "fmt"
+
+// Defaults is each act's effect when no rule matches (SPEC §5): reads and
+// writes inside the workspace are allowed, commands ask, the network is
+// denied. Paths outside the workspace are denied before any rule is seen.
+var defaults = map[Act]Effect{
+	ActRead:  Allow,
+	ActWrite: Allow,
+	ActExec:  Ask,
+	ActNet:   Deny,
+}
+
+// Default returns act's effect when no rule matches.
+func Default(act Act) Effect {
+	if e, ok := defaults[act]; ok {
+		return e
+	}
+	return Deny
+}
+
+// decide is the one code path behind Check, Explain, CheckArgv, CheckShell
+// and CheckWrite. Every layer's matching rules are collected; then:
+//
+//  1. a deny in any layer wins;
+//  2. else an allow in the remembered layer wins (it is the user's answer
+//     to an ask, so it must beat the ask that prompted it, never a deny);
+//  3. else an ask in any layer;
+//  4. else an allow in any layer;
+//  5. else the act's default (LayerDefault, Rule nil).
+//
+// Among rules of the winning effect the first match in the lowest layer is
+// named, so a protected path reports its built-in rule.
+func (p *Policy) decide(act Act, subject string, t *target) Verdict {
+	type hit struct {
+		rule  Rule
+		layer Layer
+	}
+	var first [4]*hit // indexed by rank(effect)
+	var remembered *hit
+	for _, l := range p.layers {
+		for _, cr := range l.rules {
+			if cr.rule.Act != act {
+				continue
+			}
+			if !cr.m.match(t, cr.rule.Effect != Allow) {
+				continue
+			}
+			h := &hit{rule: cr.rule, layer: l.layer.Layer}
+			if k := rank(cr.rule.Effect); first[k] == nil {
+				first[k] = h
+			}
+			if cr.rule.Effect == Allow && l.layer.Layer == LayerRemembered && remembered == nil {
+				remembered = h
+			}
+		}
+	}
+	pick := first[rank(Deny)]
+	switch {
+	case pick != nil:
+	case remembered != nil:
+		pick = remembered
+	case first[rank(Ask)] != nil:
+		pick = first[rank(Ask)]
+	default:
+		pick = first[rank(Allow)]
+	}
+	if pick == nil {
+		e := Default(act)
+		return Verdict{Act: act, Target: subject, Effect: e, Layer: LayerDefault,
+			Reason: fmt.Sprintf("no rule matched: the default for %s is %s", act, e)}
+	}
+	r := pick.rule
+	return Verdict{Act: act, Target: subject, Effect: r.Effect, Rule: &r, Layer: pick.layer,
+		Reason: fmt.Sprintf("%s rule %q decides %s", pick.layer, r.String(), r.Effect)}
+}
+
+// String renders a rule as "effect act pattern", the form used in reasons.
+func (r Rule) String() string {
+	return fmt.Sprintf("%s %s %s", r.Effect, r.Act, r.Pattern)
+}
