@@ -1,0 +1,178 @@
+// Commands: the argument objects of SPEC §8's ioh.* commands and the checks
+// on what the server returns. No 'vscode' import: the extension's UI gathers
+// the inputs and these functions shape them.
+
+/** The server's commands (workspace/executeCommand), SPEC §8. */
+export const SERVER_COMMANDS = [
+  'ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel',
+  'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace',
+] as const;
+export type ServerCommand = (typeof SERVER_COMMANDS)[number];
+
+/** LSP position and range: zero-based lines, UTF-16 character offsets. */
+export interface Position { line: number; character: number }
+export interface Range { start: Position; end: Position }
+
+export interface RunArgs { contract?: string; inline?: unknown }
+export interface AskArgs { goal: string; uri?: string; range?: Range }
+export interface RunIdArgs { runId: string }
+export interface RejectArgs { runId: string; reason?: string }
+export interface ClearTraceArgs { runId?: string }
+
+/** RunSummary is one element of the `ioh.runs` result. */
+export interface RunSummary {
+  runId: string;
+  goal: string;
+  outcome: string;
+  steps: number;
+  tokens: number;
+  costUsd: number;
+  started: string;
+}
+
+export class ArgumentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ArgumentError';
+  }
+}
+
+/** runArgs names a contract file by URI, or passes an inline contract. */
+export function runArgs(target: { uri: string } | { inline: unknown }): RunArgs {
+  if ('uri' in target) {
+    if (target.uri.trim() === '') throw new ArgumentError('run: no task file given');
+    return { contract: target.uri };
+  }
+  if (target.inline === null || typeof target.inline !== 'object') {
+    throw new ArgumentError('run: an inline contract must be an object');
+  }
+  return { inline: target.inline };
+}
+
+/**
+ * askArgs builds `ioh.ask`: the goal, the document and, when the selection
+ * is not empty, its range.
+ */
+export function askArgs(goal: string, uri?: string, selection?: Range): AskArgs {
+  const g = goal.trim();
+  if (g === '') throw new ArgumentError('ask: the goal is empty');
+  const out: AskArgs = { goal: g };
+  if (uri) {
+    out.uri = uri;
+    if (selection && !isEmptyRange(selection)) out.range = selection;
+  }
+  return out;
+}
+
+export function isEmptyRange(r: Range): boolean {
+  return r.start.line === r.end.line && r.start.character === r.end.character;
+}
+
+export function runIdArgs(runId: string): RunIdArgs {
+  const id = runId.trim();
+  if (id === '') throw new ArgumentError('no run id given');
+  return { runId: id };
+}
+
+export function rejectArgs(runId: string, reason?: string): RejectArgs {
+  const out: RejectArgs = runIdArgs(runId);
+  const r = reason?.trim();
+  if (r) out.reason = r;
+  return out;
+}
+
+export function clearTraceArgs(runId?: string): ClearTraceArgs {
+  const id = runId?.trim();
+  return id ? { runId: id } : {};
+}
+
+/** needsGoal reports whether an ioh.ask argument (from a code action) lacks a goal. */
+export function needsGoal(args: unknown[]): boolean {
+  const a = args[0] as Record<string, unknown> | undefined;
+  return a === undefined || a === null || typeof a !== 'object' || typeof a.goal !== 'string' || a.goal.trim() === '';
+}
+
+/** withGoal returns the code action's ioh.ask arguments with the typed goal filled in. */
+export function withGoal(args: unknown[], goal: string): unknown[] {
+  const a = (args[0] && typeof args[0] === 'object' ? args[0] : {}) as Record<string, unknown>;
+  const uri = typeof a.uri === 'string' ? a.uri : undefined;
+  const range = isRange(a.range) ? a.range : undefined;
+  return [{ ...a, ...askArgs(goal, uri, range) }, ...args.slice(1)];
+}
+
+function isRange(v: unknown): v is Range {
+  const r = v as Range | undefined;
+  return !!r && isPos(r.start) && isPos(r.end);
+}
+
+function isPos(v: unknown): v is Position {
+  const p = v as Position | undefined;
+  return !!p && Number.isInteger(p.line) && Number.isInteger(p.character);
+}
+
+/** parseRunId reads `{runId}` from ioh.run / ioh.ask results. */
+export function parseRunId(result: unknown): string {
+  const r = result as { runId?: unknown } | null;
+  if (!r || typeof r !== 'object' || typeof r.runId !== 'string' || r.runId === '') {
+    throw new ArgumentError(`the server answered without a runId: ${JSON.stringify(result)}`);
+  }
+  return r.runId;
+}
+
+/** parseRuns checks the `ioh.runs` result; null means no runs. */
+export function parseRuns(result: unknown): RunSummary[] {
+  if (result === null || result === undefined) return [];
+  if (!Array.isArray(result)) throw new ArgumentError(`ioh.runs: want an array, got ${typeof result}`);
+  return result.map((v: unknown, i: number): RunSummary => {
+    const o = v as Record<string, unknown>;
+    if (!o || typeof o !== 'object' || typeof o.runId !== 'string') {
+      throw new ArgumentError(`ioh.runs[${i}]: no runId`);
+    }
+    return {
+      runId: o.runId,
+      goal: typeof o.goal === 'string' ? o.goal : '',
+      outcome: typeof o.outcome === 'string' ? o.outcome : 'unknown',
+      steps: numberOr0(o.steps),
+      tokens: numberOr0(o.tokens),
+      costUsd: numberOr0(o.costUsd),
+      started: typeof o.started === 'string' ? o.started : '',
+    };
+  });
+}
+
+function numberOr0(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+/** The runs a picker offers for each action, by outcome (SPEC §4). */
+const PICKABLE: Record<string, readonly string[] | 'all'> = {
+  approve: ['verified', 'unverified', 'awaiting_approval'],
+  reject: ['verified', 'unverified', 'awaiting_approval'],
+  cancel: ['running', 'awaiting_approval'],
+  resume: ['awaiting_approval', 'cancelled', 'budget_exceeded', 'provider_failed', 'stalled', 'running'],
+  trace: 'all',
+  clearTrace: 'all',
+};
+
+export type PickAction = keyof typeof PICKABLE;
+
+/** pickableRuns lists the runs an action applies to, newest first. */
+export function pickableRuns(runs: RunSummary[], action: PickAction): RunSummary[] {
+  const want = PICKABLE[action];
+  const list = want === 'all' ? runs.slice() : runs.filter((r) => want.includes(r.outcome));
+  return list.sort((a, b) => b.started.localeCompare(a.started));
+}
+
+/** isTaskFile reports whether a path gets "Run task" (SPEC §3: *.ioh.yaml, .ioh/tasks/). */
+export function isTaskFile(path: string): boolean {
+  const p = path.replace(/\\/g, '/');
+  if (/\.ioh\.ya?ml$/.test(p) || /\.ioh\.json$/.test(p)) return true;
+  return /(^|\/)\.ioh\/tasks\/.+\.(ya?ml|json)$/.test(p);
+}
+
+/** formatTrace renders an ioh.trace result for an output channel. */
+export function formatTrace(result: unknown): string {
+  if (typeof result === 'string') return result;
+  if (result === null || result === undefined) return '(empty trace)';
+  return JSON.stringify(result, null, 2);
+}

@@ -1,0 +1,144 @@
+// UI: the palette commands. Each gathers its inputs (input box, quick pick,
+// the active editor) and sends the matching ioh.* server command.
+
+import * as vscode from 'vscode';
+import {
+  askArgs, clearTraceArgs, formatTrace, isTaskFile, parseRunId, pickableRuns, PickAction,
+  rejectArgs, runArgs, runIdArgs,
+} from './commands';
+import type { Controller } from './controller';
+import { DEFAULT_KEY_ENV, isKeyEnvName, readModel } from './settings';
+import { runLabel } from './status';
+import { getter } from './controller';
+
+type Handler = (...args: unknown[]) => Promise<void>;
+
+function guard(fn: Handler): Handler {
+  return async (...args) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`ioh: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+}
+
+/** pickRun returns the run id given as an argument, or asks for one. */
+async function pickRun(ctl: Controller, action: PickAction, given: unknown): Promise<string | undefined> {
+  if (typeof given === 'string' && given !== '') return given;
+  const runs = pickableRuns(await ctl.listRuns(), action);
+  if (runs.length === 0) {
+    void vscode.window.showInformationMessage(`ioh: no run to ${action}`);
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ ...runLabel(r), runId: r.runId })), {
+    title: `ioh: ${action}`, matchOnDescription: true,
+  });
+  return pick?.runId;
+}
+
+function started(result: unknown): void {
+  const id = parseRunId(result);
+  void vscode.window.showInformationMessage(`ioh: started run ${id}`, 'Show trace').then((c) => {
+    if (c) void vscode.commands.executeCommand('ioh-lsp.trace', id);
+  });
+}
+
+export function registerCommands(context: vscode.ExtensionContext, ctl: Controller): void {
+  const traceDoc = async (runId: string): Promise<void> => {
+    const res = await ctl.execute('ioh.trace', runIdArgs(runId));
+    const doc = await vscode.workspace.openTextDocument({ content: formatTrace(res), language: typeof res === 'string' ? 'plaintext' : 'json' });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  };
+
+  const cmds: Record<string, Handler> = {
+    'ioh-lsp.run': async (arg) => {
+      let uri = arg instanceof vscode.Uri ? arg : undefined;
+      const active = vscode.window.activeTextEditor?.document.uri;
+      if (!uri && active && isTaskFile(active.path)) uri = active;
+      if (!uri) {
+        const picked = await vscode.window.showOpenDialog({ title: 'Run task contract', canSelectMany: false, filters: { 'Task contracts': ['yaml', 'yml', 'json'] } });
+        uri = picked?.[0];
+      }
+      if (!uri) return;
+      started(await ctl.execute('ioh.run', runArgs({ uri: uri.toString() })));
+    },
+    'ioh-lsp.ask': async () => {
+      const ed = vscode.window.activeTextEditor;
+      const sel = ed?.selection;
+      const goal = await vscode.window.showInputBox({
+        title: sel && !sel.isEmpty ? 'Ask agent about the selection' : 'Ask agent',
+        prompt: 'What should the agent do?',
+        placeHolder: 'e.g. make the failing test in this file pass',
+        ignoreFocusOut: true,
+      });
+      if (!goal?.trim()) return;
+      const range = sel && { start: { line: sel.start.line, character: sel.start.character }, end: { line: sel.end.line, character: sel.end.character } };
+      started(await ctl.execute('ioh.ask', askArgs(goal, ed?.document.uri.toString(), range)));
+    },
+    'ioh-lsp.approve': async (arg) => {
+      const id = await pickRun(ctl, 'approve', arg);
+      if (id) await ctl.execute('ioh.approve', runIdArgs(id));
+    },
+    'ioh-lsp.reject': async (arg) => {
+      const id = await pickRun(ctl, 'reject', arg);
+      if (!id) return;
+      const reason = await vscode.window.showInputBox({ title: `Reject ${id}`, prompt: 'Reason (optional, recorded in the trace)' });
+      if (reason === undefined) return;
+      await ctl.execute('ioh.reject', rejectArgs(id, reason));
+    },
+    'ioh-lsp.cancel': async (arg) => {
+      const id = await pickRun(ctl, 'cancel', arg);
+      if (id) await ctl.execute('ioh.cancel', runIdArgs(id));
+    },
+    'ioh-lsp.resume': async (arg) => {
+      const id = await pickRun(ctl, 'resume', arg);
+      if (!id) return;
+      const res = await ctl.execute('ioh.resume', runIdArgs(id));
+      started(res && typeof res === 'object' && 'runId' in res ? res : { runId: id });
+    },
+    'ioh-lsp.trace': async (arg) => {
+      const id = await pickRun(ctl, 'trace', arg);
+      if (id) await traceDoc(id);
+    },
+    'ioh-lsp.runs': async () => {
+      const id = await pickRun(ctl, 'trace', undefined);
+      if (id) await traceDoc(id);
+    },
+    'ioh-lsp.clearTrace': async (arg) => {
+      const all = typeof arg !== 'string'
+        ? await vscode.window.showQuickPick(['All runs', 'One run…'], { title: 'ioh: clear trace diagnostics' })
+        : 'One run…';
+      if (!all) return;
+      const id = all === 'One run…' ? await pickRun(ctl, 'clearTrace', arg) : undefined;
+      if (all === 'One run…' && !id) return;
+      await ctl.execute('ioh.clearTrace', clearTraceArgs(id));
+    },
+    'ioh-lsp.setApiKey': async () => {
+      const model = readModel(getter());
+      const names = new Set([...(model?.api_key_env ? [model.api_key_env] : []), ...Object.values(DEFAULT_KEY_ENV), ...ctl.keyNames()]);
+      const picked = await vscode.window.showQuickPick([...names, 'Other…'], { title: 'Which API key variable?' });
+      if (!picked) return;
+      const env = picked === 'Other…'
+        ? await vscode.window.showInputBox({ prompt: 'Variable name (must end in _API_KEY or _TOKEN)', validateInput: (v) => (isKeyEnvName(v) ? undefined : 'must end in _API_KEY or _TOKEN') })
+        : picked;
+      if (!env) return;
+      const value = await vscode.window.showInputBox({ title: `Set ${env}`, prompt: 'Stored in VS Code SecretStorage, passed to ioh-lsp in its environment only', password: true, ignoreFocusOut: true });
+      if (!value) return;
+      await ctl.setKey(env, value.trim());
+      await ctl.restart();
+      void vscode.window.showInformationMessage(`ioh: ${env} stored; server restarted`);
+    },
+    'ioh-lsp.clearApiKey': async () => {
+      const picked = await vscode.window.showQuickPick(ctl.keyNames(), { title: 'Forget which API key?' });
+      if (!picked) return;
+      await ctl.deleteKey(picked);
+      await ctl.restart();
+    },
+    'ioh-lsp.restart': async () => ctl.restart(),
+    'ioh-lsp.showOutput': async () => ctl.output.show(),
+  };
+  for (const [id, fn] of Object.entries(cmds)) {
+    context.subscriptions.push(vscode.commands.registerCommand(id, guard(fn)));
+  }
+}

@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import {
+  ArgumentError, askArgs, clearTraceArgs, formatTrace, isTaskFile, needsGoal, parseRunId, parseRuns,
+  pickableRuns, rejectArgs, runArgs, runIdArgs, RunSummary, SERVER_COMMANDS, withGoal,
+} from '../src/commands';
+
+const sel = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
+
+test('SPEC §8 command names', () => {
+  assert.deepEqual([...SERVER_COMMANDS], ['ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel', 'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace']);
+});
+
+test('command arguments', () => {
+  const cases: { name: string; got: () => unknown; want: unknown }[] = [
+    { name: 'run file', got: () => runArgs({ uri: 'file:///w/fix.ioh.yaml' }), want: { contract: 'file:///w/fix.ioh.yaml' } },
+    { name: 'run inline', got: () => runArgs({ inline: { version: 1, goal: 'g' } }), want: { inline: { version: 1, goal: 'g' } } },
+    { name: 'ask bare', got: () => askArgs('  fix it  '), want: { goal: 'fix it' } },
+    { name: 'ask file, empty selection', got: () => askArgs('fix', 'file:///w/a.go', sel(3, 4, 3, 4)), want: { goal: 'fix', uri: 'file:///w/a.go' } },
+    { name: 'ask selection', got: () => askArgs('fix', 'file:///w/a.go', sel(3, 0, 7, 2)), want: { goal: 'fix', uri: 'file:///w/a.go', range: sel(3, 0, 7, 2) } },
+    { name: 'ask range without uri dropped', got: () => askArgs('fix', undefined, sel(1, 0, 2, 0)), want: { goal: 'fix' } },
+    { name: 'approve', got: () => runIdArgs(' r-1 '), want: { runId: 'r-1' } },
+    { name: 'reject no reason', got: () => rejectArgs('r-1', '  '), want: { runId: 'r-1' } },
+    { name: 'reject reason', got: () => rejectArgs('r-1', 'too broad'), want: { runId: 'r-1', reason: 'too broad' } },
+    { name: 'clear all', got: () => clearTraceArgs(), want: {} },
+    { name: 'clear one', got: () => clearTraceArgs('r-2'), want: { runId: 'r-2' } },
+  ];
+  for (const c of cases) assert.deepEqual(c.got(), c.want, c.name);
+});
+
+test('bad command arguments', () => {
+  for (const f of [() => askArgs('   '), () => runIdArgs(''), () => runArgs({ uri: '' }), () => runArgs({ inline: 'goal: x' }), () => rejectArgs(' ')]) {
+    assert.throws(f, ArgumentError);
+  }
+});
+
+test('code action ioh.ask without a goal gets the typed one', () => {
+  const fromAction = [{ uri: 'file:///w/a.go', range: sel(1, 0, 4, 0) }];
+  assert.equal(needsGoal(fromAction), true);
+  assert.equal(needsGoal([]), true);
+  assert.equal(needsGoal([{ goal: 'x' }]), false);
+  assert.deepEqual(withGoal(fromAction, 'explain this'), [{ goal: 'explain this', uri: 'file:///w/a.go', range: sel(1, 0, 4, 0) }]);
+  assert.deepEqual(withGoal([], 'explain'), [{ goal: 'explain' }]);
+});
+
+test('results from the server', () => {
+  assert.equal(parseRunId({ runId: 'r-7' }), 'r-7');
+  assert.throws(() => parseRunId({}), /without a runId/);
+  assert.throws(() => parseRunId(null), /without a runId/);
+  assert.deepEqual(parseRuns(null), []);
+  assert.deepEqual(parseRuns([{ runId: 'r-1', goal: 'g', outcome: 'running', steps: 3, tokens: 1200, costUsd: 0.02, started: '2026-11-29T22:00:00Z' }, { runId: 'r-2' }]), [
+    { runId: 'r-1', goal: 'g', outcome: 'running', steps: 3, tokens: 1200, costUsd: 0.02, started: '2026-11-29T22:00:00Z' },
+    { runId: 'r-2', goal: '', outcome: 'unknown', steps: 0, tokens: 0, costUsd: 0, started: '' },
+  ]);
+  assert.throws(() => parseRuns({ runs: [] }), /want an array/);
+  assert.throws(() => parseRuns([{ id: 'r-1' }]), /ioh.runs\[0\]: no runId/);
+  assert.equal(formatTrace('plain'), 'plain');
+  assert.equal(formatTrace({ a: 1 }), '{\n  "a": 1\n}');
+  assert.equal(formatTrace(null), '(empty trace)');
+});
+
+test('pickers offer runs by outcome, newest first', () => {
+  const r = (runId: string, outcome: string, started: string): RunSummary => ({ runId, outcome, started, goal: '', steps: 0, tokens: 0, costUsd: 0 });
+  const runs = [r('a', 'applied', '1'), r('b', 'running', '2'), r('c', 'awaiting_approval', '3'), r('d', 'verified', '4'), r('e', 'cancelled', '5')];
+  const ids = (xs: RunSummary[]) => xs.map((x) => x.runId);
+  assert.deepEqual(ids(pickableRuns(runs, 'approve')), ['d', 'c']);
+  assert.deepEqual(ids(pickableRuns(runs, 'cancel')), ['c', 'b']);
+  assert.deepEqual(ids(pickableRuns(runs, 'resume')), ['e', 'c', 'b']);
+  assert.deepEqual(ids(pickableRuns(runs, 'trace')), ['e', 'd', 'c', 'b', 'a']);
+});
+
+test('task files', () => {
+  const cases: [string, boolean][] = [
+    ['/w/fix.ioh.yaml', true], ['/w/fix.ioh.yml', true], ['/w/.ioh/tasks/a.yaml', true], ['C:\\w\\.ioh\\tasks\\a.json', true],
+    ['/w/.ioh/config.yaml', false], ['/w/main.go', false], ['/w/ioh.yaml', false],
+  ];
+  for (const [p, want] of cases) assert.equal(isTaskFile(p), want, p);
+});
