@@ -1,0 +1,215 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// agentRun is one agent of a run tree (the root or a sub-agent) with the
+// state its loop mutates. It lives on its run's goroutine only, except the
+// change set and ledger, which are safe for concurrent use.
+type agentRun struct {
+	h      *Harness
+	id     string
+	parent string
+	rootID string
+	c      *contract.Contract
+	st     *runState
+
+	base     *policy.Policy // layers up to the task layer
+	pol      *policy.Policy // base plus remembered answers
+	cs       *workspace.ChangeSet
+	provider model.Provider
+	tools    map[string]tools.Tool
+	system   string
+	msgs     []model.Message
+	totals   trace.Totals
+	started  time.Time // first start, spans crashes
+	deadline time.Time // zero: no wall budget
+	ledger   *Ledger
+	tree     *tree
+	sink     trace.Sink
+	lastFP   string // change-set fingerprint at the last commit
+	slot     slotState
+}
+
+// policyFor builds the policy of a contract over the harness's layers: the
+// task layer holds the contract's rules (narrowing only), its write scope
+// and its protected paths (verify.protect and the contract file itself).
+func (h *Harness) policyFor(c *contract.Contract, parent *policy.Policy) (*policy.Policy, error) {
+	if err := policy.Narrowing(c.Policy.Rules); err != nil {
+		return nil, fmt.Errorf("task policy: %w", err)
+	}
+	base := parent
+	if base == nil {
+		var err error
+		if base, err = policy.New(h.opts.Layers...); err != nil {
+			return nil, err
+		}
+	}
+	protect := append([]string(nil), c.Verify.Protect...)
+	if c.Path != "" {
+		if rel, err := filepath.Rel(h.opts.Root.Dir(), c.Path); err == nil && !strings.HasPrefix(rel, "..") {
+			protect = append(protect, filepath.ToSlash(rel))
+		}
+	}
+	task := policy.LayerRules{Layer: policy.LayerTask, Rules: append(append([]policy.Rule(nil), c.Policy.Rules...), policy.ProtectRules(protect)...)}
+	task.Rules = append(task.Rules, policy.ScopeRule(c.Scope.Write).Rules...)
+	return base.With(task)
+}
+
+// newRoot creates a root run's row and state.
+func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun, error) {
+	if c == nil || strings.TrimSpace(c.Goal) == "" {
+		return nil, fmt.Errorf("start run: contract has no goal")
+	}
+	base, err := h.policyFor(c, nil)
+	if err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	prov, err := h.opts.Providers(c.Model)
+	if err != nil {
+		return nil, fmt.Errorf("start run: provider %s: %w", c.Model.Provider, err)
+	}
+	now := time.Now()
+	a := &agentRun{
+		h: h, id: newID("r-"), c: c, st: &runState{ContractPath: c.Path},
+		base: base, pol: base, cs: workspace.NewChangeSet(h.opts.Root), provider: prov,
+		started: now, ledger: NewLedger(c.Budget.Tokens, c.Budget.CostUSD),
+	}
+	a.rootID = a.id
+	a.tree = newTree(c.Agents)
+	a.setup(ctx)
+	cj, _ := json.Marshal(c)
+	ev := a.event(trace.EventRunStarted, map[string]any{"goal": c.Goal, "provider": prov.Name(), "model": c.Model.Name})
+	row := &trace.RunRow{ID: a.id, Root: a.id, Goal: c.Goal, Contract: cj, Outcome: string(OutcomeRunning), FirstStarted: now, State: a.st.encode()}
+	if err := h.opts.Store.CreateRun(ctx, row, ev); err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	if err := h.opts.Store.Acquire(ctx, a.id, h.opts.Owner, h.opts.LeaseTTL); err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	a.emit(ev)
+	return a, nil
+}
+
+// setup derives what follows from the contract and state: deadline, tools,
+// system prompt, the first user message.
+func (a *agentRun) setup(ctx context.Context) {
+	if a.c.Budget.Wall > 0 {
+		a.deadline = a.started.Add(a.c.Budget.Wall)
+	}
+	var sp tools.Spawner
+	if a.st.Depth < a.tree.maxDepth {
+		sp = spawner{a}
+	}
+	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.h.opts.Sandbox}, sp)
+	a.system = a.systemPrompt(ctx)
+	if len(a.msgs) == 0 {
+		a.msgs = []model.Message{{Role: model.RoleUser, Text: firstMessage(a.c.Goal)}}
+	}
+	a.sink = a.h.opts.Events
+}
+
+// restore rebuilds a root run from its row and committed steps.
+func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, error) {
+	var c contract.Contract
+	if err := json.Unmarshal(row.Contract, &c); err != nil {
+		return nil, fmt.Errorf("decode stored contract: %w", err)
+	}
+	st, err := decodeState(row.State)
+	if err != nil {
+		return nil, err
+	}
+	c.Path = st.ContractPath
+	base, err := h.policyFor(&c, nil)
+	if err != nil {
+		return nil, err
+	}
+	prov, err := h.opts.Providers(c.Model)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", c.Model.Provider, err)
+	}
+	if err := h.opts.Store.Acquire(ctx, row.ID, h.opts.Owner, h.opts.LeaseTTL); err != nil {
+		return nil, err
+	}
+	cs := workspace.NewChangeSet(h.opts.Root)
+	if len(row.Changes) > 0 {
+		if cs, err = workspace.UnmarshalChangeSet(h.opts.Root, row.Changes); err != nil {
+			return nil, fmt.Errorf("restore change set: %w", err)
+		}
+	}
+	a := &agentRun{
+		h: h, id: row.ID, rootID: row.ID, c: &c, st: st, base: base, cs: cs, provider: prov,
+		started: row.FirstStarted, totals: row.Totals, ledger: NewLedger(c.Budget.Tokens, c.Budget.CostUSD),
+	}
+	if a.pol, err = a.withRemembered(); err != nil {
+		return nil, err
+	}
+	steps, err := h.opts.Store.Steps(ctx, row.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range steps {
+		var ms []model.Message
+		if err := json.Unmarshal(s.Messages, &ms); err != nil {
+			return nil, fmt.Errorf("decode step %d: %w", s.N, err)
+		}
+		a.msgs = append(a.msgs, ms...)
+	}
+	// The whole tree's committed spend counts against the ledger; runs of
+	// the tree left in flight by the crash are closed as cancelled.
+	treeRows, err := h.opts.Store.Tree(ctx, row.ID)
+	if err != nil {
+		return nil, err
+	}
+	a.tree = newTree(c.Agents)
+	for _, r := range treeRows {
+		a.ledger.Charge(r.Totals.Tokens(), r.Totals.CostUSD)
+		if r.ID == row.ID {
+			continue
+		}
+		a.tree.total++
+		if Outcome(r.Outcome) == OutcomeRunning {
+			ev := trace.Event{Run: r.ID, Parent: r.Parent, Step: r.Totals.Steps, Type: trace.EventOutcome, Time: time.Now(),
+				Fields: map[string]any{"outcome": string(OutcomeCancelled), "reason": "interrupted; its parent redoes the step"}}
+			if err := h.opts.Store.SetOutcome(ctx, r.ID, string(OutcomeCancelled), "", "interrupted", nil, ev); err != nil {
+				return nil, err
+			}
+		}
+	}
+	a.lastFP = cs.Fingerprint()
+	a.setup(ctx)
+	return a, nil
+}
+
+// withRemembered returns the base policy plus the remembered layer.
+func (a *agentRun) withRemembered() (*policy.Policy, error) {
+	if len(a.st.Remembered) == 0 {
+		return a.base, nil
+	}
+	return a.base.With(policy.LayerRules{Layer: policy.LayerRemembered, Rules: a.st.Remembered})
+}
+
+// event builds an event of this agent at the current step.
+func (a *agentRun) event(typ string, fields map[string]any) trace.Event {
+	return trace.Event{Run: a.id, Parent: a.parent, Step: a.totals.Steps, Type: typ, Time: time.Now(), Fields: fields}
+}
+
+// emit sends e to the sink.
+func (a *agentRun) emit(e trace.Event) {
+	if a.sink != nil {
+		a.sink.Emit(e)
+	}
+}

@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+)
+
+// bytesPerToken is a deliberately low bytes-per-token ratio, so the
+// estimate of a request's input tokens errs high (real tokenizers average
+// about 4 bytes per token on code and prose).
+const bytesPerToken = 3
+
+// minOutputTokens: a call that cannot afford this many output tokens is
+// not worth sending.
+const minOutputTokens = 64
+
+// estimateInput estimates a request's input tokens from its size.
+func estimateInput(req *model.Request) int64 {
+	n := len(req.System)
+	for _, m := range req.Messages {
+		n += len(m.Text) + 16
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Arguments) + len(c.ID) + 16
+		}
+		for _, r := range m.ToolResults {
+			n += len(r.Content) + len(r.CallID) + 16
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	return int64(n/bytesPerToken + 1)
+}
+
+// estimateTokens is the reservation for a call: its estimated input plus
+// the most output it may produce.
+func estimateTokens(req *model.Request) int64 {
+	return estimateInput(req) + int64(req.MaxTokens)
+}
+
+func (a *agentRun) estimateCost(req *model.Request) float64 {
+	if a.h.opts.Cost == nil {
+		return 0
+	}
+	return a.h.opts.Cost(a.provider.Name(), a.c.Model.Name, model.Usage{InputTokens: estimateInput(req), OutputTokens: int64(req.MaxTokens)})
+}
+
+// checkBudget refuses the step that would cross a budget, before it is
+// sent; it also trims req.MaxTokens to what the token budget has left.
+func (a *agentRun) checkBudget(req *model.Request) *end {
+	if a.c.Budget.Steps > 0 && a.totals.Steps+1 > a.c.Budget.Steps {
+		return &end{OutcomeBudgetExceeded, fmt.Errorf("step budget of %d spent", a.c.Budget.Steps)}
+	}
+	leftTok, leftCost := a.ledger.Left()
+	in := estimateInput(req)
+	if leftTok >= 0 {
+		if leftTok-in < minOutputTokens {
+			return &end{OutcomeBudgetExceeded, fmt.Errorf("token budget: the next call needs about %d input tokens, %d are left", in, leftTok)}
+		}
+		req.MaxTokens = int(min(int64(req.MaxTokens), leftTok-in))
+	}
+	if leftCost >= 0 && a.h.opts.Cost != nil {
+		if est := a.estimateCost(req); est > leftCost {
+			return &end{OutcomeBudgetExceeded, fmt.Errorf("cost budget: the next call may cost $%.4f, $%.4f is left", est, leftCost)}
+		}
+	}
+	return nil
+}
+
+// isOverdraw reports a ledger refusal (a sibling drew first).
+func isOverdraw(err error) bool {
+	var o errOverdraw
+	return errors.As(err, &o)
+}
+
+func (a *agentRun) budgetFields(u model.Usage, cost float64) map[string]any {
+	tok, usd := a.ledger.Spent()
+	f := map[string]any{
+		"tokens": u.Total(), "cost_usd": cost,
+		"run_tokens": a.totals.Tokens() + u.Total(), "run_cost_usd": a.totals.CostUSD + cost,
+		"tree_tokens": tok, "tree_cost_usd": usd, "steps": a.totals.Steps + 1,
+	}
+	if b := a.c.Budget; b.Steps > 0 || b.Tokens > 0 || b.CostUSD > 0 {
+		f["limit_steps"], f["limit_tokens"], f["limit_cost_usd"] = b.Steps, b.Tokens, b.CostUSD
+	}
+	return f
+}

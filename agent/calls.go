@@ -1,0 +1,267 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+)
+
+// execCalls runs a turn's tool calls in order, answering each with a
+// result; done holds results already given before a deferral. Runs of
+// consecutive read-only calls execute in parallel once each is authorized.
+// finished is non-nil when a finish call ended the loop (verification
+// accepted the change, or failed for the last time); deferred means an
+// approval was deferred and the turn stops here.
+func (a *agentRun) execCalls(ctx context.Context, sc *stepCtx, calls []model.ToolCall, done []model.ToolResult) (results []model.ToolResult, finished *end, deferred bool, err error) {
+	results = append([]model.ToolResult(nil), done...)
+	for i := len(done); i < len(calls); {
+		j := i + 1
+		if a.parallel(calls[i]) {
+			for j < len(calls) && a.parallel(calls[j]) {
+				j++
+			}
+		}
+		batch := make([]model.ToolResult, j-i)
+		allowed := make([]bool, j-i)
+		for k := i; k < j; k++ {
+			res, ok, def, err := a.authorize(ctx, sc, calls[k])
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if def {
+				return append(results, batch[:k-i]...), nil, true, nil
+			}
+			batch[k-i], allowed[k-i] = res, ok
+		}
+		var wg sync.WaitGroup
+		var firstErr error
+		var mu sync.Mutex
+		for k := i; k < j; k++ {
+			if !allowed[k-i] {
+				continue
+			}
+			run := func(k int) {
+				r, fin, err := a.invoke(ctx, sc, calls[k])
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				batch[k-i] = r
+				if fin != nil {
+					finished = fin
+				}
+			}
+			if j-i == 1 {
+				run(k)
+				continue
+			}
+			wg.Add(1)
+			go func(k int) { defer wg.Done(); run(k) }(k)
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return nil, nil, false, firstErr
+		}
+		results = append(results, batch...)
+		i = j
+	}
+	return results, finished, false, nil
+}
+
+// parallel reports a call that may run alongside its neighbours:
+// read-only tools, and spawn_agent (each child works on its own clone).
+func (a *agentRun) parallel(c model.ToolCall) bool {
+	t, ok := a.tools[c.Name]
+	return ok && (t.ReadOnly() || c.Name == tools.SpawnName)
+}
+
+// authorize checks a call against the policy and, for Ask-tier acts, the
+// approver. ok false comes with the error result the model sees.
+func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall) (model.ToolResult, bool, bool, error) {
+	t, ok := a.tools[c.Name]
+	if !ok {
+		names := make([]string, 0, len(a.tools))
+		for n := range a.tools {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return errResult(c, "unknown tool %q; the tools are: %s", c.Name, strings.Join(names, ", ")), false, false, nil
+	}
+	acts, err := t.Acts(c.Arguments)
+	if err != nil {
+		return errResult(c, "%s: %v", c.Name, err), false, false, nil
+	}
+	for _, act := range acts {
+		v := a.check(act)
+		if v.Effect == policy.Ask && a.rememberedExact(act) {
+			v.Effect, v.Layer, v.Reason = policy.Allow, policy.LayerRemembered, "allowed for this run earlier"
+		}
+		sc.add(a.event(trace.EventPolicy, verdictFields(c.Name, v)))
+		switch v.Effect {
+		case policy.Allow:
+			continue
+		case policy.Deny:
+			a.st.Denied = true
+			return errResult(c, "denied by policy: %s %s (%s)", v.Act, v.Target, describe(v)), false, false, nil
+		}
+		d, err := a.h.opts.Approver.ApproveAct(ctx, &ActRequest{Run: a.id, Step: a.totals.Steps + 1, Tool: c.Name, Verdict: v})
+		if err != nil {
+			if ctx.Err() != nil {
+				return model.ToolResult{}, false, false, ctx.Err()
+			}
+			d = Decision{Answer: Deny, Reason: "the approver failed: " + err.Error()}
+		}
+		sc.add(a.event(trace.EventApproval, map[string]any{"tool": c.Name, "act": string(v.Act), "target": v.Target, "answer": string(d.Answer), "reason": d.Reason}))
+		switch d.Answer {
+		case AllowOnce, Applied:
+		case AllowRun:
+			if err := a.remember(act); err != nil {
+				return model.ToolResult{}, false, false, err
+			}
+		case Defer:
+			return model.ToolResult{}, false, true, nil
+		default:
+			a.st.Denied = true
+			reason := d.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return errResult(c, "denied by the user: %s %s: %s", v.Act, v.Target, reason), false, false, nil
+		}
+	}
+	return model.ToolResult{}, true, false, nil
+}
+
+// invoke runs an authorized call. finish is handled here: it verifies the
+// change and answers the call with the verdict.
+func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (model.ToolResult, *end, error) {
+	sc.add(a.event(trace.EventToolCall, map[string]any{"tool": c.Name, "id": c.ID, "arguments": preview(string(c.Arguments), 2000)}))
+	var r tools.Result
+	var fin *end
+	var err error
+	if c.Name == tools.FinishName {
+		p, _ := tools.ParseFinish(c.Arguments)
+		r, fin, err = a.finish(ctx, sc, p.Summary)
+	} else {
+		r, err = a.tools[c.Name].Call(ctx, c.Arguments)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return model.ToolResult{}, nil, ctx.Err()
+		}
+		a.h.log.Warn("tool failed", "run", a.id, "tool", c.Name, "err", err)
+		r = tools.Errorf("%s failed: %v", c.Name, err)
+	}
+	sc.add(a.event(trace.EventToolResult, map[string]any{"tool": c.Name, "id": c.ID, "is_error": r.IsError, "bytes": len(r.Content), "content": preview(r.Content, 500)}))
+	return model.ToolResult{CallID: c.ID, Content: r.Content, IsError: r.IsError}, fin, nil
+}
+
+// check asks the policy about one act.
+func (a *agentRun) check(act tools.Act) policy.Verdict {
+	switch {
+	case act.Act == policy.ActExec && act.Shell != "":
+		return a.pol.CheckShell(act.Shell)
+	case act.Act == policy.ActExec && len(act.Argv) > 0:
+		return a.pol.CheckArgv(act.Argv)
+	case act.Act == policy.ActWrite:
+		return a.pol.CheckWrite(act.Target, a.resolved(act.Target))
+	}
+	return a.pol.Check(act.Act, act.Target)
+}
+
+// resolved returns where a workspace path really points (symlinks
+// followed, the deepest existing ancestor resolved), relative to the root;
+// "" when it cannot tell or it is the path itself.
+func (a *agentRun) resolved(rel string) string {
+	root := a.h.opts.Root.Dir()
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	suffix := ""
+	for p := abs; ; {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			out, err := filepath.Rel(root, filepath.Join(real, suffix))
+			if err != nil {
+				return ""
+			}
+			return filepath.ToSlash(out)
+		} else if !os.IsNotExist(err) {
+			return ""
+		}
+		parent := filepath.Dir(p)
+		if parent == p || len(parent) < len(root) {
+			return ""
+		}
+		suffix = filepath.Join(filepath.Base(p), suffix)
+		p = parent
+	}
+}
+
+// remember adds an "allow for this run" rule for exactly this act.
+func (a *agentRun) remember(act tools.Act) error {
+	a.st.Remembered = append(a.st.Remembered, policy.Rule{Act: act.Act, Effect: policy.Allow, Pattern: act.Target})
+	p, err := a.withRemembered()
+	if err != nil {
+		// A target that is not a valid pattern is remembered exactly only.
+		a.st.Remembered = a.st.Remembered[:len(a.st.Remembered)-1]
+		a.st.Exact = append(a.st.Exact, string(act.Act)+" "+act.Target)
+		return nil
+	}
+	a.pol = p
+	return nil
+}
+
+func (a *agentRun) rememberedExact(act tools.Act) bool {
+	for _, r := range a.st.Remembered {
+		if r.Act == act.Act && r.Pattern == act.Target {
+			return true
+		}
+	}
+	for _, e := range a.st.Exact {
+		if e == string(act.Act)+" "+act.Target {
+			return true
+		}
+	}
+	return false
+}
+
+func verdictFields(tool string, v policy.Verdict) map[string]any {
+	f := map[string]any{"tool": tool, "act": string(v.Act), "target": v.Target, "effect": string(v.Effect), "layer": string(v.Layer), "rule": ""}
+	if v.Rule != nil {
+		f["rule"] = fmt.Sprintf("%s %s %s", v.Rule.Effect, v.Rule.Act, v.Rule.Pattern)
+	}
+	if v.Reason != "" {
+		f["reason"] = v.Reason
+	}
+	return f
+}
+
+func describe(v policy.Verdict) string {
+	s := "layer " + string(v.Layer)
+	if v.Rule != nil {
+		s += fmt.Sprintf(", rule %s %s %q", v.Rule.Effect, v.Rule.Act, v.Rule.Pattern)
+	}
+	if v.Reason != "" {
+		s += ": " + v.Reason
+	}
+	return s
+}
+
+func errResult(c model.ToolCall, format string, args ...any) model.ToolResult {
+	return model.ToolResult{CallID: c.ID, Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+func preview(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

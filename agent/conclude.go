@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// conclude records the run's outcome (and the state a later resume or
+// approval needs) and returns the result.
+func (a *agentRun) conclude(ctx context.Context, e end) *Result {
+	errText := ""
+	if e.err != nil {
+		errText = e.err.Error()
+	}
+	fields := map[string]any{"outcome": string(e.outcome), "steps": a.totals.Steps, "tokens": a.totals.Tokens(), "cost_usd": a.totals.CostUSD}
+	if errText != "" {
+		fields["error"] = errText
+	}
+	if a.st.Summary != "" {
+		fields["summary"] = a.st.Summary
+	}
+	ev := a.event(trace.EventOutcome, fields)
+	ev.Step = a.totals.Steps
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := a.h.opts.Store.SetOutcome(cctx, a.id, string(e.outcome), a.st.Summary, errText, a.st.encode(), ev); err != nil {
+		a.h.log.Error("record outcome", "run", a.id, "outcome", e.outcome, "err", err)
+	}
+	a.emit(ev)
+	return &Result{
+		RunID: a.id, Outcome: e.outcome, Summary: a.st.Summary, Steps: a.totals.Steps,
+		Usage: model.Usage{InputTokens: a.totals.InputTokens, OutputTokens: a.totals.OutputTokens,
+			CacheReadTokens: a.totals.CacheReadTokens, CacheWriteTokens: a.totals.CacheWriteTokens},
+		CostUSD: a.totals.CostUSD, Changes: a.cs, Report: a.st.Report, Started: a.started, Err: e.err,
+	}
+}
+
+// Approve applies the pending change of run id (awaiting approval of its
+// change) and records the run as applied; a conflict leaves it rejected.
+func (h *Harness) Approve(ctx context.Context, id string) (*Result, error) {
+	return h.settle(ctx, id, func(a *agentRun) end { return a.apply() }, "approved")
+}
+
+// Reject drops the pending change of run id and records it as rejected.
+func (h *Harness) Reject(ctx context.Context, id, reason string) (*Result, error) {
+	return h.settle(ctx, id, func(a *agentRun) end {
+		return end{OutcomeRejected, fmt.Errorf("change rejected: %s", orNone(reason))}
+	}, "rejected: "+orNone(reason))
+}
+
+// ErrNotPending: the run has no change awaiting approval.
+var ErrNotPending = errors.New("run has no change awaiting approval")
+
+func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, what string) (*Result, error) {
+	row, err := h.opts.Store.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := decodeState(row.State)
+	if err != nil {
+		return nil, err
+	}
+	if Outcome(row.Outcome) != OutcomeAwaitingApproval || st.Phase != phaseProposal {
+		return nil, fmt.Errorf("%s (outcome %s): %w", id, row.Outcome, ErrNotPending)
+	}
+	if err := h.opts.Store.Acquire(ctx, id, h.opts.Owner, h.opts.LeaseTTL); err != nil {
+		return nil, err
+	}
+	defer h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
+	cs, err := workspace.UnmarshalChangeSet(h.opts.Root, row.Changes)
+	if err != nil {
+		return nil, fmt.Errorf("restore change set of %s: %w", id, err)
+	}
+	a := &agentRun{h: h, id: id, rootID: row.Root, st: st, cs: cs, totals: row.Totals, started: row.FirstStarted, sink: h.opts.Events}
+	ap := a.event(trace.EventApproval, map[string]any{"change": true, "answer": what})
+	ap.Step = row.Totals.Steps
+	if err := h.opts.Store.AppendEvents(ctx, ap); err != nil {
+		return nil, err
+	}
+	a.emit(ap)
+	e := f(a)
+	st.Phase = phaseLoop
+	return a.conclude(ctx, e), nil
+}
+
+// deferApprover answers everything with Defer: the default when no
+// approver is configured.
+type deferApprover struct{}
+
+func (deferApprover) ApproveAct(context.Context, *ActRequest) (Decision, error) {
+	return Decision{Answer: Defer}, nil
+}
+
+func (deferApprover) ApproveChange(context.Context, *Proposal) (Decision, error) {
+	return Decision{Answer: Defer}, nil
+}
+
+func changedPaths(cs []workspace.Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path
+	}
+	return out
+}

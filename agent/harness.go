@@ -1,0 +1,257 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/agent/verify"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// ProviderFactory builds a provider for one model selection.
+type ProviderFactory func(m contract.Model) (model.Provider, error)
+
+// VerifyFunc runs a contract's checks against the workspace with changes
+// staged (verify.Run has this shape).
+type VerifyFunc func(ctx context.Context, sb contain.Sandbox, root string, changes []workspace.Change, v contract.Verify, sink trace.Sink) (*verify.Report, error)
+
+// CostFunc prices one call's usage in USD for the model that answered.
+type CostFunc func(provider, model string, u model.Usage) float64
+
+// Options are the harness's dependencies.
+type Options struct {
+	Root      *workspace.Root
+	Store     *trace.Store
+	Providers ProviderFactory
+	Sandbox   contain.Sandbox
+	Approver  Approver
+	Events    trace.Sink
+	// Layers are the policy layers below the task contract's (built-in,
+	// user, editor, workspace), already trust-filtered. A built-in layer
+	// without extra protected paths is added when none is given.
+	Layers []policy.LayerRules
+	Logger *slog.Logger
+
+	// Verify runs checks; nil uses a plain runner over Sandbox (each check
+	// once, exit code compared, no red/green or output parsing).
+	Verify VerifyFunc
+	// Cost prices usage; nil counts every call as free (cost budgets then
+	// never trip).
+	Cost CostFunc
+	// MaxTokens caps each call's output tokens (default 8192).
+	MaxTokens int
+	// LeaseTTL is how long a lease lasts between renewals (default 30s).
+	LeaseTTL time.Duration
+	// Owner names this process for leases (default host:pid:random).
+	Owner string
+}
+
+// Harness runs task contracts. It is safe for concurrent use: each run is
+// its own goroutine tree, tracked so Cancel can reach it.
+type Harness struct {
+	opts Options
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc
+}
+
+// New returns a harness over o. Root, Store and Providers are required.
+func New(o Options) (*Harness, error) {
+	if o.Root == nil || o.Store == nil || o.Providers == nil {
+		return nil, errors.New("new harness: Root, Store and Providers are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = 8192
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 30 * time.Second
+	}
+	if o.Owner == "" {
+		o.Owner = trace.Owner(newID("")[:8])
+	}
+	if o.Approver == nil {
+		o.Approver = deferApprover{}
+	}
+	if o.Verify == nil {
+		o.Verify = plainVerify
+	}
+	hasBuiltin := false
+	for _, l := range o.Layers {
+		hasBuiltin = hasBuiltin || l.Layer == policy.LayerBuiltin
+	}
+	if !hasBuiltin {
+		o.Layers = append([]policy.LayerRules{policy.Builtin(nil)}, o.Layers...)
+	}
+	if _, err := policy.New(o.Layers...); err != nil {
+		return nil, fmt.Errorf("new harness: %w", err)
+	}
+	return &Harness{opts: o, log: o.Logger, running: map[string]context.CancelFunc{}}, nil
+}
+
+// Result is a run's end state.
+type Result struct {
+	RunID   string
+	Outcome Outcome
+	Summary string
+	Steps   int
+	Usage   model.Usage
+	CostUSD float64
+	Changes *workspace.ChangeSet
+	Report  *verify.Report
+	Started time.Time
+	Err     error // the failure behind provider_failed, denied, ...
+}
+
+// Run is a run in flight.
+type Run struct {
+	id   string
+	done chan struct{}
+	res  *Result
+}
+
+// ID is the run's id ("r-" + random).
+func (r *Run) ID() string { return r.id }
+
+// Wait blocks until the run ends.
+func (r *Run) Wait() *Result { <-r.done; return r.res }
+
+// Done is closed when the run ends.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+func newID(prefix string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// Start begins a run of c in the background; ctx bounds the whole run.
+// The run's row exists in the store when Start returns.
+func (h *Harness) Start(ctx context.Context, c *contract.Contract) (*Run, error) {
+	a, err := h.newRoot(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return h.launch(ctx, a), nil
+}
+
+// Resume continues run id from its last committed step. A run that already
+// ended returns at once with its stored result (a no-op); a run another
+// live process drives is refused (trace.ErrLeased).
+func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
+	row, err := h.opts.Store.Run(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", id, err)
+	}
+	if row.Parent != "" {
+		return nil, fmt.Errorf("resume %s: a sub-agent run is resumed through its root run %s", id, row.Root)
+	}
+	if o := Outcome(row.Outcome); o != OutcomeRunning && o != OutcomeAwaitingApproval {
+		r := &Run{id: id, done: make(chan struct{})}
+		r.res = h.storedResult(row)
+		close(r.done)
+		return r, nil
+	}
+	a, err := h.restore(ctx, row)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", id, err)
+	}
+	return h.launch(ctx, a), nil
+}
+
+// launch takes the run's goroutine: it holds the lease (renewed in the
+// background until the run ends) and records the outcome.
+func (h *Harness) launch(ctx context.Context, a *agentRun) *Run {
+	r := &Run{id: a.id, done: make(chan struct{})}
+	rctx, cancel := context.WithCancel(ctx)
+	h.mu.Lock()
+	h.running[a.id] = cancel
+	h.mu.Unlock()
+	go func() {
+		defer close(r.done)
+		defer func() {
+			h.mu.Lock()
+			delete(h.running, a.id)
+			h.mu.Unlock()
+			cancel()
+		}()
+		stopRenew := h.keepLease(rctx, a.id)
+		r.res = a.drive(rctx)
+		stopRenew()
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer ccancel()
+		if err := h.opts.Store.Release(cctx, a.id, h.opts.Owner); err != nil {
+			h.log.Warn("release lease", "run", a.id, "err", err)
+		}
+	}()
+	return r
+}
+
+// keepLease renews the lease every third of its TTL until stopped.
+func (h *Harness) keepLease(ctx context.Context, id string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(h.opts.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := h.opts.Store.Renew(ctx, id, h.opts.Owner, h.opts.LeaseTTL); err != nil && ctx.Err() == nil {
+					h.log.Warn("renew lease", "run", id, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// Cancel cancels a run in flight in this process (and its sub-agents).
+func (h *Harness) Cancel(id string) bool {
+	h.mu.Lock()
+	cancel, ok := h.running[id]
+	h.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+// storedResult rebuilds a Result from a run row.
+func (h *Harness) storedResult(row *trace.RunRow) *Result {
+	res := &Result{
+		RunID: row.ID, Outcome: Outcome(row.Outcome), Summary: row.Summary, Steps: row.Totals.Steps,
+		Usage: model.Usage{InputTokens: row.Totals.InputTokens, OutputTokens: row.Totals.OutputTokens,
+			CacheReadTokens: row.Totals.CacheReadTokens, CacheWriteTokens: row.Totals.CacheWriteTokens},
+		CostUSD: row.Totals.CostUSD, Started: row.FirstStarted,
+	}
+	if row.Error != "" {
+		res.Err = errors.New(row.Error)
+	}
+	if st, err := decodeState(row.State); err == nil {
+		res.Report = st.Report
+	}
+	if len(row.Changes) > 0 {
+		if cs, err := workspace.UnmarshalChangeSet(h.opts.Root, row.Changes); err == nil {
+			res.Changes = cs
+		}
+	}
+	return res
+}

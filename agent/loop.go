@@ -1,0 +1,196 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+)
+
+// end is how a loop iteration ends the run.
+type end struct {
+	outcome Outcome
+	err     error
+}
+
+// drive runs the agent to an outcome and records it. It is the body of a
+// run's goroutine (and of a sub-agent's spawn call).
+func (a *agentRun) drive(ctx context.Context) *Result {
+	if !a.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, a.deadline)
+		defer cancel()
+	}
+	var e end
+	if a.st.Phase == phaseProposal {
+		e = a.propose(ctx)
+	} else {
+		e = a.loop(ctx)
+	}
+	return a.conclude(ctx, e)
+}
+
+// loop steps until the run ends.
+func (a *agentRun) loop(ctx context.Context) end {
+	for {
+		if e, ok := a.interrupted(ctx); ok {
+			return e
+		}
+		var e *end
+		var err error
+		if a.st.Pending != nil {
+			e, err = a.resumePending(ctx)
+		} else {
+			e, err = a.step(ctx)
+		}
+		if err != nil {
+			if ie, ok := a.interrupted(ctx); ok {
+				return ie
+			}
+			return end{OutcomeProviderFailed, err}
+		}
+		if e != nil {
+			return *e
+		}
+	}
+}
+
+// interrupted reports a cancelled context or a spent wall budget.
+func (a *agentRun) interrupted(ctx context.Context) (end, bool) {
+	if !a.deadline.IsZero() && !time.Now().Before(a.deadline) {
+		return end{OutcomeBudgetExceeded, fmt.Errorf("wall budget of %s spent", a.c.Budget.Wall)}, true
+	}
+	if ctx.Err() != nil {
+		return end{OutcomeCancelled, context.Cause(ctx)}, true
+	}
+	return end{}, false
+}
+
+// step is one model call and the tool calls it asks for, committed as one
+// transaction. A nil end means keep going.
+func (a *agentRun) step(ctx context.Context) (*end, error) {
+	req := a.request()
+	if e := a.checkBudget(req); e != nil {
+		return e, nil
+	}
+	resp, usage, cost, err := a.call(ctx, req)
+	if isOverdraw(err) {
+		return &end{OutcomeBudgetExceeded, err}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	asst := model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls}
+	for i := range asst.ToolCalls {
+		if asst.ToolCalls[i].ID == "" {
+			asst.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", a.totals.Steps+1, i)
+		}
+		if len(asst.ToolCalls[i].Arguments) == 0 {
+			asst.ToolCalls[i].Arguments = json.RawMessage("{}")
+		}
+	}
+	sc := a.newStepCtx(usage, cost)
+	sc.add(a.event(trace.EventModelTurn, map[string]any{
+		"text": resp.Text, "tool_calls": len(asst.ToolCalls), "provider": resp.Provider, "model": resp.Model,
+		"input_tokens": usage.InputTokens, "output_tokens": usage.OutputTokens,
+		"cache_read_tokens": usage.CacheReadTokens, "cache_write_tokens": usage.CacheWriteTokens, "cost_usd": cost,
+	}))
+	sc.add(a.event(trace.EventBudget, a.budgetFields(usage, cost)))
+	return a.runTurn(ctx, sc, asst, nil)
+}
+
+// runTurn executes asst's tool calls (results already holds answers from
+// before a deferral), commits the step and decides what comes next.
+func (a *agentRun) runTurn(ctx context.Context, sc *stepCtx, asst model.Message, done []model.ToolResult) (*end, error) {
+	results, finished, deferred, err := a.execCalls(ctx, sc, asst.ToolCalls, done)
+	if err != nil {
+		return nil, err
+	}
+	if deferred {
+		a.st.Pending = &pendingTurn{Assistant: asst, Results: results}
+		if err := a.commit(ctx, sc, nil); err != nil {
+			return nil, err
+		}
+		return &end{OutcomeAwaitingApproval, errors.New("an act awaits approval")}, nil
+	}
+	a.st.Pending = nil
+	user := model.Message{Role: model.RoleUser, ToolResults: results}
+	if len(asst.ToolCalls) == 0 {
+		user.Text = nudgeText
+	}
+	stalled := a.checkStall(asst.ToolCalls, &user)
+	if err := a.commit(ctx, sc, []model.Message{asst, user}); err != nil {
+		return nil, err
+	}
+	if stalled {
+		return &end{OutcomeStalled, errors.New("the agent repeated the same call without changing anything, after a replan prompt")}, nil
+	}
+	if finished == proposeNext {
+		e := a.propose(ctx)
+		return &e, nil
+	}
+	return finished, nil
+}
+
+// resumePending finishes a turn cut short by a deferral: the remaining
+// calls are checked again (the policy may have changed) and asked again.
+func (a *agentRun) resumePending(ctx context.Context) (*end, error) {
+	p := a.st.Pending
+	sc := a.newStepCtx(model.Usage{}, 0)
+	return a.runTurn(ctx, sc, p.Assistant, p.Results)
+}
+
+// request builds the next model request from the transcript.
+func (a *agentRun) request() *model.Request {
+	return &model.Request{
+		Model: a.c.Model.Name, System: a.system, Messages: a.view(),
+		Tools: tools.Specs(a.tools), MaxTokens: a.h.opts.MaxTokens, Agent: a.st.Agent,
+	}
+}
+
+// call sends req, compacting once on a context overflow, and settles the
+// ledger with what the call cost.
+func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Response, model.Usage, float64, error) {
+	compacted := false
+	for {
+		res, err := a.ledger.Reserve(estimateTokens(req), a.estimateCost(req))
+		if err != nil {
+			return nil, model.Usage{}, 0, err
+		}
+		resp, err := a.provider.Complete(ctx, req)
+		if err != nil {
+			res.Settle(0, 0)
+			if model.ClassOf(err) == model.ClassContextOverflow && !compacted && a.compact() {
+				compacted = true
+				a.emit(a.event(trace.EventRetry, map[string]any{"class": string(model.ClassContextOverflow), "action": "compacted transcript"}))
+				req = a.request()
+				continue
+			}
+			return nil, model.Usage{}, 0, fmt.Errorf("model call: %w", err)
+		}
+		cost := a.price(resp)
+		res.Settle(resp.Usage.Total(), cost)
+		return resp, resp.Usage, cost, nil
+	}
+}
+
+func (a *agentRun) price(resp *model.Response) float64 {
+	if a.h.opts.Cost == nil {
+		return 0
+	}
+	prov, name := resp.Provider, resp.Model
+	if prov == "" {
+		prov = a.provider.Name()
+	}
+	if name == "" {
+		name = a.c.Model.Name
+	}
+	return a.h.opts.Cost(prov, name, resp.Usage)
+}
+
+const nudgeText = "You answered without a tool call. Continue with tool calls, or call finish with a summary when the task is done."

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/verify"
+)
+
+// runState is what a resumed run needs besides the transcript, totals and
+// change set: it is stored with every step, in the same transaction.
+type runState struct {
+	// Agent is "" for a root run, the spawn goal for a sub-agent.
+	Agent string `json:"agent,omitempty"`
+	Depth int    `json:"depth,omitempty"`
+	// ContractPath is the contract's file ("" inline).
+	ContractPath string `json:"contract_path,omitempty"`
+	// Remembered are the "allow for this run" answers, the highest layer.
+	Remembered []policy.Rule `json:"remembered,omitempty"`
+	// Exact are remembered "act target" answers whose target is not a
+	// valid pattern.
+	Exact []string `json:"exact,omitempty"`
+	// Stall detection.
+	StallSig   string `json:"stall_sig,omitempty"`
+	StallFP    string `json:"stall_fp,omitempty"`
+	StallCount int    `json:"stall_count,omitempty"`
+	Replanned  bool   `json:"replanned,omitempty"`
+	// CompactBefore: tool results in messages before this index are
+	// elided from requests (after a context overflow).
+	CompactBefore int `json:"compact_before,omitempty"`
+	// Pending is a turn interrupted by a deferred approval.
+	Pending *pendingTurn `json:"pending,omitempty"`
+	// Phase: "" while looping, "proposal" while the change awaits approval.
+	Phase   string         `json:"phase,omitempty"`
+	Summary string         `json:"summary,omitempty"`
+	Report  *verify.Report `json:"report,omitempty"`
+	// Verifications counts failed verifications fed back to the model.
+	Verifications int  `json:"verifications,omitempty"`
+	Denied        bool `json:"denied,omitempty"`
+}
+
+// pendingTurn is an assistant turn whose tool calls were cut short by a
+// deferred approval: the calls answered so far and the rest to redo.
+type pendingTurn struct {
+	Assistant model.Message      `json:"assistant"`
+	Results   []model.ToolResult `json:"results"`
+}
+
+const (
+	phaseLoop     = ""
+	phaseProposal = "proposal"
+)
+
+func decodeState(b []byte) (*runState, error) {
+	st := &runState{}
+	if len(b) == 0 {
+		return st, nil
+	}
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("decode run state: %w", err)
+	}
+	return st, nil
+}
+
+func (s *runState) encode() json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil { // plain data only: cannot fail
+		return json.RawMessage("{}")
+	}
+	return b
+}

@@ -1,0 +1,49 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// DeleteFileParams are delete_file's arguments.
+type DeleteFileParams struct {
+	Path string `json:"path"`
+}
+
+const deleteFileDesc = "Delete a workspace file. The deletion goes into the pending change set."
+
+const deleteFileSchema = `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`
+
+type deleteFile struct{ cs *workspace.ChangeSet }
+
+// NewDeleteFile returns delete_file over cs.
+func NewDeleteFile(cs *workspace.ChangeSet) Tool { return deleteFile{cs} }
+
+func (deleteFile) Spec() model.ToolSpec { return spec("delete_file", deleteFileDesc, deleteFileSchema) }
+func (deleteFile) ReadOnly() bool       { return false }
+
+func (deleteFile) Acts(args json.RawMessage) ([]Act, error) {
+	var p DeleteFileParams
+	if err := decode(args, &p); err != nil {
+		return nil, err
+	}
+	if err := requirePath(p.Path); err != nil {
+		return nil, err
+	}
+	return []Act{{Act: policy.ActWrite, Target: p.Path}}, nil
+}
+
+func (t deleteFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+	var p DeleteFileParams
+	if err := decode(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	if err := t.cs.Delete(p.Path); err != nil {
+		return Errorf("delete %s: %v", p.Path, err), nil
+	}
+	return Result{Content: "deleted " + p.Path}, nil
+}

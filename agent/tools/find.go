@@ -1,0 +1,57 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// FindParams are find's arguments.
+type FindParams struct {
+	Glob string `json:"glob"`
+}
+
+const findDesc = "List workspace files matching a ** glob (gitignore-aware, pending edits included), one relative path a line."
+
+const findSchema = `{"type":"object","properties":{"glob":{"type":"string","description":"a ** glob on workspace-relative paths, e.g. **/*.go"}},"required":["glob"],"additionalProperties":false}`
+
+type find struct{ cs *workspace.ChangeSet }
+
+// NewFind returns find over cs.
+func NewFind(cs *workspace.ChangeSet) Tool { return find{cs} }
+
+func (find) Spec() model.ToolSpec { return spec("find", findDesc, findSchema) }
+func (find) ReadOnly() bool       { return true }
+
+func (find) Acts(args json.RawMessage) ([]Act, error) {
+	var p FindParams
+	if err := decode(args, &p); err != nil {
+		return nil, err
+	}
+	return []Act{{Act: policy.ActRead, Target: "."}}, nil
+}
+
+func (t find) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	var p FindParams
+	if err := decode(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	if p.Glob == "" {
+		return Errorf("bad arguments: glob is required"), nil
+	}
+	paths, err := t.cs.Find(ctx, p.Glob)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Errorf("find %s: %v", p.Glob, err), nil
+	}
+	if len(paths) == 0 {
+		return Result{Content: "(no files match)"}, nil
+	}
+	return Result{Content: clip(strings.Join(paths, "\n") + "\n")}, nil
+}

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// RunParams are run's arguments: Argv or Shell, exactly one.
+type RunParams struct {
+	Argv    []string `json:"argv,omitempty"`
+	Shell   string   `json:"shell,omitempty"`
+	Timeout string   `json:"timeout,omitempty"`
+}
+
+const runDesc = "Run a command in the sandbox over the workspace with the pending change set applied (its own writes are discarded; no network). Give argv (no shell) or shell (a /bin/sh line). timeout is a Go duration (default 2m, at most 10m)."
+
+const runSchema = `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1},"shell":{"type":"string"},"timeout":{"type":"string","description":"Go duration, e.g. 30s"}},"additionalProperties":false}`
+
+// Run's timeout bounds.
+const (
+	DefaultRunTimeout = 2 * time.Minute
+	MaxRunTimeout     = 10 * time.Minute
+)
+
+type run struct {
+	cs *workspace.ChangeSet
+	sb contain.Sandbox
+}
+
+// NewRun returns run over cs in sb.
+func NewRun(cs *workspace.ChangeSet, sb contain.Sandbox) Tool { return run{cs, sb} }
+
+func (run) Spec() model.ToolSpec { return spec("run", runDesc, runSchema) }
+func (run) ReadOnly() bool       { return false }
+
+func parseRun(args json.RawMessage) (RunParams, time.Duration, error) {
+	var p RunParams
+	if err := decode(args, &p); err != nil {
+		return p, 0, err
+	}
+	if (len(p.Argv) == 0) == (p.Shell == "") {
+		return p, 0, fmt.Errorf("bad arguments: give exactly one of argv and shell")
+	}
+	d := DefaultRunTimeout
+	if p.Timeout != "" {
+		var err error
+		if d, err = time.ParseDuration(p.Timeout); err != nil || d <= 0 {
+			return p, 0, fmt.Errorf("bad arguments: timeout %q is not a positive Go duration", p.Timeout)
+		}
+		d = min(d, MaxRunTimeout)
+	}
+	return p, d, nil
+}
+
+func (run) Acts(args json.RawMessage) ([]Act, error) {
+	p, _, err := parseRun(args)
+	if err != nil {
+		return nil, err
+	}
+	if p.Shell != "" {
+		return []Act{{Act: policy.ActExec, Target: "sh -c " + p.Shell, Shell: p.Shell}}, nil
+	}
+	return []Act{{Act: policy.ActExec, Target: strings.Join(p.Argv, " "), Argv: p.Argv}}, nil
+}
+
+func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	p, d, err := parseRun(args)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if t.sb == nil {
+		return Errorf("run: no sandbox is configured, commands cannot run"), nil
+	}
+	res, err := t.sb.Exec(ctx, &contain.Request{
+		Argv: p.Argv, Shell: p.Shell, Root: t.cs.Root().Dir(),
+		Changes: t.cs.Changes(), Timeout: d, OutputLimit: MaxResult,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Errorf("run: sandbox: %v", err), nil
+	}
+	var b strings.Builder
+	switch {
+	case res.CapHit != "":
+		fmt.Fprintf(&b, "killed: %s limit hit\n", res.CapHit)
+	case res.Signal != "":
+		fmt.Fprintf(&b, "killed by signal %s\n", res.Signal)
+	default:
+		fmt.Fprintf(&b, "exit code %d\n", res.ExitCode)
+	}
+	b.Write(res.Output)
+	if res.Truncated {
+		b.WriteString("\n[output truncated]")
+	}
+	return Result{Content: clip(b.String()), IsError: !res.Passed(0)}, nil
+}

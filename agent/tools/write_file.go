@@ -1,0 +1,51 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// WriteFileParams are write_file's arguments.
+type WriteFileParams struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+const writeFileDesc = "Create or overwrite a workspace file with content. The write goes into the pending change set."
+
+const writeFileSchema = `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`
+
+type writeFile struct{ cs *workspace.ChangeSet }
+
+// NewWriteFile returns write_file over cs.
+func NewWriteFile(cs *workspace.ChangeSet) Tool { return writeFile{cs} }
+
+func (writeFile) Spec() model.ToolSpec { return spec("write_file", writeFileDesc, writeFileSchema) }
+func (writeFile) ReadOnly() bool       { return false }
+
+func (writeFile) Acts(args json.RawMessage) ([]Act, error) {
+	var p WriteFileParams
+	if err := decode(args, &p); err != nil {
+		return nil, err
+	}
+	if err := requirePath(p.Path); err != nil {
+		return nil, err
+	}
+	return []Act{{Act: policy.ActWrite, Target: p.Path}}, nil
+}
+
+func (t writeFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+	var p WriteFileParams
+	if err := decode(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	if err := t.cs.WriteFile(p.Path, []byte(p.Content)); err != nil {
+		return Errorf("write %s: %v", p.Path, err), nil
+	}
+	return Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(p.Content), p.Path)}, nil
+}

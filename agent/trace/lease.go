@@ -1,0 +1,86 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Owner identifies this process as a lease holder: host, pid and a nonce.
+func Owner(nonce string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), nonce)
+}
+
+// Acquire takes the lease on run id for owner until now+ttl. It succeeds
+// when the run is unleased, the lease expired, owner already holds it, or
+// the holder is a process on this host that no longer exists (a crashed
+// run can be resumed at once). Otherwise it returns ErrLeased.
+func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var cur string
+		var exp int64
+		err := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_expiry FROM runs WHERE id = ?`, id).Scan(&cur, &exp)
+		if err == sql.ErrNoRows {
+			return fmt.Errorf("lease run %s: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read lease of %s: %w", id, err)
+		}
+		now := time.Now()
+		if cur != "" && cur != owner && now.UnixNano() < exp && holderAlive(cur) {
+			return fmt.Errorf("lease run %s (held by %s): %w", id, cur, ErrLeased)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET lease_owner = ?, lease_expiry = ? WHERE id = ?`, owner, now.Add(ttl).UnixNano(), id)
+		if err != nil {
+			return fmt.Errorf("take lease of %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// Renew extends owner's lease; ErrLeased when owner lost it.
+func (s *Store) Renew(ctx context.Context, id, owner string, ttl time.Duration) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET lease_expiry = ? WHERE id = ? AND lease_owner = ?`, time.Now().Add(ttl).UnixNano(), id, owner)
+	if err != nil {
+		return fmt.Errorf("renew lease of %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("renew lease of %s: %w", id, ErrLeased)
+	}
+	return nil
+}
+
+// Release gives up owner's lease (a no-op when owner does not hold it).
+func (s *Store) Release(ctx context.Context, id, owner string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_expiry = 0 WHERE id = ? AND lease_owner = ?`, id, owner)
+	if err != nil {
+		return fmt.Errorf("release lease of %s: %w", id, err)
+	}
+	return nil
+}
+
+// holderAlive reports whether a lease holder may still be running: false
+// only when it is a process on this host that provably does not exist.
+func holderAlive(owner string) bool {
+	parts := strings.SplitN(owner, ":", 3)
+	if len(parts) != 3 {
+		return true
+	}
+	host, _ := os.Hostname()
+	if parts[0] != host {
+		return true
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return true
+	}
+	if pid == os.Getpid() {
+		return true
+	}
+	return processExists(pid)
+}

@@ -1,0 +1,114 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+const runCols = `id, parent, root, goal, contract, outcome, summary, error, first_started, updated,
+	steps, input_tokens, output_tokens, cache_read, cache_write, cost_usd, state, changes`
+
+func scanRun(sc interface{ Scan(...any) error }) (*RunRow, error) {
+	var r RunRow
+	var contract, state string
+	var first, updated int64
+	err := sc.Scan(&r.ID, &r.Parent, &r.Root, &r.Goal, &contract, &r.Outcome, &r.Summary, &r.Error, &first, &updated,
+		&r.Totals.Steps, &r.Totals.InputTokens, &r.Totals.OutputTokens, &r.Totals.CacheReadTokens, &r.Totals.CacheWriteTokens,
+		&r.Totals.CostUSD, &state, &r.Changes)
+	if err != nil {
+		return nil, err
+	}
+	r.Contract = json.RawMessage(contract)
+	r.State = json.RawMessage(state)
+	r.FirstStarted = time.Unix(0, first)
+	r.Updated = time.Unix(0, updated)
+	return &r, nil
+}
+
+// Run returns one run.
+func (s *Store) Run(ctx context.Context, id string) (*RunRow, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runs lists every run, oldest first.
+func (s *Store) Runs(ctx context.Context) ([]*RunRow, error) {
+	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs ORDER BY first_started, id`)
+}
+
+// Tree lists the runs of the tree rooted at root (root included).
+func (s *Store) Tree(ctx context.Context, root string) ([]*RunRow, error) {
+	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE root = ? ORDER BY first_started, id`, root)
+}
+
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*RunRow, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []*RunRow
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read run row: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Steps returns a run's committed steps in order (Events not filled).
+func (s *Store) Steps(ctx context.Context, id string) ([]*Step, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT n, time, messages, usage, cost_usd, changes FROM steps WHERE run = ? ORDER BY n`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list steps of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []*Step
+	for rows.Next() {
+		st := &Step{Run: id}
+		var t int64
+		var msgs, usage string
+		if err := rows.Scan(&st.N, &t, &msgs, &usage, &st.CostUSD, &st.Changes); err != nil {
+			return nil, fmt.Errorf("read step of %s: %w", id, err)
+		}
+		st.Time = time.Unix(0, t)
+		st.Messages = json.RawMessage(msgs)
+		st.Usage = json.RawMessage(usage)
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// Events returns a run's events in the order they were stored.
+func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT body FROM events WHERE run = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list events of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var body string
+		if err := rows.Scan(&body); err != nil {
+			return nil, fmt.Errorf("read event of %s: %w", id, err)
+		}
+		var e Event
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			return nil, fmt.Errorf("decode event of %s: %w", id, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,236 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+// Store is the trace database of one workspace. It is safe for concurrent
+// use by the goroutines of one process; leases keep processes apart.
+//
+// Durability: the database runs in WAL mode with synchronous=FULL, so each
+// step's commit is fsynced to the WAL before CommitStep returns. NORMAL
+// would survive a process crash (kill -9) but may lose the last commits on
+// power loss; a step that the trace claims committed must exist afterwards,
+// and the measured cost of FULL is small (see bench/harness.sh).
+type Store struct {
+	db     *sql.DB
+	path   string
+	redact Redactor
+}
+
+// Open opens (creating it and its directory if needed) the database at
+// path and migrates it. secrets are values never to be written: every text
+// and blob the store writes is redacted with them.
+func Open(ctx context.Context, path string, secrets []string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open trace database %s: %w", path, err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open trace database %s: %w", path, err)
+	}
+	return &Store{db: db, path: path, redact: NewRedactor(secrets)}, nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Totals are a run's accumulated spend.
+type Totals struct {
+	Steps            int     `json:"steps"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
+// Tokens is input plus output tokens, cache traffic included.
+func (t Totals) Tokens() int64 {
+	return t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens
+}
+
+// RunRow is one run as stored.
+type RunRow struct {
+	ID           string
+	Parent       string // "" for a root run
+	Root         string // the tree's root run id (itself for a root)
+	Goal         string
+	Contract     json.RawMessage
+	Outcome      string
+	Summary      string
+	Error        string
+	FirstStarted time.Time
+	Updated      time.Time
+	Totals       Totals
+	// State is the harness's opaque resume state as of the last step.
+	State json.RawMessage
+	// Changes is the change set as of the last step (workspace.Marshal).
+	Changes []byte
+}
+
+// CreateRun inserts a new run with its run_started event.
+func (s *Store) CreateRun(ctx context.Context, r *RunRow, events ...Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		state := r.State
+		if len(state) == 0 {
+			state = json.RawMessage("{}")
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, parent, root, goal, contract, outcome, first_started, updated, state)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.Parent, r.Root, s.redact.String(r.Goal), s.redact.String(string(r.Contract)), r.Outcome,
+			r.FirstStarted.UnixNano(), time.Now().UnixNano(), s.redact.String(string(state)))
+		if err != nil {
+			return fmt.Errorf("insert run %s: %w", r.ID, err)
+		}
+		return s.insertEvents(ctx, tx, events)
+	})
+}
+
+// Step is one committed step: the transcript delta, usage and cost drawn,
+// the change set after it, the harness's resume state, and its events
+// (tool calls and results, verdicts, budget draws).
+type Step struct {
+	Run      string
+	N        int
+	Time     time.Time
+	Messages json.RawMessage // JSON array of model.Message appended by this step
+	Usage    json.RawMessage // model.Usage drawn by this step
+	CostUSD  float64
+	Changes  []byte // change set after the step; nil when unchanged
+	State    json.RawMessage
+	// Totals are the run's totals after this step.
+	Totals Totals
+	Events []Event
+}
+
+// CommitStep writes a step, the run's new totals, state and change set, and
+// the step's events in one transaction: after a crash a step is either all
+// there or absent. Step numbers are unique per run.
+func (s *Store) CommitStep(ctx context.Context, st *Step) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var changes any
+		if st.Changes != nil {
+			changes = s.redact.Bytes(st.Changes)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO steps (run, n, time, messages, usage, cost_usd, changes) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			st.Run, st.N, st.Time.UnixNano(), s.redact.String(string(st.Messages)), string(st.Usage), st.CostUSD, changes)
+		if err != nil {
+			var n int
+			if s.db.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run = ? AND n = ?`, st.Run, st.N).Scan(&n) == nil && n > 0 {
+				return fmt.Errorf("commit step %d of %s: %w", st.N, st.Run, ErrStepExists)
+			}
+			return fmt.Errorf("insert step %d of %s: %w", st.N, st.Run, err)
+		}
+		t := st.Totals
+		q := `UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ?, cache_read = ?, cache_write = ?, cost_usd = ?, state = ?, updated = ?`
+		args := []any{t.Steps, t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheWriteTokens, t.CostUSD, s.redact.String(string(st.State)), time.Now().UnixNano()}
+		if st.Changes != nil {
+			q += `, changes = ?`
+			args = append(args, changes)
+		}
+		q += ` WHERE id = ?`
+		args = append(args, st.Run)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("update run %s: %w", st.Run, err)
+		}
+		return s.insertEvents(ctx, tx, st.Events)
+	})
+}
+
+// SetOutcome records a run's outcome (and summary and error) with its
+// events in one transaction. state, when not nil, replaces the resume state.
+func (s *Store) SetOutcome(ctx context.Context, id, outcome, summary, errText string, state json.RawMessage, events ...Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		q := `UPDATE runs SET outcome = ?, summary = ?, error = ?, updated = ?`
+		args := []any{outcome, s.redact.String(summary), s.redact.String(errText), time.Now().UnixNano()}
+		if state != nil {
+			q += `, state = ?`
+			args = append(args, s.redact.String(string(state)))
+		}
+		q += ` WHERE id = ?`
+		args = append(args, id)
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("set outcome of %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("set outcome of %s: %w", id, ErrNotFound)
+		}
+		return s.insertEvents(ctx, tx, events)
+	})
+}
+
+// AppendEvents stores events outside a step (verification, approvals).
+func (s *Store) AppendEvents(ctx context.Context, events ...Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error { return s.insertEvents(ctx, tx, events) })
+}
+
+func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (run, step, type, time, body) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("prepare event insert: %w", err)
+	}
+	defer stmt.Close()
+	for _, e := range events {
+		body, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("encode %s event: %w", e.Type, err)
+		}
+		t := e.Time
+		if t.IsZero() {
+			t = time.Now()
+		}
+		if _, err := stmt.ExecContext(ctx, e.Run, e.Step, e.Type, t.UnixNano(), s.redact.String(string(body))); err != nil {
+			return fmt.Errorf("insert %s event: %w", e.Type, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	return nil
+}
+
+// ErrIsNotFound reports whether err means the run does not exist.
+func ErrIsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -1,0 +1,237 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+)
+
+// Default sub-agent caps when a contract leaves them zero.
+const (
+	defaultMaxTotal      = 8
+	defaultMaxDepth      = 2
+	defaultMaxConcurrent = 4
+)
+
+// tree holds the caps of one run tree: agents in total (the root
+// included), depth, and sub-agents working at once. A slot is held by a
+// sub-agent while it works and given back while it waits for its own
+// sub-agents, so waiting parents never starve their children; when every
+// slot is taken a spawn queues.
+type tree struct {
+	maxTotal, maxDepth int
+	slots              chan struct{}
+
+	mu      sync.Mutex
+	total   int
+	working int
+	peak    int
+}
+
+func newTree(c contract.Agents) *tree {
+	t := &tree{maxTotal: c.MaxTotal, maxDepth: c.MaxDepth, total: 1}
+	if t.maxTotal <= 0 {
+		t.maxTotal = defaultMaxTotal
+	}
+	if t.maxDepth <= 0 {
+		t.maxDepth = defaultMaxDepth
+	}
+	n := c.MaxConcurrent
+	if n <= 0 {
+		n = defaultMaxConcurrent
+	}
+	t.slots = make(chan struct{}, n)
+	return t
+}
+
+// admit counts a new agent at depth, or says which cap refuses it.
+func (t *tree) admit(depth int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if depth > t.maxDepth {
+		return fmt.Errorf("the sub-agent depth cap (%d) is reached", t.maxDepth)
+	}
+	if t.total >= t.maxTotal {
+		return fmt.Errorf("the cap of %d agents in this run (the root included) is reached", t.maxTotal)
+	}
+	t.total++
+	return nil
+}
+
+func (t *tree) acquire(ctx context.Context) error {
+	select {
+	case t.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	t.mu.Lock()
+	t.working++
+	t.peak = max(t.peak, t.working)
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *tree) release() {
+	t.mu.Lock()
+	t.working--
+	t.mu.Unlock()
+	<-t.slots
+}
+
+// slotState tracks whether an agent holds a working slot and how many of
+// its spawns are in flight.
+type slotState struct {
+	mu      sync.Mutex
+	holds   bool
+	waiting int
+}
+
+// spawner is the harness side of spawn_agent for one agent.
+type spawner struct{ a *agentRun }
+
+// Spawn runs a sub-agent to its end and reports its outcome to the model.
+func (s spawner) Spawn(ctx context.Context, p tools.SpawnParams) (tools.Result, error) {
+	a := s.a
+	if err := a.tree.admit(a.st.Depth + 1); err != nil {
+		return tools.Errorf("spawn_agent refused: %v", err), nil
+	}
+	child, err := a.newChild(ctx, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Result{}, ctx.Err()
+		}
+		return tools.Errorf("spawn_agent: %v", err), nil
+	}
+	a.leaveSlot()
+	defer a.enterSlot(ctx)
+	if err := a.tree.acquire(ctx); err != nil {
+		child.conclude(ctx, end{OutcomeCancelled, err})
+		return tools.Result{}, err
+	}
+	child.slot.holds = true
+	res := child.drive(ctx)
+	child.slot.mu.Lock()
+	if child.slot.holds {
+		child.slot.holds = false
+		a.tree.release()
+	}
+	child.slot.mu.Unlock()
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "sub-agent %s (%q) ended: %s", child.id, p.Goal, res.Outcome)
+	if res.Summary != "" {
+		fmt.Fprintf(&b, "\nsummary: %s", res.Summary)
+	}
+	if res.Err != nil && res.Outcome != OutcomeUnverified {
+		fmt.Fprintf(&b, "\nreason: %v", res.Err)
+	}
+	isErr := res.Outcome != OutcomeUnverified
+	if !isErr && child.cs.Len() > 0 {
+		if err := a.cs.Merge(child.cs); err != nil {
+			isErr = true
+			fmt.Fprintf(&b, "\nits changes were NOT merged: %v", err)
+		} else {
+			fmt.Fprintf(&b, "\nmerged its changes to: %s", strings.Join(changedPaths(child.cs.Changes()), ", "))
+		}
+	} else if isErr {
+		b.WriteString("\nits changes were not merged")
+	}
+	return tools.Result{Content: b.String(), IsError: isErr}, nil
+}
+
+// leaveSlot gives back this agent's working slot while it waits on
+// sub-agents (the root holds none).
+func (a *agentRun) leaveSlot() {
+	a.slot.mu.Lock()
+	defer a.slot.mu.Unlock()
+	a.slot.waiting++
+	if a.slot.waiting == 1 && a.slot.holds {
+		a.slot.holds = false
+		a.tree.release()
+	}
+}
+
+// enterSlot takes a slot back once the last spawn returns (a sub-agent
+// only; a cancelled wait leaves it without one, which ends it anyway).
+func (a *agentRun) enterSlot(ctx context.Context) {
+	a.slot.mu.Lock()
+	defer a.slot.mu.Unlock()
+	a.slot.waiting--
+	if a.slot.waiting == 0 && a.parent != "" && !a.slot.holds {
+		if a.tree.acquire(ctx) == nil {
+			a.slot.holds = true
+		}
+	}
+}
+
+// newChild creates a sub-agent: the parent's policy plus a narrowing
+// layer for its scope, a clone of the parent's change set, a share of the
+// parent's budget from the tree's ledger, and its own run row.
+func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun, error) {
+	c := *a.c
+	c.Goal = p.Goal
+	c.Context = nil
+	c.Scope = contract.Scope{}
+	if p.Scope != nil {
+		c.Scope.Write = p.Scope.Write
+	}
+	c.Verify = contract.Verify{Protect: a.c.Verify.Protect}
+	c.Policy = contract.Policy{}
+	c.Path = a.c.Path
+	c.Budget = contract.Budget{Steps: a.c.Budget.Steps}
+	wall, _ := p.Budget.WallDuration()
+	if p.Budget != nil {
+		if p.Budget.Steps > 0 {
+			c.Budget.Steps = p.Budget.Steps
+		}
+	}
+	pol, err := a.h.policyFor(&c, a.pol)
+	if err != nil {
+		return nil, err
+	}
+	var tok int64
+	var usd float64
+	if p.Budget != nil {
+		tok, usd = p.Budget.Tokens, p.Budget.CostUSD
+	}
+	now := time.Now()
+	ch := &agentRun{
+		h: a.h, id: newID("r-"), parent: a.id, rootID: a.rootID, c: &c,
+		st:   &runState{Agent: p.Goal, Depth: a.st.Depth + 1, ContractPath: a.st.ContractPath},
+		base: pol, pol: pol, cs: a.cs.Clone(), provider: a.provider, started: now,
+		ledger: a.ledger.Child(tok, usd), tree: a.tree,
+	}
+	ch.c.Budget.Tokens, ch.c.Budget.CostUSD = ch.ledger.tokens, ch.ledger.cost
+	if wall > 0 {
+		ch.c.Budget.Wall = wall
+	}
+	if !a.deadline.IsZero() {
+		if left := time.Until(a.deadline); ch.c.Budget.Wall == 0 || left < ch.c.Budget.Wall {
+			ch.c.Budget.Wall = max(left, time.Millisecond)
+		}
+	}
+	ch.setup(ctx)
+	cj, _ := json.Marshal(&c)
+	evs := []trace.Event{
+		{Run: a.id, Parent: a.parent, Step: a.totals.Steps + 1, Type: trace.EventAgentSpawned, Time: now,
+			Fields: map[string]any{"child": ch.id, "goal": p.Goal, "depth": ch.st.Depth, "scope": c.Scope.Write,
+				"tokens": ch.c.Budget.Tokens, "cost_usd": ch.c.Budget.CostUSD, "steps": ch.c.Budget.Steps}},
+		ch.event(trace.EventRunStarted, map[string]any{"goal": p.Goal, "parent": a.id, "depth": ch.st.Depth}),
+	}
+	row := &trace.RunRow{ID: ch.id, Parent: a.id, Root: a.rootID, Goal: p.Goal, Contract: cj,
+		Outcome: string(OutcomeRunning), FirstStarted: now, State: ch.st.encode()}
+	if err := a.h.opts.Store.CreateRun(ctx, row, evs...); err != nil {
+		return nil, err
+	}
+	for _, e := range evs {
+		a.emit(e)
+	}
+	return ch, nil
+}
