@@ -1,0 +1,85 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+)
+
+// Name is the provider kind.
+const Name = "replay"
+
+// Provider answers from a cassette. It is stateless: the turn to return is
+// the number of assistant messages already in the request, so a resumed
+// run continues where it stopped and sub-agents can run concurrently.
+type Provider struct {
+	c *Cassette
+}
+
+// New returns a provider replaying c.
+func New(c *Cassette) *Provider { return &Provider{c: c} }
+
+// Name implements model.Provider.
+func (p *Provider) Name() string { return Name }
+
+// TurnIndex is the index of the turn a request asks for: the number of
+// assistant messages in its transcript.
+func TurnIndex(req *model.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == model.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// Complete implements model.Provider.
+func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &model.Error{Class: model.ClassTimeout, Provider: Name, Err: err}
+	}
+	turns, where := p.c.Turns, "turns"
+	if req.Agent != "" {
+		var ok bool
+		turns, ok = p.c.Children[req.Agent]
+		where = fmt.Sprintf("children[%q]", req.Agent)
+		if !ok {
+			return nil, &model.Error{Class: model.ClassExhausted, Provider: Name,
+				Err: fmt.Errorf("cassette has no turns for sub-agent %q", req.Agent)}
+		}
+	}
+	i := TurnIndex(req)
+	if i >= len(turns) {
+		return nil, &model.Error{Class: model.ClassExhausted, Provider: Name,
+			Err: fmt.Errorf("cassette ran out of turns: %s has %d, the agent asked for turn %d", where, len(turns), i+1)}
+	}
+	t := turns[i]
+	resp := &model.Response{
+		Text:       t.Text,
+		Usage:      t.Usage,
+		StopReason: t.StopReason,
+		Provider:   Name,
+		Model:      model.ReplayModel,
+	}
+	if resp.StopReason == "" {
+		resp.StopReason = "end_turn"
+		if len(t.ToolCalls) > 0 {
+			resp.StopReason = "tool_use"
+		}
+	}
+	for j, call := range t.ToolCalls {
+		args := call.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{
+			ID:        fmt.Sprintf("replay_%d_%d", i, j),
+			Name:      call.Name,
+			Arguments: append(json.RawMessage(nil), args...),
+		})
+	}
+	return resp, nil
+}
