@@ -1,0 +1,257 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+)
+
+// approver is the editor as the agent's Approver (SPEC §5, §8).
+//
+// A verified change arrives as one workspace/applyEdit whose edits carry
+// change annotations with needsConfirmation, when the client advertises
+// changeAnnotationSupport: the editor's review is the gate. Other clients
+// get the proposal held on the server: a diagnostic on each file, code
+// lenses and a window/showMessageRequest (Apply / Show diff / Reject);
+// Apply sends the plain edit. A change whose base files changed since the
+// agent read them is reported as a conflict and never applied.
+type approver struct{ s *Server }
+
+// Titles of the message actions.
+const (
+	actAllowOnce = "Allow once"
+	actAllowRun  = "Allow for this run"
+	actDeny      = "Deny"
+	actApply     = "Apply"
+	actShowDiff  = "Show diff"
+	actReject    = "Reject"
+)
+
+// ApproveAct asks about an Ask-tier act with window/showMessageRequest.
+func (a approver) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Decision, error) {
+	s := a.s
+	msg := fmt.Sprintf("ioh run %s, step %d: %s wants to %s %q", req.Run, req.Step, req.Tool, req.Verdict.Act, req.Verdict.Target)
+	if req.Verdict.Rule != nil {
+		msg += fmt.Sprintf(" (rule %s %s %q, layer %s)", req.Verdict.Rule.Effect, req.Verdict.Rule.Act, req.Verdict.Rule.Pattern, req.Verdict.Layer)
+	}
+	item, err := s.client.ShowMessageRequest(ctx, &protocol.ShowMessageRequestParams{
+		Type:    protocol.MessageTypeWarning,
+		Message: msg,
+		Actions: []protocol.MessageActionItem{{Title: actAllowOnce}, {Title: actAllowRun}, {Title: actDeny}},
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return agent.Decision{}, ctx.Err()
+		}
+		return agent.Decision{Answer: agent.Deny, Reason: "the editor did not answer: " + err.Error()}, nil
+	}
+	if item == nil {
+		return agent.Decision{Answer: agent.Deny, Reason: "dismissed in the editor"}, nil
+	}
+	switch item.Title {
+	case actAllowOnce:
+		return agent.Decision{Answer: agent.AllowOnce}, nil
+	case actAllowRun:
+		return agent.Decision{Answer: agent.AllowRun}, nil
+	}
+	return agent.Decision{Answer: agent.Deny, Reason: "denied in the editor"}, nil
+}
+
+// heldProposal is a proposal waiting for a client without annotation
+// support; answer is resolved once, by a message action, a lens, a code
+// action or a command.
+type heldProposal struct {
+	once   sync.Once
+	answer chan heldAnswer
+}
+
+type heldAnswer struct {
+	apply  bool
+	reason string
+	reply  chan error // the outcome of applying, for the caller that answered
+}
+
+func (h *heldProposal) resolve(a heldAnswer) bool {
+	ok := false
+	h.once.Do(func() { h.answer <- a; ok = true })
+	return ok
+}
+
+// ApproveChange offers the finished run's change to the editor.
+func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
+	s := a.s
+	folder := ""
+	s.runs.with(p.Run, func(st *runState) {
+		st.proposal = p
+		if st.goal == "" {
+			st.goal = p.Goal
+		}
+		folder = st.folder
+	})
+	if p.Changes == nil || p.Changes.Len() == 0 {
+		return agent.Decision{Answer: agent.Deny, Reason: "the change is empty"}, nil
+	}
+	if folder == "" {
+		folder = p.Changes.Root().Dir()
+	}
+	if d, conflict := s.checkConflicts(ctx, p); conflict {
+		return d, nil
+	}
+	s.mu.Lock()
+	caps := s.caps
+	s.mu.Unlock()
+	if !caps.applyEdit {
+		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: verified change pending; this editor cannot apply edits (use `ioh-lsp approve %s`)", p.Run, p.Run))
+		return agent.Decision{Answer: agent.Defer, Reason: "the editor cannot apply workspace edits"}, nil
+	}
+	if caps.annotations && caps.documentChanges {
+		return s.sendEdit(ctx, folder, p, true)
+	}
+	return s.hold(ctx, folder, p)
+}
+
+// checkConflicts reports a change whose base files changed under it.
+func (s *Server) checkConflicts(ctx context.Context, p *agent.Proposal) (agent.Decision, bool) {
+	conflicts, err := p.Changes.Conflicts()
+	if err == nil && len(conflicts) == 0 {
+		return agent.Decision{}, false
+	}
+	why := ""
+	if err != nil {
+		why = err.Error()
+	} else {
+		why = "files changed since the agent read them: " + strings.Join(conflicts, ", ")
+	}
+	s.showMessage(protocol.MessageTypeError, fmt.Sprintf("ioh run %s: conflict, not applied: %s", p.Run, why))
+	return agent.Decision{Answer: agent.Deny, Reason: "conflict: " + why}, true
+}
+
+// hold keeps the proposal on the server until the user answers.
+func (s *Server) hold(ctx context.Context, folder string, p *agent.Proposal) (agent.Decision, error) {
+	h := &heldProposal{answer: make(chan heldAnswer, 1)}
+	s.runs.with(p.Run, func(st *runState) { st.held = h })
+	s.publishHeld(folder, p)
+	s.refreshLenses()
+	go s.askHeld(ctx, p, h)
+	defer func() {
+		s.runs.with(p.Run, func(st *runState) { st.held = nil })
+		s.setDiags(p.Run, kindHeld, nil)
+		s.refreshLenses()
+	}()
+	var ans heldAnswer
+	select {
+	case ans = <-h.answer:
+	case <-ctx.Done():
+		return agent.Decision{}, ctx.Err()
+	}
+	if !ans.apply {
+		reply(ans, nil)
+		return agent.Decision{Answer: agent.Deny, Reason: ans.reason}, nil
+	}
+	if d, conflict := s.checkConflicts(ctx, p); conflict {
+		reply(ans, errors.New(d.Reason))
+		return d, nil
+	}
+	d, err := s.sendEdit(ctx, folder, p, false)
+	switch {
+	case err != nil:
+		reply(ans, err)
+	case d.Answer != agent.Applied:
+		reply(ans, errors.New(d.Reason))
+	default:
+		reply(ans, nil)
+	}
+	return d, err
+}
+
+func reply(a heldAnswer, err error) {
+	if a.reply != nil {
+		a.reply <- err
+	}
+}
+
+// askHeld asks with window/showMessageRequest until the user applies or
+// rejects, or the proposal is answered elsewhere (lens, command).
+func (s *Server) askHeld(ctx context.Context, p *agent.Proposal, h *heldProposal) {
+	for ctx.Err() == nil {
+		item, err := s.client.ShowMessageRequest(ctx, &protocol.ShowMessageRequestParams{
+			Type:    protocol.MessageTypeInfo,
+			Message: fmt.Sprintf("ioh run %s: verified change to %d file(s) ready: %s", p.Run, p.Changes.Len(), oneLine(p.Summary, 120)),
+			Actions: []protocol.MessageActionItem{{Title: actApply}, {Title: actShowDiff}, {Title: actReject}},
+		})
+		if err != nil || item == nil {
+			return // dismissed: the lens and commands still answer it
+		}
+		switch item.Title {
+		case actApply:
+			h.resolve(heldAnswer{apply: true})
+			return
+		case actReject:
+			h.resolve(heldAnswer{reason: "rejected in the editor"})
+			return
+		case actShowDiff:
+			if _, err := s.showDiff(ctx, p.Run); err != nil {
+				s.log.Warn("show diff", "run", p.Run, "err", err)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// sendEdit sends the change as one workspace/applyEdit.
+func (s *Server) sendEdit(ctx context.Context, folder string, p *agent.Proposal, annotate bool) (agent.Decision, error) {
+	we, files, err := s.buildEdit(folder, p.Changes.Changes(), p.Run, p.Summary, annotate)
+	if err != nil {
+		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: %v; the change stays pending (`ioh-lsp approve %s`)", p.Run, err, p.Run))
+		return agent.Decision{Answer: agent.Defer, Reason: err.Error()}, nil
+	}
+	label := "ioh: " + oneLine(p.Goal, 80)
+	res, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: we})
+	if err != nil {
+		if ctx.Err() != nil {
+			return agent.Decision{}, ctx.Err()
+		}
+		return agent.Decision{Answer: agent.Defer, Reason: "workspace/applyEdit failed: " + err.Error()}, nil
+	}
+	if res == nil || !res.Applied {
+		why := "the editor did not apply the change"
+		if res != nil && res.FailureReason != nil {
+			why += ": " + *res.FailureReason
+		}
+		return agent.Decision{Answer: agent.Deny, Reason: why}, nil
+	}
+	s.publishEdits(p.Run, files)
+	return agent.Decision{Answer: agent.Applied}, nil
+}
+
+// answerHeld answers a held proposal (from ioh.approve / ioh.reject) and
+// waits for the apply to finish. ok is false when the run has none.
+func (s *Server) answerHeld(ctx context.Context, run string, apply bool, reason string) (bool, error) {
+	st, found := s.runs.lookup(run)
+	if !found || st.held == nil {
+		return false, nil
+	}
+	done := make(chan error, 1)
+	if !st.held.resolve(heldAnswer{apply: apply, reason: reason, reply: done}) {
+		return true, fmt.Errorf("run %s: the proposal was already answered", run)
+	}
+	select {
+	case err := <-done:
+		return true, err
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+}
+
+func (s *Server) showMessage(typ protocol.MessageType, msg string) {
+	s.post(func(ctx context.Context) {
+		_ = s.client.ShowMessage(ctx, &protocol.ShowMessageParams{Type: typ, Message: msg})
+	})
+}

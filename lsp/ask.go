@@ -1,0 +1,118 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+)
+
+// askArgs is ioh.ask's argument.
+type askArgs struct {
+	Goal  string          `json:"goal"`
+	URI   string          `json:"uri,omitempty"`
+	Range *protocol.Range `json:"range,omitempty"`
+}
+
+// commandAsk: {goal, uri?, range?} → {runId}. The contract is built from
+// the goal, with the file (and selection) as context and the project's own
+// test command as the check.
+func (s *Server) commandAsk(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a askArgs
+	if err := decodeArg(cmdAsk, arg, &a, "goal"); err != nil {
+		return nil, err
+	}
+	c, folder, err := s.askContract(a)
+	if err != nil {
+		return nil, invalidParams("%s: %v", cmdAsk, err)
+	}
+	id, err := s.startRun(ctx, folder, c)
+	if err != nil {
+		return nil, err
+	}
+	return runRef{id}, nil
+}
+
+// askContract builds and validates the contract of an ask.
+func (s *Server) askContract(a askArgs) (*contract.Contract, string, error) {
+	goal := a.Goal
+	var folder, rel string
+	if a.URI != "" {
+		abs, err := pathOf(uri.URI(a.URI))
+		if err != nil {
+			return nil, "", err
+		}
+		if folder, err = s.folderFor(abs); err != nil {
+			return nil, "", err
+		}
+		var ok bool
+		if rel, ok = relTo(folder, abs); !ok {
+			return nil, "", fmt.Errorf("%s is outside the workspace folders", abs)
+		}
+		goal += "\n\nFile: " + rel
+		if a.Range != nil {
+			text := s.fileText(abs)
+			starts := lineStarts(text)
+			from, to := offsetOf(text, starts, a.Range.Start), offsetOf(text, starts, a.Range.End)
+			goal += fmt.Sprintf(" (lines %d-%d)", a.Range.Start.Line+1, a.Range.End.Line+1)
+			if to > from {
+				goal += "\nSelection:\n" + string(text[from:to])
+			}
+		}
+	} else {
+		fs := s.folderPaths()
+		if len(fs) == 0 {
+			return nil, "", fmt.Errorf("no workspace folder is open")
+		}
+		folder = fs[0]
+	}
+	doc := map[string]any{"version": 1, "goal": goal}
+	if rel != "" {
+		doc["context"] = []string{rel}
+	}
+	if checks := defaultChecks(folder); len(checks) > 0 {
+		doc["verify"] = map[string]any{"checks": checks}
+	}
+	if m := s.settingsModel(); len(m) > 0 && string(m) != "null" {
+		doc["model"] = m
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := contract.Parse(raw, "ask")
+	if err != nil {
+		return nil, "", err
+	}
+	return c, folder, nil
+}
+
+// defaultChecks is the project's own test command, recognised from its
+// manifest; none when the project type is unknown (the run is then
+// marked unverified).
+func defaultChecks(folder string) []map[string]any {
+	has := func(name string) bool {
+		_, err := os.Stat(filepath.Join(folder, name))
+		return err == nil
+	}
+	var argv []string
+	switch {
+	case has("go.mod"):
+		argv = []string{"go", "test", "./..."}
+	case has("Cargo.toml"):
+		argv = []string{"cargo", "test", "--offline"}
+	case has("package.json"):
+		argv = []string{"npm", "test", "--silent"}
+	case has("pyproject.toml"), has("setup.py"), has("pytest.ini"):
+		argv = []string{"python3", "-m", "pytest", "-q"}
+	default:
+		return nil
+	}
+	return []map[string]any{{"name": "tests", "run": argv}}
+}

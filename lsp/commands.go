@@ -1,0 +1,308 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.lsp.dev/uri"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+)
+
+// runRef is the {runId} argument and result.
+type runRef struct {
+	RunID string `json:"runId"`
+}
+
+// RunInfo is one entry of ioh.runs.
+type RunInfo struct {
+	RunID   string  `json:"runId"`
+	Goal    string  `json:"goal"`
+	Outcome string  `json:"outcome"`
+	Steps   int     `json:"steps"`
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"costUsd"`
+	Started string  `json:"started"`
+}
+
+func infoOf(st runState) RunInfo {
+	return RunInfo{
+		RunID: st.id, Goal: st.goal, Outcome: string(st.outcome), Steps: st.steps,
+		Tokens: st.tokens, CostUSD: st.cost, Started: st.started.UTC().Format(time.RFC3339),
+	}
+}
+
+// commandRun: {contract: path-or-uri} or {inline: contract} → {runId}.
+func (s *Server) commandRun(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a struct {
+		Contract string          `json:"contract"`
+		Inline   json.RawMessage `json:"inline"`
+	}
+	if err := decodeArg(cmdRun, arg, &a); err != nil {
+		return nil, err
+	}
+	var c *contract.Contract
+	var folder string
+	var err error
+	switch {
+	case a.Contract != "" && len(a.Inline) > 0:
+		return nil, invalidParams("%s: give contract or inline, not both", cmdRun)
+	case a.Contract != "":
+		c, folder, err = s.loadContract(a.Contract)
+	case len(a.Inline) > 0 && string(a.Inline) != "null":
+		c, folder, err = s.inlineContract(a.Inline)
+	default:
+		return nil, invalidParams("%s: missing \"contract\" or \"inline\"", cmdRun)
+	}
+	if err != nil {
+		return nil, invalidParams("%s: %v", cmdRun, err)
+	}
+	id, err := s.startRun(ctx, folder, c)
+	if err != nil {
+		return nil, err
+	}
+	return runRef{id}, nil
+}
+
+// loadContract reads a task file (an open buffer wins over the disk).
+func (s *Server) loadContract(ref string) (*contract.Contract, string, error) {
+	p := ref
+	if strings.HasPrefix(ref, "file:") {
+		var err error
+		if p, err = pathOf(uri.URI(ref)); err != nil {
+			return nil, "", err
+		}
+	} else if !filepath.IsAbs(p) {
+		fs := s.folderPaths()
+		if len(fs) == 0 {
+			return nil, "", fmt.Errorf("relative contract path %q with no workspace folder", ref)
+		}
+		p = filepath.Join(fs[0], filepath.FromSlash(p))
+	}
+	var data []byte
+	if doc, ok := s.docs.byPath(p); ok {
+		data = doc.text
+	} else {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, "", fmt.Errorf("read contract: %w", err)
+		}
+		data = b
+	}
+	c, err := contract.Parse(data, p)
+	if err != nil {
+		return nil, "", err
+	}
+	c.Path = p
+	if c.Model.Cassette != "" && !filepath.IsAbs(c.Model.Cassette) {
+		c.Model.Cassette = filepath.Join(filepath.Dir(p), c.Model.Cassette)
+	}
+	folder, err := s.folderFor(p)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, folder, nil
+}
+
+// inlineContract parses a contract object sent in the command.
+func (s *Server) inlineContract(raw json.RawMessage) (*contract.Contract, string, error) {
+	fs := s.folderPaths()
+	if len(fs) == 0 {
+		return nil, "", fmt.Errorf("no workspace folder is open")
+	}
+	c, err := contract.Parse(raw, "inline contract")
+	if err != nil {
+		return nil, "", err
+	}
+	c.Path = ""
+	return c, fs[0], nil
+}
+
+// commandApprove applies a pending change: a held proposal through the
+// editor, otherwise through the harness (a deferred run).
+func (s *Server) commandApprove(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a runRef
+	if err := decodeArg(cmdApprove, arg, &a, "runId"); err != nil {
+		return nil, err
+	}
+	if held, err := s.answerHeld(ctx, a.RunID, true, ""); held {
+		if err != nil {
+			return nil, err
+		}
+		return s.awaitOutcome(ctx, a.RunID)
+	}
+	eng, err := s.engineOf(ctx, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := eng.Harness.Approve(ctx, a.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("approve %s: %w", a.RunID, err)
+	}
+	s.recordResult(a.RunID, res)
+	return map[string]string{"runId": a.RunID, "outcome": string(res.Outcome)}, nil
+}
+
+// commandReject drops a pending change.
+func (s *Server) commandReject(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a struct {
+		RunID  string `json:"runId"`
+		Reason string `json:"reason"`
+	}
+	if err := decodeArg(cmdReject, arg, &a, "runId"); err != nil {
+		return nil, err
+	}
+	reason := a.Reason
+	if reason == "" {
+		reason = "rejected in the editor"
+	}
+	if held, err := s.answerHeld(ctx, a.RunID, false, reason); held {
+		if err != nil {
+			return nil, err
+		}
+		return s.awaitOutcome(ctx, a.RunID)
+	}
+	eng, err := s.engineOf(ctx, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := eng.Harness.Reject(ctx, a.RunID, reason)
+	if err != nil {
+		return nil, fmt.Errorf("reject %s: %w", a.RunID, err)
+	}
+	s.recordResult(a.RunID, res)
+	return map[string]string{"runId": a.RunID, "outcome": string(res.Outcome)}, nil
+}
+
+// awaitOutcome waits for a run answered through its held proposal to end.
+func (s *Server) awaitOutcome(ctx context.Context, id string) (any, error) {
+	st, _ := s.runs.lookup(id)
+	if st.done != nil {
+		select {
+		case <-st.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	st, _ = s.runs.lookup(id)
+	return map[string]string{"runId": id, "outcome": string(st.outcome)}, nil
+}
+
+// engineOf returns the engine for a run seen in this session, else the
+// first folder's.
+func (s *Server) engineOf(ctx context.Context, id string) (*Engine, error) {
+	if st, ok := s.runs.lookup(id); ok {
+		if st.outcome == agent.OutcomeRunning {
+			return nil, fmt.Errorf("run %s is still running", id)
+		}
+		if st.folder != "" {
+			return s.engine(ctx, st.folder)
+		}
+	}
+	fs := s.folderPaths()
+	if len(fs) == 0 {
+		return nil, fmt.Errorf("run %s: no workspace folder is open", id)
+	}
+	return s.engine(ctx, fs[0])
+}
+
+// recordResult updates a run from a result obtained outside its goroutine.
+func (s *Server) recordResult(id string, res *agent.Result) {
+	if res == nil {
+		return
+	}
+	s.runs.with(id, func(st *runState) {
+		st.outcome, st.result = res.Outcome, res
+		if res.Steps > 0 {
+			st.steps = res.Steps
+		}
+	})
+	s.refreshLenses()
+}
+
+// commandCancel cancels a run in flight.
+func (s *Server) commandCancel(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a runRef
+	if err := decodeArg(cmdCancel, arg, &a, "runId"); err != nil {
+		return nil, err
+	}
+	if _, ok := s.runs.lookup(a.RunID); !ok {
+		return nil, invalidParams("%s: no run %q in this session", cmdCancel, a.RunID)
+	}
+	return map[string]any{"runId": a.RunID, "cancelled": s.cancelRun(a.RunID)}, nil
+}
+
+// commandResume continues an interrupted or deferred run.
+func (s *Server) commandResume(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a runRef
+	if err := decodeArg(cmdResume, arg, &a, "runId"); err != nil {
+		return nil, err
+	}
+	if err := s.resumeRun(ctx, a.RunID); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// commandRuns lists the session's runs.
+func (s *Server) commandRuns(ctx context.Context, _ json.RawMessage) (any, error) {
+	out := []RunInfo{}
+	for _, st := range s.runs.list() {
+		out = append(out, infoOf(st))
+	}
+	return out, nil
+}
+
+// commandClearTrace removes a run's diagnostics (all runs without runId)
+// and forgets finished runs that are cleared.
+func (s *Server) commandClearTrace(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a runRef
+	if err := decodeArg(cmdClearTrace, arg, &a); err != nil {
+		return nil, err
+	}
+	s.clearRun(a.RunID)
+	return map[string]string{"cleared": a.RunID}, nil
+}
+
+// commandAllowOnce re-runs a task whose act was denied, with that one act
+// allowed by an editor-layer rule for this run only (a deny in a higher
+// layer still wins).
+func (s *Server) commandAllowOnce(ctx context.Context, arg json.RawMessage) (any, error) {
+	var a struct {
+		RunID  string `json:"runId"`
+		Act    string `json:"act"`
+		Target string `json:"target"`
+	}
+	if err := decodeArg(cmdAllowOnce, arg, &a, "runId", "act", "target"); err != nil {
+		return nil, err
+	}
+	st, ok := s.runs.lookup(a.RunID)
+	if !ok || st.contract == nil {
+		return nil, invalidParams("%s: run %q has no task to re-run in this session", cmdAllowOnce, a.RunID)
+	}
+	eng, err := s.onceEngine(ctx, st.folder, a.Act, a.Target)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(s.ctx)
+	run, err := eng.Harness.Start(runCtx, st.contract)
+	if err != nil {
+		cancel()
+		if eng.Close != nil {
+			eng.Close()
+		}
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	s.eng.mu.Lock()
+	s.eng.retired = append(s.eng.retired, eng)
+	s.eng.mu.Unlock()
+	s.setDiags(a.RunID, kindPolicy, nil)
+	s.track(run, st.folder, eng, st.contract, cancel)
+	return runRef{run.ID()}, nil
+}

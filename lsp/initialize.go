@@ -1,0 +1,174 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// clientCaps is what the server remembers of the client's capabilities.
+type clientCaps struct {
+	applyEdit        bool
+	documentChanges  bool
+	annotations      bool
+	resourceOps      []protocol.ResourceOperationKind
+	workDoneProgress bool
+	showDocument     bool
+	showMessageReq   bool
+	configuration    bool
+	codeLensRefresh  bool
+	codeActionData   bool
+	codeActionResolve bool
+}
+
+func (c clientCaps) canResource(k protocol.ResourceOperationKind) bool {
+	return c.documentChanges && slices.Contains(c.resourceOps, k)
+}
+
+func captureCaps(cc protocol.ClientCapabilities) clientCaps {
+	var c clientCaps
+	if w := cc.Workspace; w != nil {
+		c.applyEdit = w.ApplyEdit != nil && *w.ApplyEdit
+		if we := w.WorkspaceEdit; we != nil {
+			c.documentChanges = we.DocumentChanges != nil && *we.DocumentChanges
+			c.annotations = we.ChangeAnnotationSupport != nil
+			c.resourceOps = we.ResourceOperations
+		}
+		c.configuration = w.Configuration != nil && *w.Configuration
+		c.codeLensRefresh = w.CodeLens != nil && w.CodeLens.RefreshSupport != nil && *w.CodeLens.RefreshSupport
+	}
+	if w := cc.Window; w != nil {
+		c.workDoneProgress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
+		c.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
+		c.showMessageReq = true
+	} else {
+		// showMessageRequest predates capability negotiation; every client
+		// answers it.
+		c.showMessageReq = true
+	}
+	if td := cc.TextDocument; td != nil && td.CodeAction != nil {
+		ca := td.CodeAction
+		c.codeActionData = ca.DataSupport != nil && *ca.DataSupport
+		c.codeActionResolve = slices.Contains(ca.ResolveSupport.Properties, "edit") || slices.Contains(ca.ResolveSupport.Properties, "command")
+	}
+	return c
+}
+
+// commandNames are the workspace/executeCommand commands (SPEC §8).
+var commandNames = []string{
+	cmdRun, cmdAsk, cmdApprove, cmdReject, cmdCancel, cmdResume,
+	cmdTrace, cmdRuns, cmdClearTrace, cmdShowDiff, cmdAllowOnce,
+}
+
+// Initialize captures the client's capabilities, folders and settings.
+func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.initialized {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize sent twice")
+	}
+	s.caps = captureCaps(p.Capabilities)
+	if folders, ok := p.WorkspaceFolders.Get(); ok {
+		for _, f := range folders {
+			if d, err := pathOf(f.URI); err == nil {
+				s.folders = append(s.folders, d)
+			}
+		}
+	}
+	if len(s.folders) == 0 && p.RootURI != nil {
+		if d, err := pathOf(*p.RootURI); err == nil {
+			s.folders = append(s.folders, d)
+		}
+	}
+	if len(p.InitializationOptions) > 0 {
+		var opts struct {
+			Ioh json.RawMessage `json:"ioh"`
+		}
+		if err := json.Unmarshal(p.InitializationOptions, &opts); err != nil {
+			return nil, invalidParams("initializationOptions: %v", err)
+		}
+		if len(opts.Ioh) > 0 && string(opts.Ioh) != "null" {
+			s.settings = opts.Ioh
+		}
+	}
+	s.initialized = true
+	s.log.Info("initialize", "client", p.ClientInfo.Name, "folders", s.folders,
+		"annotations", s.caps.annotations, "progress", s.caps.workDoneProgress)
+
+	yes := true
+	incremental := protocol.TextDocumentSyncKindIncremental
+	return &protocol.InitializeResult{
+		ServerInfo: protocol.ServerInfo{Name: "ioh-lsp", Version: protocol.NewOptional(s.opts.Version)},
+		Capabilities: protocol.ServerCapabilities{
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{
+				OpenClose: &yes,
+				Change:    &incremental,
+				Save:      &protocol.SaveOptions{IncludeText: &yes},
+			},
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, kindAgent},
+				ResolveProvider: &yes,
+			},
+			CodeLensProvider:       &protocol.CodeLensOptions{},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames},
+			Workspace: &protocol.WorkspaceOptions{
+				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
+					Supported:           &yes,
+					ChangeNotifications: protocol.Boolean(true),
+				},
+			},
+		},
+	}, nil
+}
+
+// Initialized pulls the `ioh` configuration section when the client
+// offers workspace/configuration and registers file watching.
+func (s *Server) Initialized(ctx context.Context, _ *protocol.InitializedParams) error {
+	s.mu.Lock()
+	pull := s.caps.configuration
+	s.mu.Unlock()
+	s.startOutbox()
+	if pull {
+		// A call back to the client: it must not run on the read loop.
+		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))
+	}
+	return nil
+}
+
+// Shutdown ends every run; exit follows.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	s.runs.cancelAll()
+	return nil
+}
+
+// Exit stops the server.
+func (s *Server) Exit(ctx context.Context) error {
+	s.exitOnce.Do(func() { close(s.exited) })
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// folderPaths returns the open folders.
+func (s *Server) folderPaths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.folders...)
+}
+
+// addFolder adds an absolute folder path once.
+func (s *Server) addFolder(d string) {
+	d = filepath.Clean(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.folders, d) {
+		s.folders = append(s.folders, d)
+	}
+}

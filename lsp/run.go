@@ -1,0 +1,126 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+)
+
+// startRun starts c in folder in the background and returns its id at
+// once. The run lives under the connection's context, not the request's.
+func (s *Server) startRun(ctx context.Context, folder string, c *contract.Contract) (string, error) {
+	eng, err := s.engine(ctx, folder)
+	if err != nil {
+		return "", err
+	}
+	runCtx, cancel := context.WithCancel(s.ctx)
+	run, err := eng.Harness.Start(runCtx, c)
+	if err != nil {
+		cancel()
+		return "", fmt.Errorf("start run: %w", err)
+	}
+	s.track(run, folder, eng, c, cancel)
+	return run.ID(), nil
+}
+
+// resumeRun continues run id from its last committed step.
+func (s *Server) resumeRun(ctx context.Context, id string) error {
+	folder := ""
+	var c *contract.Contract
+	if st, ok := s.runs.lookup(id); ok {
+		if st.outcome == agent.OutcomeRunning {
+			return fmt.Errorf("run %s is still running", id)
+		}
+		folder, c = st.folder, st.contract
+	}
+	if folder == "" {
+		fs := s.folderPaths()
+		if len(fs) == 0 {
+			return fmt.Errorf("resume %s: no workspace folder is open", id)
+		}
+		folder = fs[0]
+	}
+	eng, err := s.engine(ctx, folder)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(s.ctx)
+	run, err := eng.Harness.Resume(runCtx, id)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("resume %s: %w", id, err)
+	}
+	s.track(run, folder, eng, c, cancel)
+	return nil
+}
+
+// track registers a started run, opens its progress and waits for its end
+// on a goroutine that ends with the run (whose context ends with the
+// connection).
+func (s *Server) track(run *agent.Run, folder string, eng *Engine, c *contract.Contract, cancel context.CancelFunc) {
+	id := run.ID()
+	s.runs.with(id, func(st *runState) {
+		st.folder, st.eng, st.cancel = folder, eng, cancel
+		if c != nil {
+			st.contract, st.goal = c, c.Goal
+		}
+		st.outcome = agent.OutcomeRunning
+		st.result, st.held = nil, nil
+		st.done = make(chan struct{})
+	})
+	s.progressBegin(id)
+	s.runs.wg.Add(1)
+	go func() {
+		defer s.runs.wg.Done()
+		defer cancel()
+		res := run.Wait()
+		s.finishRun(id, res)
+	}()
+}
+
+// finishRun records the result and reports it: progress end, diagnostics
+// of failed checks, lenses.
+func (s *Server) finishRun(id string, res *agent.Result) {
+	var done chan struct{}
+	s.runs.with(id, func(st *runState) {
+		st.result = res
+		if res != nil {
+			st.outcome = res.Outcome
+			st.steps = res.Steps
+			st.tokens = res.Usage.InputTokens + res.Usage.OutputTokens
+			st.cost = res.CostUSD
+			if !res.Started.IsZero() {
+				st.started = res.Started
+			}
+		}
+		st.held = nil
+		done = st.done
+	})
+	if res != nil && res.Report != nil {
+		s.publishReport(id, res.Report)
+	}
+	s.progressEnd(id, res)
+	s.refreshLenses()
+	if done != nil {
+		close(done)
+	}
+}
+
+// cancelRun cancels a run in flight.
+func (s *Server) cancelRun(id string) bool {
+	st, ok := s.runs.lookup(id)
+	if !ok {
+		return false
+	}
+	hit := false
+	if st.eng != nil {
+		hit = st.eng.Harness.Cancel(id)
+	}
+	if st.cancel != nil {
+		st.cancel()
+		hit = true
+	}
+	return hit
+}

@@ -1,0 +1,132 @@
+package lsp
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+)
+
+// publishEdits puts an Information at each edited range of an applied
+// change: "run r-…, step 3: edit_file — why".
+func (s *Server) publishEdits(run string, files []editedFile) {
+	st, _ := s.runs.lookup(run)
+	var entries []diagEntry
+	for _, f := range files {
+		if f.empty {
+			continue
+		}
+		step, tool, why := lastTouch(st.events, f.rel)
+		msg := fmt.Sprintf("run %s", run)
+		if step > 0 {
+			msg += fmt.Sprintf(", step %d: %s", step, tool)
+		} else {
+			msg += ": " + string(f.op)
+		}
+		if why != "" {
+			msg += " — " + oneLine(why, 160)
+		}
+		entries = append(entries, diagEntry{f.path, newDiag(f.changed, protocol.DiagnosticSeverityInformation, msg, diagData{RunID: run, Kind: kindEdit}, "")})
+	}
+	s.setDiags(run, kindEdit, entries)
+}
+
+// lastTouch finds the last tool call that wrote rel, and the model's text
+// of that step (its reason).
+func lastTouch(events []trace.Event, rel string) (step int, tool, why string) {
+	for _, e := range events {
+		if e.Type != trace.EventToolCall || !mentions(e.Fields, rel) {
+			continue
+		}
+		name := fieldString(e.Fields, "tool", "name")
+		switch name {
+		case "read_file", "list_dir", "find", "grep":
+			continue
+		}
+		step, tool = e.Step, name
+	}
+	if step == 0 {
+		return 0, "", ""
+	}
+	for _, e := range events {
+		if e.Step == step && e.Type == trace.EventModelTurn {
+			why = fieldString(e.Fields, "text", "content")
+		}
+	}
+	return step, tool, why
+}
+
+// mentions reports whether a tool call's fields name rel.
+func mentions(f map[string]any, rel string) bool {
+	if fieldString(f, "path", "target") == rel {
+		return true
+	}
+	for _, k := range []string{"arguments", "args", "input"} {
+		switch a := f[k].(type) {
+		case map[string]any:
+			if fieldString(a, "path") == rel {
+				return true
+			}
+		case string:
+			if containsQuoted(a, rel) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func containsQuoted(s, rel string) bool {
+	return strings.Contains(s, fmt.Sprintf("%q", rel))
+}
+
+// publishHeld marks each file of a held proposal.
+func (s *Server) publishHeld(folder string, p *agent.Proposal) {
+	var entries []diagEntry
+	for _, c := range p.Changes.Changes() {
+		abs := filepath.Join(folder, filepath.FromSlash(c.Path))
+		if c.Op == "delete" || c.From != "" {
+			// Mark deleted and renamed files where they are now.
+			if c.From != "" {
+				abs = filepath.Join(folder, filepath.FromSlash(c.From))
+			}
+		}
+		rng := lineRange(s.fileText(abs), 1)
+		msg := fmt.Sprintf("run %s: verified change pending review (%s) — Apply, Show diff or Reject", p.Run, c.Op)
+		entries = append(entries, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityInformation, msg, diagData{RunID: p.Run, Kind: kindHeld}, "")})
+	}
+	s.setDiags(p.Run, kindHeld, entries)
+}
+
+// onPolicy puts a Warning `policy-denied` at a denied read or write, with
+// an "Allow once" quick fix (see code_action.go).
+func (s *Server) onPolicy(e trace.Event) {
+	if fieldString(e.Fields, "effect") != "deny" {
+		return
+	}
+	act, target := fieldString(e.Fields, "act"), fieldString(e.Fields, "target")
+	st, _ := s.runs.lookup(e.Run)
+	var abs string
+	switch {
+	case (act == "read" || act == "write") && target != "" && st.folder != "":
+		abs = filepath.Join(st.folder, filepath.FromSlash(target))
+		if filepath.IsAbs(target) {
+			abs = target
+		}
+	case st.contract != nil && st.contract.Path != "" && filepath.IsAbs(st.contract.Path):
+		abs = st.contract.Path // exec and net denials show on the task file
+	default:
+		return
+	}
+	msg := fmt.Sprintf("run %s, step %d: policy denied %s %q", e.Run, e.Step, act, target)
+	if layer := fieldString(e.Fields, "layer"); layer != "" {
+		msg += " (layer " + layer + ")"
+	}
+	rng := lineRange(s.fileText(abs), 1)
+	s.addDiag(e.Run, kindPolicy, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityWarning, msg,
+		diagData{RunID: e.Run, Kind: kindPolicy, Act: act, Target: target}, codePolicyDeny)})
+}
