@@ -22,12 +22,12 @@ import (
 // kind, so ioh.clearTrace (or dropping the run) removes exactly its own.
 
 const (
-	diagSource      = "ioh"
-	codePolicyDeny  = "policy-denied"
-	kindEdit        = "edit"
-	kindCheck       = "check"
-	kindPolicy      = "policy"
-	kindHeld        = "held"
+	diagSource     = "ioh"
+	codePolicyDeny = "policy-denied"
+	kindEdit       = "edit"
+	kindCheck      = "check"
+	kindPolicy     = "policy"
+	kindHeld       = "held"
 )
 
 // diagData travels in Diagnostic.Data so code actions find the run.

@@ -14,8 +14,8 @@ import (
 // the injected factory and rebuilt (for later runs) when the editor
 // settings change. Runs in flight keep the engine they started with.
 type engines struct {
-	mu     sync.Mutex
-	live   map[string]*Engine // by folder
+	mu      sync.Mutex
+	live    map[string]*Engine // by folder
 	retired []*Engine
 }
 

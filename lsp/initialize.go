@@ -12,16 +12,16 @@ import (
 
 // clientCaps is what the server remembers of the client's capabilities.
 type clientCaps struct {
-	applyEdit        bool
-	documentChanges  bool
-	annotations      bool
-	resourceOps      []protocol.ResourceOperationKind
-	workDoneProgress bool
-	showDocument     bool
-	showMessageReq   bool
-	configuration    bool
-	codeLensRefresh  bool
-	codeActionData   bool
+	applyEdit         bool
+	documentChanges   bool
+	annotations       bool
+	resourceOps       []protocol.ResourceOperationKind
+	workDoneProgress  bool
+	showDocument      bool
+	showMessageReq    bool
+	configuration     bool
+	codeLensRefresh   bool
+	codeActionData    bool
 	codeActionResolve bool
 }
 
