@@ -1,0 +1,79 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Callers test them with errors.Is; the concrete errors
+// below carry the path or counts.
+var (
+	// ErrAbsolute: a workspace path was absolute.
+	ErrAbsolute = errors.New("absolute path not allowed")
+	// ErrEscape: a path climbs out of the root with "..".
+	ErrEscape = errors.New("path escapes the workspace")
+	// ErrSymlinkEscape: a symlink on the path resolves outside the root.
+	ErrSymlinkEscape = errors.New("symlink resolves outside the workspace")
+	// ErrInvalidPath: empty components, NUL bytes, or too many symlinks.
+	ErrInvalidPath = errors.New("invalid path")
+	// ErrNoMatch: Edit found no occurrence of the old text.
+	ErrNoMatch = errors.New("old text not found")
+	// ErrAmbiguous: Edit found the old text more than once without replaceAll.
+	ErrAmbiguous = errors.New("old text found more than once")
+	// ErrConflict: the workspace changed under a pending change.
+	ErrConflict = errors.New("workspace changed under the change set")
+	// ErrIsDir: a file operation named a directory.
+	ErrIsDir = errors.New("is a directory")
+)
+
+// PathError reports a path refused by the root's confinement.
+type PathError struct {
+	Path string
+	Err  error // one of ErrAbsolute, ErrEscape, ErrSymlinkEscape, ErrInvalidPath
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("resolve %q: %v", e.Path, e.Err) }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// MatchError reports an Edit whose old text matched zero or several times.
+type MatchError struct {
+	Path  string
+	Count int   // occurrences found
+	Err   error // ErrNoMatch or ErrAmbiguous
+}
+
+func (e *MatchError) Error() string {
+	if e.Count == 0 {
+		return fmt.Sprintf("edit %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("edit %s: %v (%d occurrences; give more context or replace all)", e.Path, e.Err, e.Count)
+}
+func (e *MatchError) Unwrap() error { return e.Err }
+
+// ConflictError names the files whose state on disk no longer matches the
+// base a change was made against (Apply), or that two change sets changed
+// differently (Merge).
+type ConflictError struct {
+	Files []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflict on %s: %v", strings.Join(e.Files, ", "), ErrConflict)
+}
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// PatchError reports a patch that does not apply.
+type PatchError struct {
+	File string
+	Hunk int // 1-based, 0 when the error is not about one hunk
+	Err  error
+}
+
+func (e *PatchError) Error() string {
+	if e.Hunk > 0 {
+		return fmt.Sprintf("patch %s hunk %d: %v", e.File, e.Hunk, e.Err)
+	}
+	return fmt.Sprintf("patch %s: %v", e.File, e.Err)
+}
+func (e *PatchError) Unwrap() error { return e.Err }

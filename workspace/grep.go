@@ -1,0 +1,280 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// binaryProbe is how much of a file is checked for a NUL byte: a file
+// with one there is binary and not searched (ripgrep's rule).
+const binaryProbe = 8 << 10
+
+// GrepOptions selects what Grep searches.
+type GrepOptions struct {
+	Pattern    string
+	Literal    bool
+	IgnoreCase bool
+	Globs      []string // include globs ("!glob" excludes), matched on relative paths
+	Max        int      // 0: unlimited
+	Dir        string   // relative sub-directory to search, "" for the root
+}
+
+// Match is one matching line.
+type Match struct {
+	Path string // relative slash path
+	Line int    // 1-based
+	Text string // the line without its newline
+}
+
+// matcher is a compiled grep pattern.
+type matcher struct {
+	re    *regexp.Regexp // multi-line mode, so ^ and $ match at line ends
+	pre   *prefilter     // nil: run the regex on the whole buffer
+	exact bool           // a prefilter hit is a match: skip the regex
+	max   int
+}
+
+func compileGrep(o GrepOptions) (*matcher, error) {
+	pat := o.Pattern
+	if o.Literal {
+		pat = regexp.QuoteMeta(pat)
+	}
+	flags := syntax.Perl
+	if o.IgnoreCase {
+		flags |= syntax.FoldCase
+	}
+	parsed, err := syntax.Parse(pat, flags)
+	if err != nil {
+		return nil, fmt.Errorf("grep: bad pattern %q: %w", o.Pattern, err)
+	}
+	prefix := "(?m)"
+	if o.IgnoreCase {
+		prefix = "(?mi)"
+	}
+	re, err := regexp.Compile(prefix + pat)
+	if err != nil {
+		return nil, fmt.Errorf("grep: bad pattern %q: %w", o.Pattern, err)
+	}
+	if o.Max < 0 {
+		return nil, fmt.Errorf("grep: max must not be negative, got %d", o.Max)
+	}
+	m := &matcher{re: re, max: o.Max}
+	m.pre, m.exact = newPrefilter(parsed.Simplify())
+	return m, nil
+}
+
+// search appends the matching lines of data to out.
+func (m *matcher) search(rel string, data []byte, out []Match) []Match {
+	if i := bytes.IndexByte(data[:min(len(data), binaryProbe)], 0); i >= 0 {
+		return out
+	}
+	st := newFoldState()
+	line, counted := 1, 0 // line number of offset counted
+	found := 0
+	for pos := 0; pos < len(data); {
+		var at int
+		if m.pre != nil {
+			at = m.pre.index(data, pos, &st)
+			if at < 0 {
+				break
+			}
+		} else {
+			loc := m.re.FindIndex(data[pos:])
+			if loc == nil {
+				break
+			}
+			at = pos + loc[0]
+		}
+		ls := bytes.LastIndexByte(data[:at], '\n') + 1
+		le := bytes.IndexByte(data[at:], '\n')
+		if le < 0 {
+			le = len(data)
+		} else {
+			le += at
+		}
+		if ls == len(data) {
+			break // the empty string after the final newline is not a line
+		}
+		text := data[ls:le]
+		if m.exact || m.re.Match(text) {
+			line += bytes.Count(data[counted:ls], []byte{'\n'})
+			counted = ls
+			out = append(out, Match{Path: rel, Line: line, Text: string(text)})
+			found++
+			if m.max > 0 && found >= m.max {
+				break
+			}
+		}
+		pos = le + 1
+	}
+	return out
+}
+
+// bufPool recycles file read buffers across files and calls.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// readPooled reads abs into the pooled buffer *bp, growing it as needed.
+func readPooled(abs string, bp *[]byte) ([]byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := (*bp)[:0]
+	if fi, err := f.Stat(); err == nil && int64(cap(buf)) < fi.Size()+1 {
+		buf = make([]byte, 0, fi.Size()+512)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			*bp = buf
+			return nil, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	*bp = buf
+	return buf, nil
+}
+
+// overlay is content that replaces or hides files on disk: open editor
+// documents and pending changes.
+type overlay struct {
+	files   map[string][]byte // root-relative path → content
+	deleted map[string]bool
+}
+
+// view is what a search reads: the disk with an overlay on top.
+type view struct {
+	root *Root
+	ov   overlay
+}
+
+// inDir reports whether rel lies under dir ("." for all).
+func inDir(rel, dir string) bool {
+	return dir == "." || rel == dir || strings.HasPrefix(rel, dir+"/")
+}
+
+// each walks the view under dir and calls visit (concurrently) with each
+// file's relative path and absolute path, and its overlay content when the
+// overlay holds it (ov true).
+func (v *view) each(ctx context.Context, dir string, filter func(string, bool) bool, visit func(rel, abs string, data []byte, ov bool)) error {
+	walkErr := v.root.walk(ctx, dir, filter, func(f walkFile) {
+		if v.ov.deleted[f.rel] {
+			return
+		}
+		data, ok := v.ov.files[f.rel]
+		visit(f.rel, f.abs, data, ok)
+	})
+	if walkErr != nil {
+		return walkErr
+	}
+	// Files that exist only in the overlay were not walked.
+	for rel, data := range v.ov.files {
+		if !inDir(rel, dir) || v.ov.deleted[rel] {
+			continue
+		}
+		abs := v.root.join(rel)
+		if _, err := os.Lstat(abs); err == nil {
+			continue
+		}
+		if v.root.ignoredRel(rel) || (filter != nil && !filterPath(filter, rel, dir)) {
+			continue
+		}
+		visit(rel, abs, data, true)
+	}
+	return nil
+}
+
+// filterPath applies a walk filter to an overlay-only file and each of its
+// directories below dir.
+func filterPath(filter func(string, bool) bool, rel, dir string) bool {
+	parts := strings.Split(rel, "/")
+	start := 0
+	if dir != "." {
+		start = strings.Count(dir, "/") + 1
+	}
+	for i := start + 1; i < len(parts); i++ {
+		if !filter(strings.Join(parts[:i], "/"), true) {
+			return false
+		}
+	}
+	return filter(rel, false)
+}
+
+func (r *Root) join(rel string) string {
+	return r.dir + string(os.PathSeparator) + strings.ReplaceAll(rel, "/", string(os.PathSeparator))
+}
+
+// grep runs a search over a view.
+func (v *view) grep(ctx context.Context, o GrepOptions) ([]Match, error) {
+	m, err := compileGrep(o)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := CleanPath(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("grep: %w", err)
+	}
+	globs, err := newGlobFilter(o.Globs, dir)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var all []Match
+	err = v.each(ctx, dir, globs.keep, func(rel, abs string, data []byte, ov bool) {
+		var found []Match
+		if ov {
+			found = m.search(rel, data, nil)
+		} else {
+			bp := bufPool.Get().(*[]byte)
+			if data, err := readPooled(abs, bp); err == nil {
+				found = m.search(rel, data, nil)
+			}
+			bufPool.Put(bp)
+		}
+		if len(found) == 0 {
+			return
+		}
+		mu.Lock()
+		all = append(all, found...)
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("grep: %w", err)
+	}
+	slices.SortFunc(all, func(a, b Match) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	if o.Max > 0 && len(all) > o.Max {
+		all = all[:o.Max:o.Max]
+	}
+	return all, nil
+}
+
+// Grep searches the workspace on disk (documents overlaid), sorted by path
+// then line.
+func (r *Root) Grep(ctx context.Context, o GrepOptions) ([]Match, error) {
+	v := &view{root: r, ov: overlay{files: r.documents()}}
+	return v.grep(ctx, o)
+}

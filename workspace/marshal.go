@@ -1,0 +1,251 @@
+package workspace
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"slices"
+)
+
+// wireVersion is the serialised change set's format version.
+const wireVersion = 1
+
+// wireChange is a Change as serialised ([]byte content is base64 in JSON).
+type wireChange struct {
+	Path     string      `json:"path"`
+	Op       Op          `json:"op"`
+	From     string      `json:"from,omitempty"`
+	Content  []byte      `json:"content,omitempty"`
+	Mode     fs.FileMode `json:"mode,omitempty"`
+	BaseHash string      `json:"base_hash,omitempty"`
+	Base     []byte      `json:"base,omitempty"` // base content of a modified or deleted file
+}
+
+type wireSet struct {
+	Version int               `json:"version"`
+	Changes []wireChange      `json:"changes"`
+	Reads   map[string]string `json:"reads,omitempty"` // base hashes of files read or changed
+	Origin  []wireChange      `json:"origin,omitempty"`
+}
+
+// Marshal serialises the change set (pending changes, base contents and
+// hashes) for the trace and for resume; UnmarshalChangeSet restores it
+// exactly.
+func (c *ChangeSet) Marshal() ([]byte, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	w := wireSet{Version: wireVersion, Changes: []wireChange{}, Reads: c.bases}
+	for _, k := range sortedKeys(c.changes) {
+		ch := c.changes[k]
+		w.Changes = append(w.Changes, wireChange{Path: k, Op: ch.Op, From: ch.From, Content: ch.Content,
+			Mode: ch.Mode, BaseHash: ch.BaseHash, Base: c.baseDoc[k]})
+	}
+	for _, k := range sortedKeys(c.origin) {
+		ch := c.origin[k]
+		w.Origin = append(w.Origin, wireChange{Path: k, Op: ch.Op, From: ch.From, Content: ch.Content, Mode: ch.Mode, BaseHash: ch.BaseHash})
+	}
+	data, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("marshal change set: %w", err)
+	}
+	return data, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// UnmarshalChangeSet restores a change set serialised by Marshal over r.
+// Every path is checked against r's confinement.
+func UnmarshalChangeSet(r *Root, data []byte) (*ChangeSet, error) {
+	var w wireSet
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return nil, fmt.Errorf("unmarshal change set: %w", err)
+	}
+	if w.Version != wireVersion {
+		return nil, fmt.Errorf("unmarshal change set: unsupported version %d", w.Version)
+	}
+	c := NewChangeSet(r)
+	load := func(wc wireChange) (*Change, error) {
+		k, err := CleanPath(wc.Path)
+		if err != nil || k != wc.Path || k == "." {
+			return nil, fmt.Errorf("unmarshal change set: bad path %q", wc.Path)
+		}
+		switch wc.Op {
+		case OpCreate, OpModify, OpDelete:
+		default:
+			return nil, fmt.Errorf("unmarshal change set: %s: bad op %q", wc.Path, wc.Op)
+		}
+		if wc.From != "" {
+			if f, err := CleanPath(wc.From); err != nil || f != wc.From {
+				return nil, fmt.Errorf("unmarshal change set: bad rename source %q", wc.From)
+			}
+		}
+		if _, err := r.Resolve(k); err != nil {
+			return nil, fmt.Errorf("unmarshal change set: %w", err)
+		}
+		return &Change{Path: k, Op: wc.Op, From: wc.From, Content: wc.Content, Mode: wc.Mode, BaseHash: wc.BaseHash}, nil
+	}
+	for _, wc := range w.Changes {
+		ch, err := load(wc)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := c.changes[ch.Path]; dup {
+			return nil, fmt.Errorf("unmarshal change set: %s listed twice", ch.Path)
+		}
+		if ch.Op != OpDelete && ch.Content == nil {
+			ch.Content = []byte{}
+		}
+		c.changes[ch.Path] = ch
+		if wc.Base != nil || ch.Op != OpCreate {
+			if wc.Base == nil {
+				wc.Base = []byte{}
+			}
+			if hashOf(wc.Base) != ch.BaseHash {
+				return nil, fmt.Errorf("unmarshal change set: %s: base content does not match its hash", ch.Path)
+			}
+			c.baseDoc[ch.Path] = wc.Base
+		}
+	}
+	for k, h := range w.Reads {
+		c.bases[k] = h
+	}
+	if w.Origin != nil {
+		c.origin = map[string]*Change{}
+		for _, wc := range w.Origin {
+			ch, err := load(wc)
+			if err != nil {
+				return nil, err
+			}
+			c.origin[ch.Path] = ch
+		}
+	}
+	return c, nil
+}
+
+// Fingerprint is a stable hash of the pending state (paths, ops, rename
+// sources, modes and contents), equal for equal states; reads do not
+// change it. Used for stall detection.
+func (c *ChangeSet) Fingerprint() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	h := sha256.New()
+	var n [8]byte
+	field := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	for _, k := range sortedKeys(c.changes) {
+		ch := c.changes[k]
+		field([]byte(k))
+		field([]byte(ch.Op))
+		field([]byte(ch.From))
+		binary.BigEndian.PutUint64(n[:], uint64(ch.Mode))
+		h.Write(n[:])
+		field(ch.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Clone returns an independent copy; Merge of the copy back into c later
+// detects files both changed differently since the clone.
+func (c *ChangeSet) Clone() *ChangeSet {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := NewChangeSet(c.root)
+	n.origin = map[string]*Change{}
+	for k, ch := range c.changes {
+		n.changes[k] = ch // stored changes are never mutated
+		n.origin[k] = ch
+	}
+	for k, v := range c.bases {
+		n.bases[k] = v
+	}
+	for k, v := range c.baseDoc {
+		n.baseDoc[k] = v
+	}
+	return n
+}
+
+// Merge folds a child change set (usually a Clone of c) into c. A file
+// the child changed that c also changed differently since the clone is a
+// conflict: Merge then returns a *ConflictError naming every such file
+// and changes nothing.
+func (c *ChangeSet) Merge(child *ChangeSet) error {
+	if child == c {
+		return nil
+	}
+	if child.root.Dir() != c.root.Dir() {
+		return fmt.Errorf("merge: child works on %s, not %s", child.root.Dir(), c.root.Dir())
+	}
+	child.mu.RLock()
+	cc := make(map[string]*Change, len(child.changes))
+	for k, v := range child.changes {
+		cc[k] = v
+	}
+	origin := child.origin
+	cBases := make(map[string]string, len(child.bases))
+	for k, v := range child.bases {
+		cBases[k] = v
+	}
+	cDocs := make(map[string][]byte, len(child.baseDoc))
+	for k, v := range child.baseDoc {
+		cDocs[k] = v
+	}
+	child.mu.RUnlock()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	touched := map[string]bool{}
+	for k, ch := range cc {
+		if !ch.same(origin[k]) {
+			touched[k] = true
+		}
+	}
+	for k := range origin {
+		if _, ok := cc[k]; !ok {
+			touched[k] = true // the child reverted it
+		}
+	}
+	var conflicts []string
+	for k := range touched {
+		mine, theirs := c.changes[k], cc[k]
+		if !mine.same(origin[k]) && !mine.same(theirs) {
+			conflicts = append(conflicts, k)
+		}
+	}
+	if len(conflicts) > 0 {
+		slices.Sort(conflicts)
+		return &ConflictError{Files: conflicts}
+	}
+	for k := range touched {
+		if ch, ok := cc[k]; ok {
+			c.changes[k] = ch
+			if d, ok := cDocs[k]; ok {
+				c.baseDoc[k] = d
+			}
+		} else {
+			delete(c.changes, k)
+			delete(c.baseDoc, k)
+		}
+	}
+	for k, v := range cBases {
+		if _, ok := c.bases[k]; !ok {
+			c.bases[k] = v
+		}
+	}
+	return nil
+}
