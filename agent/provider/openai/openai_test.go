@@ -85,7 +85,7 @@ func transcript() *model.Request {
 	return &model.Request{
 		System:    "Be careful.",
 		MaxTokens: 4096,
-		Tools: []model.ToolSpec{{Name: "grep", Description: "Search", Schema: json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string"}},"required":["pattern"]}`)}},
+		Tools:     []model.ToolSpec{{Name: "grep", Description: "Search", Schema: json.RawMessage(`{"type":"object","properties":{"pattern":{"type":"string"}},"required":["pattern"]}`)}},
 		Messages: []model.Message{
 			{Role: model.RoleUser, Text: "Find it."},
 			{Role: model.RoleAssistant, Text: "Searching.", ToolCalls: []model.ToolCall{
