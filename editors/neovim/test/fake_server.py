@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""A small LSP server for the Neovim plugin's tests.
+
+It speaks JSON-RPC 2.0 with Content-Length framing over stdio, like
+ioh-lsp, and plays SPEC section 8's held-proposal flow for a client without
+change-annotation support: ioh.ask answers {runId}, then reports
+$/progress, publishes an `ioh` diagnostic and sends window/showMessageRequest
+(Apply / Show diff / Reject); ioh.showDiff returns the diff; ioh.approve
+sends the plain workspace/applyEdit and answers with the outcome. Every
+message it receives is kept; the command fake.calls returns them.
+"""
+import json
+import sys
+
+IN = sys.stdin.buffer
+OUT = sys.stdout.buffer
+calls = []
+next_id = 1000
+runs = {}
+# The fixture's bug: calc.go line 5 (0-based 4) reads "\treturn a - b".
+FIX_RANGE = {"start": {"line": 4, "character": 8}, "end": {"line": 4, "character": 13}}
+DIFF = "--- a/calc.go\n+++ b/calc.go\n@@ -4,3 +4,3 @@\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b\n }\n"
+
+
+def read():
+    length = None
+    while True:
+        line = IN.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        k, _, v = line.decode().partition(":")
+        if k.lower() == "content-length":
+            length = int(v)
+    if length is None:
+        raise SystemExit("fake server: message without Content-Length")
+    return json.loads(IN.read(length))
+
+
+def send(msg):
+    msg["jsonrpc"] = "2.0"
+    body = json.dumps(msg).encode()
+    OUT.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    OUT.flush()
+
+
+def notify(method, params):
+    send({"method": method, "params": params})
+
+
+def request(method, params):
+    """Sends a request and serves incoming messages until its answer comes."""
+    global next_id
+    next_id += 1
+    rid = next_id
+    send({"id": rid, "method": method, "params": params})
+    while True:
+        msg = read()
+        if msg is None:
+            raise SystemExit(0)
+        if "method" not in msg and msg.get("id") == rid:
+            return msg.get("result"), msg.get("error")
+        handle(msg)
+
+
+def diag(uri, message, severity):
+    notify("textDocument/publishDiagnostics", {"uri": uri, "diagnostics": [{
+        "range": FIX_RANGE, "severity": severity, "source": "ioh", "message": message}]})
+
+
+def progress(run, value):
+    notify("$/progress", {"token": "ioh/" + run, "value": value})
+
+
+def command(name, args):
+    arg = args[0] if args else None
+    if name == "fake.calls":
+        return calls
+    if name == "ioh.ask":
+        if not isinstance(arg, dict) or not arg.get("goal"):
+            return {"__error": "ioh.ask: missing argument object with [goal]"}
+        run = "r-%d" % (len(runs) + 1)
+        runs[run] = {"runId": run, "goal": arg["goal"], "outcome": "running", "steps": 0,
+                     "tokens": 0, "costUsd": 0, "started": "2026-11-29T22:00:00Z", "uri": arg.get("uri")}
+        return {"runId": run, "__after": run}
+    if name == "ioh.showDiff":
+        return {"runId": arg["runId"], "diff": DIFF}
+    if name in ("ioh.approve", "ioh.reject"):
+        run = runs.get(arg and arg.get("runId"))
+        if run is None:
+            return {"__error": "%s: no run %r in this session" % (name, arg)}
+        if name == "ioh.reject":
+            run["outcome"] = "rejected"
+        else:
+            res, err = request("workspace/applyEdit", {"label": "ioh: " + run["goal"], "edit": {
+                "changes": {run["uri"]: [{"range": FIX_RANGE, "newText": "a + b"}]}}})
+            run["outcome"] = "applied" if (res and res.get("applied")) else "rejected"
+            diag(run["uri"], "run %s, step 2: edit_file — make Add add" % run["runId"], 3)
+        progress(run["runId"], {"kind": "end", "message": run["outcome"]})
+        return {"runId": run["runId"], "outcome": run["outcome"]}
+    if name == "ioh.runs":
+        return [{k: v for k, v in r.items() if k != "uri"} for r in runs.values()]
+    return {"__error": "unknown command %r" % name}
+
+
+def after_ask(run):
+    r = runs[run]
+    request("window/workDoneProgress/create", {"token": "ioh/" + run})
+    progress(run, {"kind": "begin", "title": "ioh: " + r["goal"], "cancellable": True, "message": "run " + run})
+    r.update(steps=2, tokens=2000, costUsd=0.0036)
+    progress(run, {"kind": "report", "message": "step 2 · 2000 tokens · $0.0036 · edit_file"})
+    diag(r["uri"], "run %s, step 2: edit_file — make Add add (pending review)" % run, 3)
+    r["outcome"] = "awaiting_approval"
+    request("window/showMessageRequest", {"type": 3, "message": "ioh run %s: verified change to 1 file(s) ready: Add now adds" % run,
+                                          "actions": [{"title": "Apply"}, {"title": "Show diff"}, {"title": "Reject"}]})
+
+
+def handle(msg):
+    method = msg.get("method")
+    calls.append({"method": method, "params": msg.get("params")})
+    if method is None:
+        return
+    mid = msg.get("id")
+    if method == "initialize":
+        send({"id": mid, "result": {"serverInfo": {"name": "ioh-lsp"}, "capabilities": {
+            "textDocumentSync": 2, "executeCommandProvider": {"commands": [
+                "ioh.run", "ioh.ask", "ioh.approve", "ioh.reject", "ioh.cancel", "ioh.resume",
+                "ioh.trace", "ioh.runs", "ioh.clearTrace", "ioh.showDiff"]}}}})
+    elif method == "initialized":
+        res, _ = request("workspace/configuration", {"items": [{"section": "ioh"}]})
+        calls.append({"method": "fake/configuration", "params": res})
+    elif method == "workspace/executeCommand":
+        p = msg["params"]
+        res = command(p["command"], p.get("arguments") or [])
+        if isinstance(res, dict) and "__error" in res:
+            send({"id": mid, "error": {"code": -32602, "message": res["__error"]}})
+            return
+        after = res.pop("__after", None) if isinstance(res, dict) else None
+        send({"id": mid, "result": res})
+        if after:
+            after_ask(after)
+    elif method == "shutdown":
+        send({"id": mid, "result": None})
+    elif method == "exit":
+        raise SystemExit(0)
+    elif mid is not None:
+        send({"id": mid, "error": {"code": -32601, "message": "method not found: " + method}})
+
+
+def main():
+    while True:
+        msg = read()
+        if msg is None:
+            return
+        handle(msg)
+
+
+if __name__ == "__main__":
+    main()

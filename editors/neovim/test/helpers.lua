@@ -1,0 +1,75 @@
+-- Test helpers for headless Neovim: assertions that count, waits on the
+-- event loop, and an exit status for the shell.
+local H = { passed = 0, failed = 0 }
+
+local function out(s)
+  io.stdout:write(s .. "\n")
+  io.stdout:flush()
+end
+
+function H.log(s)
+  out("  " .. s)
+end
+
+function H.ok(cond, name, detail)
+  if cond then
+    H.passed = H.passed + 1
+    out("ok   " .. name)
+  else
+    H.failed = H.failed + 1
+    out("FAIL " .. name .. (detail and ("\n     " .. detail:gsub("\n", "\n     ")) or ""))
+  end
+  return cond
+end
+
+--- eq compares with vim.deep_equal and shows got and want on failure.
+function H.eq(got, want, name)
+  return H.ok(vim.deep_equal(got, want), name, "got:  " .. vim.inspect(got) .. "\nwant: " .. vim.inspect(want))
+end
+
+function H.match(s, pat, name)
+  return H.ok(type(s) == "string" and s:find(pat) ~= nil, name, "got " .. vim.inspect(s) .. ", want a match for " .. pat)
+end
+
+--- wait runs the event loop until pred holds or ms pass.
+function H.wait(ms, pred, name, detail)
+  local ok = vim.wait(ms, pred, 20)
+  return H.ok(ok, name, not ok and detail and detail() or nil)
+end
+
+function H.read(path)
+  local f = io.open(path, "r")
+  if not f then
+    return nil
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+--- copy copies a fixture directory to a fresh temporary one.
+function H.copy_fixture(src)
+  local dst = vim.fn.tempname()
+  vim.fn.mkdir(dst, "p")
+  for _, name in ipairs(vim.fn.readdir(src)) do
+    vim.fn.writefile(vim.fn.readfile(src .. "/" .. name, "b"), dst .. "/" .. name, "b")
+  end
+  return dst
+end
+
+--- run calls body, then exits nvim: 0 when every check passed.
+function H.run(body)
+  local ok, err = xpcall(body, debug.traceback)
+  if not ok then
+    H.failed = H.failed + 1
+    out("FAIL uncaught error: " .. tostring(err))
+  end
+  out(string.format("%d passed, %d failed", H.passed, H.failed))
+  if H.failed > 0 then
+    vim.cmd("cquit 1")
+  else
+    vim.cmd("qall!")
+  end
+end
+
+return H

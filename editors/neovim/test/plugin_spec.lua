@@ -1,0 +1,136 @@
+-- The plugin against test/fake_server.py: setup → attach → :IohAsk →
+-- progress and an `ioh` diagnostic → held proposal opens the review
+-- buffer → `a` applies → buffer and disk fixed. Plus the pure functions.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+package.path = here .. "/?.lua;" .. package.path
+local H = require("helpers")
+
+H.run(function()
+  vim.cmd("runtime plugin/ioh.lua")
+  H.eq(vim.fn.exists(":IohAsk"), 2, "user commands are defined")
+  for _, c in ipairs({ "IohRun", "IohApprove", "IohReject", "IohCancel", "IohTrace", "IohRuns" }) do
+    H.eq(vim.fn.exists(":" .. c), 2, ":" .. c .. " is defined")
+  end
+
+  -- Options: validation names the key; the server sees only SPEC keys.
+  local config = require("ioh.config")
+  local bad = {
+    { { approve = "yes" }, "approve" },
+    { { model = { provider = "gemini" } }, "model.provider" },
+    { { model = { api_key_env = "HOME" } }, "model.api_key_env" },
+    { { model = { temperature = "1" } }, "model.temperature" },
+    { { budget = { wall = "soon" } }, "budget.wall" },
+    { { budget = { steps = -1 } }, "budget.steps" },
+    { { policy = { rules = { { act = "sudo", effect = "allow", pattern = "*" } } } }, "policy.rules%[1%]" },
+    { { cmd = "ioh-lsp" }, "cmd" },
+    { { colour = "red" }, "colour" },
+  }
+  for _, c in ipairs(bad) do
+    local ok, err = pcall(config.validate, c[1])
+    H.ok(not ok and tostring(err):find("^ioh.setup: " .. c[2]) ~= nil, "setup rejects bad " .. c[2]:gsub("%%", ""), tostring(err))
+  end
+  H.eq(config.server_config(config.validate({ model = { provider = "anthropic", name = "claude-sonnet-4-6", base_url = "" }, budget = { steps = 40, cost_usd = 2 }, trusted = {} })),
+    { model = { provider = "anthropic", name = "claude-sonnet-4-6" }, budget = { steps = 40, cost_usd = 2 } }, "server config keeps set keys only")
+
+  -- Pure helpers.
+  local handlers = require("ioh.handlers")
+  H.eq(handlers.run_in_message("ioh run r-12: verified change to 2 file(s) ready: x"), "r-12", "run id from the held proposal's message")
+  H.eq(handlers.run_in_message("something else"), nil, "no run id in other messages")
+  H.eq(handlers.touched({ changes = { ["file:///b"] = {}, ["file:///a"] = {} }, documentChanges = {
+    { textDocument = { uri = "file:///c" }, edits = {} }, { kind = "create", uri = "file:///d" }, { kind = "rename", oldUri = "file:///e", newUri = "file:///f" } } }),
+    { "file:///a", "file:///b", "file:///c", "file:///d", "file:///f" }, "touched files of a workspace edit")
+  local status = require("ioh.status")
+  status.reset()
+  H.eq(status.text(), "", "idle status is empty")
+  status.on_progress({ token = "ioh/r-1", value = { kind = "begin", title = "ioh: fix", message = "run r-1" } })
+  status.on_progress({ token = "ioh/r-2", value = { kind = "begin", title = "ioh: other" } })
+  status.on_progress({ token = "ioh/r-1", value = { kind = "report", message = "step 3 · 1200 tokens · $0.0100" } })
+  status.on_progress({ token = "other/1", value = { kind = "begin", title = "not ours" } })
+  H.eq(status.text(), "ioh r-2 +1", "status shows the newest run and how many more")
+  status.on_progress({ token = "ioh/r-2", value = { kind = "end", message = "verified" } })
+  status.set_pending("r-2", true)
+  H.eq(status.text(), "ioh r-1: step 3 · 1200 tokens · $0.0100 · 1 to review", "status with a run and a proposal")
+  status.reset()
+  H.eq(require("ioh.review").lines("r-1", "-a\n+b\n", nil, { approve = "a", reject = "r", close = "q" }),
+    { "# ioh run r-1: proposed change", "# a: apply   r: reject   q: close", "", "-a", "+b" }, "review buffer text")
+  local lines = require("ioh.runs").format({ { runId = "r-1", goal = "fix  it", outcome = "applied", steps = 3, tokens = 1200, costUsd = 0.01, started = "2026-11-29T22:00:00Z" } })
+  H.eq(#lines, 2, "runs list has a header and one line")
+  H.match(lines[2], "^r%-1%s+applied%s+3 steps%s+1200 tok %$0%.0100  2026%-11%-29T22:00:00Z  fix it$", "runs list line")
+
+  -- End to end against the fake server.
+  local dir = H.copy_fixture(here .. "/fixture/calc")
+  local cassette = dir .. "/cassette.json"
+  require("ioh").setup({
+    cmd = { "python3", here .. "/fake_server.py" },
+    model = { provider = "replay", cassette = cassette },
+    approve = "ask",
+  })
+  vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/calc.go"))
+  local buf = vim.api.nvim_get_current_buf()
+  local client = require("ioh.client")
+  H.wait(5000, function()
+    local c = client.get(buf)
+    return c ~= nil and c.initialized ~= false and vim.lsp.buf_is_attached(buf, c.id)
+  end, "the buffer is attached to ioh-lsp")
+  local c = client.get(buf)
+  local function calls()
+    local res = c.request_sync("workspace/executeCommand", { command = "fake.calls", arguments = {} }, 5000, buf)
+    return res and res.result or {}
+  end
+  local function find(method, cmd)
+    for _, m in ipairs(calls()) do
+      if m.method == method and (cmd == nil or (m.params and m.params.command == cmd)) then
+        return m.params
+      end
+    end
+  end
+  H.wait(5000, function() return find("fake/configuration") ~= nil end, "server pulled workspace/configuration")
+  local init = find("initialize")
+  H.eq(init and init.initializationOptions, { ioh = { model = { provider = "replay", cassette = cassette }, approve = "ask" } }, "initializationOptions.ioh")
+  H.eq(init and init.rootUri, vim.uri_from_fname(dir), "root is the fixture (go.mod)")
+  H.eq(find("fake/configuration"), { { model = { provider = "replay", cassette = cassette }, approve = "ask" } }, "workspace/configuration section ioh")
+
+  vim.cmd("2,5IohAsk make the failing test pass")
+  H.wait(5000, function() return require("ioh.review").find("r-1") ~= nil end, "the held proposal opens the review buffer")
+  local ask = find("workspace/executeCommand", "ioh.ask")
+  H.eq(ask and ask.arguments, { { goal = "make the failing test pass", uri = vim.uri_from_fname(dir .. "/calc.go"),
+    range = { start = { line = 1, character = 0 }, ["end"] = { line = 5, character = 0 } } } }, "ioh.ask arguments")
+  local rb = require("ioh.review").find("r-1")
+  H.wait(2000, function()
+    return vim.tbl_contains(vim.api.nvim_buf_get_lines(rb, 0, -1, false), "+\treturn a + b")
+  end, "the review buffer shows the diff")
+  H.eq(vim.bo[rb].filetype, "diff", "review buffer is a diff")
+  H.eq(require("ioh").status(), "ioh r-1: step 2 · 2000 tokens · $0.0036 · edit_file · 1 to review", "statusline during review")
+  local diags = vim.diagnostic.get(buf)
+  H.ok(#diags == 1 and diags[1].source == "ioh", "an ioh diagnostic is shown", vim.inspect(diags))
+
+  -- Approve from the review buffer with its mapping.
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(rb))
+  vim.api.nvim_feedkeys("a", "x", false)
+  H.wait(5000, function()
+    return vim.api.nvim_buf_get_lines(buf, 4, 5, false)[1] == "\treturn a + b"
+  end, "the buffer is fixed", function() return vim.inspect(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) end)
+  H.wait(5000, function()
+    return (H.read(dir .. "/calc.go") or ""):find("return a %+ b") ~= nil
+  end, "the file on disk is fixed")
+  H.eq(vim.bo[buf].modified, false, "the buffer is saved")
+  H.wait(2000, function() return require("ioh.review").find("r-1") == nil end, "the review buffer closes")
+  H.eq((find("workspace/executeCommand", "ioh.approve") or {}).arguments, { { runId = "r-1" } }, "ioh.approve arguments")
+  H.eq(require("ioh").status(), "", "status is idle after the run")
+
+  -- :IohRuns lists the run.
+  vim.cmd("IohRuns")
+  H.wait(3000, function() return vim.fn.bufnr("ioh://runs") ~= -1 end, ":IohRuns opens the list")
+  local rl = vim.api.nvim_buf_get_lines(vim.fn.bufnr("ioh://runs"), 0, -1, false)
+  H.match(rl[2], "^r%-1%s+applied", ":IohRuns shows the applied run")
+
+  -- Bad input from the user: a clear message, no request.
+  local msgs = {}
+  local orig = vim.notify
+  vim.notify = function(m) table.insert(msgs, m) end
+  vim.cmd("IohRun " .. dir .. "/missing.ioh.yaml")
+  vim.notify = orig
+  H.match(msgs[1], "^ioh: run: no task file", ":IohRun on a missing file says so")
+
+  client.stop()
+end)
