@@ -59,15 +59,35 @@ func (h *Harness) policyFor(c *contract.Contract, parent *policy.Policy) (*polic
 		}
 	}
 	protect := append([]string(nil), c.Verify.Protect...)
-	if c.Path != "" {
-		if rel, err := filepath.Rel(h.opts.Root.Dir(), c.Path); err == nil && !strings.HasPrefix(rel, "..") {
-			protect = append(protect, filepath.ToSlash(rel))
-		}
+	if rel := h.contractRel(c.Path); rel != "" {
+		protect = append(protect, rel)
 	}
 	task := policy.LayerRules{Layer: policy.LayerTask, Rules: append(append([]policy.Rule(nil), c.Policy.Rules...), policy.ProtectRules(protect)...)}
 	task.Rules = append(task.Rules, policy.ScopeRule(c.Scope.Write).Rules...)
 	return base.With(task)
 }
+
+// contractRel is the contract file's workspace-relative path, "" when it
+// is inline or outside the workspace.
+func (h *Harness) contractRel(path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	rel, err := filepath.Rel(h.opts.Root.Dir(), abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+func (a *agentRun) contractRel() string { return a.h.contractRel(a.st.ContractPath) }
 
 // newRoot creates a root run's row and state.
 func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun, error) {
@@ -83,8 +103,14 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 		return nil, fmt.Errorf("start run: provider %s: %w", c.Model.Provider, err)
 	}
 	now := time.Now()
+	cpath := c.Path
+	if cpath != "" {
+		if abs, err := filepath.Abs(cpath); err == nil {
+			cpath = abs
+		}
+	}
 	a := &agentRun{
-		h: h, id: newID("r-"), c: c, st: &runState{ContractPath: c.Path},
+		h: h, id: newID("r-"), c: c, st: &runState{ContractPath: cpath},
 		base: base, pol: base, cs: workspace.NewChangeSet(h.opts.Root), provider: prov,
 		started: now, ledger: NewLedger(c.Budget.Tokens, c.Budget.CostUSD),
 	}

@@ -36,7 +36,14 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 		a.st.Phase = phaseProposal
 		return tools.Result{Content: "finished; the contract has no checks, so the change is unverified"}, proposeNext, nil
 	}
-	rep, err := a.h.opts.Verify(ctx, a.h.opts.Sandbox, a.h.opts.Root.Dir(), a.cs.Changes(), a.c.Verify, sc)
+	rep, err := a.h.opts.Verify(ctx, verify.Options{
+		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
+		ContractPath: a.contractRel(),
+		OnCheck: func(c verify.CheckResult) {
+			sc.add(a.event(trace.EventVerification, map[string]any{"check": c.Name, "phase": c.Phase, "passed": c.Passed,
+				"exit_code": c.ExitCode, "duration_ms": c.Duration.Milliseconds(), "locations": c.Locations, "backend": c.Backend}))
+		},
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, nil, ctx.Err()
@@ -46,7 +53,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 	a.st.Report = rep
 	sc.add(a.event(trace.EventVerification, verificationFields(rep)))
 	switch {
-	case rep.Passed && (rep.Proves || !a.c.Verify.RedGreen):
+	case rep.Passed && rep.Proves:
 		a.st.Phase = phaseProposal
 		return tools.Result{Content: fmt.Sprintf("verified: all %d checks passed", len(a.c.Verify.Checks))}, proposeNext, nil
 	case rep.Passed:

@@ -23,8 +23,8 @@ import (
 type ProviderFactory func(m contract.Model) (model.Provider, error)
 
 // VerifyFunc runs a contract's checks against the workspace with changes
-// staged (verify.Run has this shape).
-type VerifyFunc func(ctx context.Context, sb contain.Sandbox, root string, changes []workspace.Change, v contract.Verify, sink trace.Sink) (*verify.Report, error)
+// staged; verify.RunWith is the real one (and the default).
+type VerifyFunc func(ctx context.Context, o verify.Options) (*verify.Report, error)
 
 // CostFunc prices one call's usage in USD for the model that answered.
 type CostFunc func(provider, model string, u model.Usage) float64
@@ -43,8 +43,7 @@ type Options struct {
 	Layers []policy.LayerRules
 	Logger *slog.Logger
 
-	// Verify runs checks; nil uses a plain runner over Sandbox (each check
-	// once, exit code compared, no red/green or output parsing).
+	// Verify runs checks; nil uses verify.RunWith.
 	Verify VerifyFunc
 	// Cost prices usage; nil counts every call as free (cost budgets then
 	// never trip).
@@ -88,7 +87,7 @@ func New(o Options) (*Harness, error) {
 		o.Approver = deferApprover{}
 	}
 	if o.Verify == nil {
-		o.Verify = plainVerify
+		o.Verify = verify.RunWith
 	}
 	hasBuiltin := false
 	for _, l := range o.Layers {

@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+)
+
+// treeProvider makes every agent spawn fanout children (in one turn) until
+// depth, each leaf write a file of its own, and everyone finish. It
+// reports usage no larger than the call's budget allows (as a real model
+// bounded by max_tokens would) and tracks how many calls overlap.
+type treeProvider struct {
+	fanout, depth int
+	mu            sync.Mutex
+	inflight      int
+	peak          int
+}
+
+func (p *treeProvider) Name() string { return "tree" }
+
+func (p *treeProvider) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	p.mu.Lock()
+	p.inflight++
+	p.peak = max(p.peak, p.inflight)
+	p.mu.Unlock()
+	defer func() { p.mu.Lock(); p.inflight--; p.mu.Unlock() }()
+	time.Sleep(20 * time.Millisecond) // let calls overlap
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	turns := 0
+	for _, m := range req.Messages {
+		if m.Role == model.RoleAssistant {
+			turns++
+		}
+	}
+	level := strings.Count(req.Agent, "/")
+	resp := &model.Response{Usage: model.Usage{InputTokens: estimateInput(req) * 3 / 4, OutputTokens: min(40, int64(req.MaxTokens))}}
+	call := func(name string, a any) {
+		b, _ := json.Marshal(a)
+		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{Name: name, Arguments: b})
+	}
+	switch {
+	case turns == 0 && level < p.depth:
+		for i := 0; i < p.fanout; i++ {
+			call("spawn_agent", args{"goal": fmt.Sprintf("%s/%d", req.Agent, i)})
+		}
+	case turns == 0:
+		call("write_file", args{"path": "out/" + strings.ReplaceAll(req.Agent, "/", "_") + ".txt", "content": req.Agent})
+	default:
+		call("finish", args{"summary": "done " + req.Agent})
+	}
+	return resp, nil
+}
+
+func TestSubAgentTreeHoldsCapsAndLedger(t *testing.T) {
+	before := runtime.NumGoroutine()
+	f := newFixture(t, map[string]string{"README": "r"}, nil)
+	prov := &treeProvider{fanout: 5, depth: 3}
+	h, err := New(Options{Root: f.root, Store: f.store, Approver: f.appr, Sandbox: copySandbox{t},
+		Providers: func(contract.Model) (model.Provider, error) { return prov, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := goal("tree")
+	c.Agents = contract.Agents{MaxTotal: 100, MaxDepth: 3, MaxConcurrent: 4}
+	c.Budget.Tokens = 400000
+	r, err := h.Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Wait()
+	rows, err := f.store.Tree(context.Background(), r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeApplied && res.Outcome != OutcomeBudgetExceeded {
+		for _, row := range rows[:min(len(rows), 8)] {
+			t.Logf("%s parent %s: %s %s %s", row.ID, row.Parent, row.Goal, row.Outcome, row.Error)
+		}
+		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
+	}
+	if len(rows) > 100 {
+		t.Errorf("%d agents, the cap is 100", len(rows))
+	}
+	var tokens int64
+	depth := map[string]int{r.ID(): 0}
+	for _, row := range rows {
+		tokens += row.Totals.Tokens()
+		if row.ID != r.ID() {
+			d, ok := depth[row.Parent]
+			if !ok {
+				t.Fatalf("run %s has unknown parent %q", row.ID, row.Parent)
+			}
+			depth[row.ID] = d + 1
+			if d+1 > 3 {
+				t.Errorf("run %s at depth %d", row.ID, d+1)
+			}
+		}
+		if row.Outcome == string(OutcomeRunning) {
+			t.Errorf("run %s left running", row.ID)
+		}
+	}
+	if tokens > c.Budget.Tokens {
+		t.Errorf("tree spent %d tokens, the ledger holds %d", tokens, c.Budget.Tokens)
+	}
+	if prov.peak > 4 {
+		t.Errorf("%d model calls overlapped, max_concurrent is 4", prov.peak)
+	}
+	if len(rows) < 50 {
+		t.Errorf("only %d agents ran: the tree did not grow", len(rows))
+	}
+	t.Logf("%d agents, %d tokens of %d, peak concurrency %d, outcome %s", len(rows), tokens, c.Budget.Tokens, prov.peak, res.Outcome)
+	// Every goroutine the run started has ended.
+	for i := 0; i < 200 && runtime.NumGoroutine() > before+2; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines left (from %d):\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestLedgerNeverOverdraws(t *testing.T) {
+	root := NewLedger(10000, 0)
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			l := root.Child(int64(500+i*10), 0)
+			for {
+				r, err := l.Reserve(120, 0)
+				if err != nil {
+					return
+				}
+				r.Settle(100+int64(i%20), 0)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if spent, _ := root.Spent(); spent > 10000 || root.Overdrawn() {
+		t.Errorf("spent %d of 10000", spent)
+	}
+}
+
+func TestCancelStopsSubtree(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	started := make(chan struct{})
+	var once sync.Once
+	prov := providerFunc(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		if req.Agent == "" {
+			return say(10, "spawn_agent", args{"goal": "child"}).resp, nil
+		}
+		once.Do(func() { close(started) })
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	h, err := New(Options{Root: f.root, Store: f.store, Providers: func(contract.Model) (model.Provider, error) { return prov, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.Start(context.Background(), goal("parent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if !h.Cancel(r.ID()) {
+		t.Fatal("Cancel found no run")
+	}
+	if res := r.Wait(); res.Outcome != OutcomeCancelled {
+		t.Errorf("outcome %s", res.Outcome)
+	}
+	rows, _ := f.store.Tree(context.Background(), r.ID())
+	for _, row := range rows {
+		if row.Outcome != string(OutcomeCancelled) {
+			t.Errorf("run %s (parent %q): %s", row.ID, row.Parent, row.Outcome)
+		}
+	}
+	if len(rows) != 2 {
+		t.Errorf("%d runs, want 2", len(rows))
+	}
+}
+
+type providerFunc func(ctx context.Context, req *model.Request) (*model.Response, error)
+
+func (providerFunc) Name() string { return "func" }
+func (f providerFunc) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return f(ctx, req)
+}
