@@ -12,6 +12,17 @@ H.run(function()
     H.eq(vim.fn.exists(":" .. c), 2, ":" .. c .. " is defined")
   end
 
+  -- :help ioh works once helptags ran (in a copy, so the tree stays clean).
+  local docdir = vim.fn.tempname() .. "/doc"
+  vim.fn.mkdir(docdir, "p")
+  vim.fn.writefile(vim.fn.readfile(here .. "/../doc/ioh.txt"), docdir .. "/ioh.txt")
+  vim.cmd("helptags " .. vim.fn.fnameescape(docdir))
+  vim.opt.runtimepath:append(vim.fn.fnamemodify(docdir, ":h"))
+  for _, tag in ipairs({ "ioh", "ioh.setup()", ":IohAsk", ":IohRuns", "ioh-review", "ioh.status()" }) do
+    H.ok(pcall(vim.cmd, "help " .. tag), ":help " .. tag)
+  end
+  vim.cmd("helpclose")
+
   -- Options: validation names the key; the server sees only SPEC keys.
   local config = require("ioh.config")
   local bad = {

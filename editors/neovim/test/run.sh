@@ -1,7 +1,8 @@
 #!/bin/sh
 # Neovim plugin tests, headless. First the plugin against a fake LSP server
-# (test/fake_server.py), then, when $IOH_LSP names a built ioh-lsp, the
-# real end-to-end run (test/e2e_spec.lua) with the replay provider.
+# (test/fake_server.py), then the real end-to-end run (test/e2e_spec.lua)
+# against $IOH_LSP with the replay provider, when IOH_E2E=1 (by hand:
+# IOH_LSP=$PWD/bin/ioh-lsp IOH_E2E=1 sh editors/neovim/test/run.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 plugin=$(dirname "$here")
@@ -23,8 +24,8 @@ run() {
 }
 
 run plugin_spec.lua
-if [ -n "${IOH_LSP:-}" ] && [ "${IOH_E2E:-1}" != 0 ]; then
+if [ -n "${IOH_LSP:-}" ] && [ "${IOH_E2E:-0}" = 1 ]; then
   IOH_LSP=$IOH_LSP run e2e_spec.lua
 else
-  echo "== editors/neovim: e2e_spec.lua skipped (IOH_LSP unset or IOH_E2E=0)"
+  echo "== editors/neovim: e2e_spec.lua not run (set IOH_E2E=1 and IOH_LSP to run it)"
 fi

@@ -1,0 +1,90 @@
+-- End to end against the real ioh-lsp ($IOH_LSP) on Neovim without
+-- change-annotation support: open the fixture project (a failing Go test),
+-- :IohAsk with the replay provider (fixture cassette), the server verifies
+-- the change in its sandbox and holds the proposal, the review buffer shows
+-- the diff, `a` applies it; then the buffer and the disk are fixed, the
+-- project's test passes and `ioh` diagnostics are shown.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+package.path = here .. "/?.lua;" .. package.path
+local H = require("helpers")
+
+local TIMEOUT = tonumber(vim.env.IOH_E2E_TIMEOUT or "") or 180000
+
+H.run(function()
+  local bin = vim.env.IOH_LSP or ""
+  if bin == "" or vim.fn.executable(bin) ~= 1 then
+    error("IOH_LSP must name the built ioh-lsp binary, got " .. vim.inspect(bin))
+  end
+  vim.cmd("runtime plugin/ioh.lua")
+  local dir = H.copy_fixture(here .. "/fixture/calc")
+  -- Keep this run's trace store out of the user's state directory.
+  vim.env.IOH_STATE_DIR = vim.fn.tempname()
+  vim.lsp.set_log_level("warn")
+
+  local msgs = {}
+  local orig = vim.notify
+  vim.notify = function(m, level)
+    table.insert(msgs, m)
+    orig(m, level)
+  end
+  local function context()
+    return "notifications: " .. vim.inspect(msgs) .. "\nLSP log: " .. vim.lsp.get_log_path()
+  end
+
+  require("ioh").setup({
+    cmd = { bin, "serve" },
+    model = { provider = "replay", cassette = dir .. "/cassette.json" },
+    approve = "ask",
+  })
+  vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/calc.go"))
+  local buf = vim.api.nvim_get_current_buf()
+  local client = require("ioh.client")
+  if not H.wait(15000, function()
+    local c = client.get(buf)
+    return c ~= nil and vim.lsp.buf_is_attached(buf, c.id) and c.initialized ~= false
+  end, "ioh-lsp starts and attaches", context) then
+    return
+  end
+
+  vim.cmd("IohAsk make the failing test in calc_test.go pass")
+  local review = require("ioh.review")
+  local run
+  if not H.wait(TIMEOUT, function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      local id = vim.api.nvim_buf_get_name(b):match("ioh://review/(.+)$")
+      if id then
+        run = id
+        return true
+      end
+    end
+  end, "the verified change is held and opens the review buffer", context) then
+    return
+  end
+  local rb = review.find(run)
+  H.wait(5000, function()
+    return vim.tbl_contains(vim.api.nvim_buf_get_lines(rb, 0, -1, false), "+\treturn a + b")
+  end, "the review buffer shows the diff", function() return vim.inspect(vim.api.nvim_buf_get_lines(rb, 0, -1, false)) end)
+  H.eq(H.read(dir .. "/calc.go"):find("return a %- b") ~= nil, true, "nothing touched the disk before approval")
+
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(rb))
+  vim.api.nvim_feedkeys("a", "x", false)
+  H.wait(30000, function()
+    return vim.api.nvim_buf_get_lines(buf, 4, 5, false)[1] == "\treturn a + b"
+  end, "the buffer is fixed", function() return vim.inspect(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) .. "\n" .. context() end)
+  H.wait(10000, function()
+    return (H.read(dir .. "/calc.go") or ""):find("return a %+ b") ~= nil
+  end, "the file on disk is fixed", context)
+  H.wait(10000, function()
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.source == "ioh" then
+        return true
+      end
+    end
+  end, "ioh diagnostics are shown", function() return vim.inspect(vim.diagnostic.get(buf)) end)
+  if vim.fn.executable("go") == 1 then
+    local out = vim.fn.system({ "sh", "-c", "cd " .. vim.fn.shellescape(dir) .. " && GOFLAGS=-mod=mod go test ./... 2>&1" })
+    H.eq(vim.v.shell_error, 0, "the project's test passes after the change (" .. vim.trim(out) .. ")")
+  end
+  vim.notify = orig
+  client.stop()
+end)
