@@ -169,7 +169,7 @@ func (c *ChangeSet) set(k, abs string, data []byte, mode fs.FileMode, exists boo
 		c.noteBase(k, base, baseOK)
 		ch = &Change{Path: k, BaseHash: c.bases[k], Op: OpCreate}
 		if baseOK {
-			ch.Op = OpModify
+			ch.Op, ch.Mode = OpModify, baseMode
 			c.baseDoc[k] = base
 			if mode == 0 {
 				mode = baseMode
@@ -197,6 +197,9 @@ func (c *ChangeSet) set(k, abs string, data []byte, mode fs.FileMode, exists boo
 		}
 	default:
 		n.Op, n.Content = OpCreate, bytes.Clone(data)
+	}
+	if n.Op != OpDelete && n.Content == nil {
+		n.Content = []byte{}
 	}
 	if n.Mode == 0 && n.Op != OpDelete {
 		n.Mode = ch.Mode

@@ -32,7 +32,7 @@ func TestLiteralOf(t *testing.T) {
 		{pattern: `(?:abc){2}`, wantLit: "abc"},
 		{pattern: "ParseDuration", fold: true, wantLit: "eduration", wantFold: true}, // 's' folds to U+017F
 		{pattern: "Parameter", fold: true, wantLit: "parameter", wantFold: true, wantExact: true},
-		{pattern: "Ask", fold: true, wantLit: "a", wantFold: true},       // 's' and 'k' fold to non-ASCII runes
+		{pattern: "Ask", fold: true, wantLit: "a", wantFold: true}, // 's' and 'k' fold to non-ASCII runes
 		{pattern: "grep_tool", fold: true, wantLit: "grep_tool", wantFold: true, wantExact: true},
 		{pattern: "ünïcode", wantLit: "ünïcode", wantExact: true},
 		{pattern: "a\nb", wantLit: "", wantExact: false},

@@ -15,9 +15,9 @@ func TestResolve(t *testing.T) {
 	r := newTestRoot(t, map[string]string{"a/b.txt": "b", "c.txt": "c", "real/": ""})
 	d := r.Dir()
 	links := map[string]string{
-		"in":          "a",                   // relative, inside
-		"a/up":        "..",                  // to the root itself
-		"out":         outside,               // absolute, outside
+		"in":          "a",     // relative, inside
+		"a/up":        "..",    // to the root itself
+		"out":         outside, // absolute, outside
 		"rel-out":     "../" + filepath.Base(outside),
 		"a/sneaky":    "../../",              // climbs out
 		"abs-in":      filepath.Join(d, "a"), // absolute, inside
