@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bench/grep.sh: `ioh-lsp grep` and `ioh-lsp find` against ripgrep on the Go
+# source tree, measured side by side in one run (warm cache, median of
+# several runs), after checking that both tools return the same result set.
+# Prints a table with the ratio ioh/rg per pattern (goal: <= 1.5).
+#
+# Needs IOH_LSP (the built binary, `make bench` sets it) and rg; uses
+# hyperfine when installed, a timing loop otherwise.
+set -euo pipefail
+
+IOH_LSP=${IOH_LSP:?set IOH_LSP to the ioh-lsp binary (make bench does)}
+RUNS=${RUNS:-10}
+command -v rg >/dev/null || { echo "grep.sh: ripgrep (rg) is not installed" >&2; exit 1; }
+CORPUS=${CORPUS:-$(go env GOROOT)/src}
+cd "$CORPUS"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# name | ioh-lsp arguments | rg arguments (same semantics: hidden files
+# searched, ignore files honoured, path:line:text output)
+cases=(
+  "rare literal|grep ParseDuration|-n --no-heading --hidden ParseDuration"
+  "common literal|grep 'err != nil'|-n --no-heading --hidden 'err != nil'"
+  "regex with literal|grep 'func \\w+Parse\\w*\\('|-n --no-heading --hidden 'func \\w+Parse\\w*\\('"
+  "case-insensitive|grep -i 'unexpected eof'|-n --no-heading --hidden -i 'unexpected eof'"
+  "find **/*_test.go|find '**/*_test.go'|--files --hidden -g '*_test.go'"
+)
+
+# median_ms CMD: median wall time of RUNS runs in milliseconds.
+median_ms() {
+  local cmd=$1
+  if command -v hyperfine >/dev/null; then
+    hyperfine -N --style none --warmup 2 --runs "$RUNS" -i --export-json "$tmp/h.json" "$cmd" >/dev/null 2>&1
+    python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$tmp/h.json"
+    return
+  fi
+  local i t0 t1 times=()
+  for i in 1 2; do eval "$cmd" >/dev/null 2>&1 || true; done
+  for ((i = 0; i < RUNS; i++)); do
+    t0=$(date +%s%N); eval "$cmd" >/dev/null 2>&1 || true; t1=$(date +%s%N)
+    times+=($(( (t1 - t0) / 1000 )))
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f\n", m/1000}'
+}
+
+printf '%-22s %10s %10s %8s %9s  %s\n' "pattern" "ioh ms" "rg ms" "ioh/rg" "results" "same set"
+fail=0
+for c in "${cases[@]}"; do
+  IFS='|' read -r name ioh rgargs <<<"$c"
+  eval "\"$IOH_LSP\" $ioh" | LC_ALL=C sort >"$tmp/ioh.txt" || true
+  eval "rg $rgargs" | LC_ALL=C sort >"$tmp/rg.txt" || true
+  if cmp -s "$tmp/ioh.txt" "$tmp/rg.txt"; then same=yes; else same=NO; fail=1; fi
+  n=$(wc -l <"$tmp/ioh.txt")
+  ti=$(median_ms "\"$IOH_LSP\" $ioh")
+  tr=$(median_ms "rg $rgargs")
+  ratio=$(awk -v a="$ti" -v b="$tr" 'BEGIN { printf "%.2f", a / b }')
+  printf '%-22s %10s %10s %8s %9s  %s\n' "$name" "$ti" "$tr" "$ratio" "$n" "$same"
+  if [ "$same" = NO ]; then diff "$tmp/ioh.txt" "$tmp/rg.txt" | head -5 >&2; fi
+done
+echo "corpus: $CORPUS ($(nproc) cores, median of $RUNS runs, warm cache)"
+exit $fail
