@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,14 +72,17 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 		}
 	}
 	for j, call := range t.ToolCalls {
-		args := call.Arguments
-		if len(args) == 0 {
-			args = json.RawMessage(`{}`)
+		// Compact, so the arguments are the same bytes however the
+		// cassette was indented.
+		var args bytes.Buffer
+		if len(call.Arguments) == 0 || json.Compact(&args, call.Arguments) != nil {
+			args.Reset()
+			args.WriteString("{}")
 		}
 		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{
 			ID:        fmt.Sprintf("replay_%d_%d", i, j),
 			Name:      call.Name,
-			Arguments: append(json.RawMessage(nil), args...),
+			Arguments: json.RawMessage(args.Bytes()),
 		})
 	}
 	return resp, nil
