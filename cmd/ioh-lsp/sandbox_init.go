@@ -1,6 +1,9 @@
 package main
 
-// maybeSandboxInit runs the sandbox's re-executed init child when this
-// process was started as one, and reports whether it did. Its owner (the
-// sandbox) replaces this file.
-func maybeSandboxInit() bool { return false }
+import "github.com/ioh-lsp/ioh-lsp/sandbox"
+
+// maybeSandboxInit runs the sandbox's re-executed stages (PID 1 of a Linux
+// sandbox, its exec stage, the floor's rlimit stage) when this process was
+// started as one; it then never returns. Otherwise it reports false at
+// once, before main does anything else.
+func maybeSandboxInit() bool { return sandbox.Init() }

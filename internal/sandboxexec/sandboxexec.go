@@ -1,0 +1,163 @@
+// Package sandboxexec adapts package sandbox to the agent's contain.Sandbox
+// interface: it stages a request's change set over the workspace (an
+// overlay on Linux, a copy elsewhere) and runs the command contained.
+// Only cmd/ioh-lsp wires it in; the agent never imports package sandbox.
+package sandboxexec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// Defaults for requests that leave them at zero.
+const (
+	DefaultTimeout     = 10 * time.Minute
+	DefaultOutputLimit = 1 << 20
+)
+
+// ErrBadRequest: a request is malformed (no command, both argv and shell,
+// a relative root, a Dir that leaves the root).
+var ErrBadRequest = errors.New("sandboxexec: bad request")
+
+// Options configure an Adapter (from the `sandbox` config key).
+type Options struct {
+	// Masked paths hidden in addition to sandbox.DefaultMasked.
+	Masked []string
+	// Writable cache directories (GOCACHE, GOMODCACHE, …) that persist
+	// between runs.
+	Writable []string
+	// Env adds KEY=VALUE entries (e.g. GOCACHE=…); secret-looking names
+	// are refused.
+	Env []string
+	// Limits are defaults: CPU, Memory, Procs, Files apply to every run;
+	// Wall and Output apply when a request leaves them at zero.
+	Limits sandbox.Limits
+	// Backend forces a backend ("" picks the strongest that works).
+	Backend string
+	Log     *slog.Logger
+}
+
+// Adapter implements contain.Sandbox with a sandbox.Runner. Safe for
+// concurrent use.
+type Adapter struct {
+	runner *sandbox.Runner
+	opts   Options
+}
+
+var _ contain.Sandbox = (*Adapter)(nil)
+
+// New checks opts and returns an Adapter.
+func New(opts Options) (*Adapter, error) {
+	for _, p := range append(append([]string{}, opts.Masked...), opts.Writable...) {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("%w: path %q is not absolute", ErrBadRequest, p)
+		}
+	}
+	for _, kv := range opts.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%w: environment entry %q is not KEY=VALUE", ErrBadRequest, kv)
+		}
+	}
+	if opts.Limits.Wall <= 0 {
+		opts.Limits.Wall = DefaultTimeout
+	}
+	if opts.Limits.Output <= 0 {
+		opts.Limits.Output = DefaultOutputLimit
+	}
+	return &Adapter{runner: sandbox.NewRunner(opts.Log), opts: opts}, nil
+}
+
+// Exec runs req over its workspace with req.Changes staged on top. Writes
+// the command makes to the workspace go to a private layer and vanish.
+func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Result, error) {
+	argv, err := command(req)
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(req.Root) {
+		return nil, fmt.Errorf("%w: root %q is not absolute", ErrBadRequest, req.Root)
+	}
+	changes, err := convert(req.Changes)
+	if err != nil {
+		return nil, err
+	}
+	stage, err := sandbox.NewStage(req.Root, changes)
+	if err != nil {
+		return nil, fmt.Errorf("stage changes: %w", err)
+	}
+	defer stage.Close()
+	dir := stage.Lower()
+	if req.Dir != "" {
+		rel := path.Clean(filepath.ToSlash(req.Dir))
+		if path.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+			return nil, fmt.Errorf("%w: dir %q leaves the workspace", ErrBadRequest, req.Dir)
+		}
+		dir = filepath.Join(dir, filepath.FromSlash(rel))
+	}
+	limits := a.opts.Limits
+	if req.Timeout > 0 {
+		limits.Wall = req.Timeout
+	}
+	if req.OutputLimit > 0 {
+		limits.Output = req.OutputLimit
+	}
+	var buf bytes.Buffer // both writers share the sandbox's output lock
+	out, err := a.runner.Run(ctx, &sandbox.Spec{
+		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable,
+		Network: req.Network, Limits: limits, Stage: stage, Masked: a.opts.Masked,
+		Backend: a.opts.Backend, Stdout: &buf, Stderr: &buf,
+	})
+	if out == nil {
+		return nil, fmt.Errorf("sandbox exec: %w", err)
+	}
+	res := &contain.Result{
+		ExitCode: out.ExitCode, Signal: out.Signal, CapHit: out.CapHit,
+		Output: buf.Bytes(), Truncated: out.Truncated, Backend: out.Backend,
+		Duration: out.Duration,
+	}
+	return res, err
+}
+
+func command(req *contain.Request) ([]string, error) {
+	switch {
+	case len(req.Argv) > 0 && req.Shell != "":
+		return nil, fmt.Errorf("%w: both argv and shell given", ErrBadRequest)
+	case len(req.Argv) > 0:
+		if req.Argv[0] == "" {
+			return nil, fmt.Errorf("%w: empty command name", ErrBadRequest)
+		}
+		return req.Argv, nil
+	case strings.TrimSpace(req.Shell) != "":
+		return []string{"/bin/sh", "-c", req.Shell}, nil
+	}
+	return nil, fmt.Errorf("%w: no command", ErrBadRequest)
+}
+
+// convert maps workspace changes to the sandbox's staging format. A rename
+// arrives as a delete of From plus a create of Path, so each maps alone.
+func convert(cs []workspace.Change) ([]sandbox.Change, error) {
+	out := make([]sandbox.Change, 0, len(cs))
+	for _, c := range cs {
+		switch c.Op {
+		case workspace.OpDelete:
+			out = append(out, sandbox.Change{Path: c.Path, Delete: true})
+		case workspace.OpCreate, workspace.OpModify:
+			out = append(out, sandbox.Change{Path: c.Path, Content: c.Content, Mode: c.Mode})
+		default:
+			return nil, fmt.Errorf("%w: change %s has unknown op %q", ErrBadRequest, c.Path, c.Op)
+		}
+	}
+	return out, nil
+}

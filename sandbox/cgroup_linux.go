@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// cgroup is one run's control groups: memory and pids caps, either as a
+// v2 leaf (where memory and pids are delegated to us) or as v1 groups under
+// /sys/fs/cgroup/{memory,pids}. Layout is detected, never assumed.
+type cgroup struct {
+	v2     string // v2 leaf directory, or ""
+	memory string // v1 memory group, or ""
+	pids   string // v1 pids group, or ""
+}
+
+var cgroupSeq atomic.Int64
+
+// newCgroup creates groups for the limits that are set and returns the
+// mechanisms it applied or why not. A nil cgroup means none apply.
+func newCgroup(l Limits) (*cgroup, []Mechanism) {
+	if l.Memory <= 0 && l.Procs <= 0 {
+		return nil, nil
+	}
+	name := fmt.Sprintf("ioh-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+	if dir, _ := v2Base(); dir != "" {
+		leaf := filepath.Join(dir, name)
+		if err := os.Mkdir(leaf, 0o755); err == nil {
+			cg := &cgroup{v2: leaf}
+			var ms []Mechanism
+			if l.Memory > 0 {
+				ms = append(ms, mech("cgroup-memory", writeFile(leaf, "memory.max", l.Memory), "v2 "+leaf))
+				_ = writeFile(leaf, "memory.swap.max", 0)
+			}
+			if l.Procs > 0 {
+				ms = append(ms, mech("cgroup-pids", writeFile(leaf, "pids.max", int64(l.Procs)), "v2 "+leaf))
+			}
+			return cg, ms
+		}
+	}
+	cg := &cgroup{}
+	var ms []Mechanism
+	if l.Memory > 0 {
+		dir := filepath.Join("/sys/fs/cgroup/memory", name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			ms = append(ms, Mechanism{"cgroup-memory", StateUnavailable, "no writable cgroup v2 memory controller or v1 memory hierarchy: " + err.Error() + "; rlimit address space instead"})
+		} else {
+			cg.memory = dir
+			err := writeFile(dir, "memory.limit_in_bytes", l.Memory)
+			if err == nil {
+				_ = writeFile(dir, "memory.memsw.limit_in_bytes", l.Memory) // absent without swap accounting
+				_ = writeFile(dir, "memory.swappiness", 0)
+			}
+			ms = append(ms, mech("cgroup-memory", err, "v1 "+dir))
+		}
+	}
+	if l.Procs > 0 {
+		dir := filepath.Join("/sys/fs/cgroup/pids", name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			ms = append(ms, Mechanism{"cgroup-pids", StateUnavailable, "no writable cgroup v2 pids controller or v1 pids hierarchy: " + err.Error() + "; rlimit processes instead"})
+		} else {
+			cg.pids = dir
+			ms = append(ms, mech("cgroup-pids", writeFile(dir, "pids.max", int64(l.Procs)), "v1 "+dir))
+		}
+	}
+	if cg.memory == "" && cg.pids == "" {
+		return nil, ms
+	}
+	return cg, ms
+}
+
+// v2Base returns our own v2 cgroup's directory when memory and pids are
+// delegated to its children.
+func v2Base() (string, string) {
+	mnt := ""
+	for _, m := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		if _, err := os.Stat(filepath.Join(m, "cgroup.controllers")); err == nil {
+			mnt = m
+			break
+		}
+	}
+	if mnt == "" {
+		return "", "no cgroup v2 mount"
+	}
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err.Error()
+	}
+	own := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			own = p
+		}
+	}
+	dir := filepath.Join(mnt, own)
+	sub, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		return "", err.Error()
+	}
+	f := strings.Fields(string(sub))
+	if !contains(f, "memory") || !contains(f, "pids") {
+		return "", "cgroup v2 at " + dir + " delegates " + strings.Join(f, ",") + ", not memory and pids"
+	}
+	return dir, ""
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func mech(name string, err error, detail string) Mechanism {
+	if err != nil {
+		return Mechanism{name, StateFailed, err.Error()}
+	}
+	return Mechanism{name, StateApplied, detail}
+}
+
+func writeFile(dir, name string, v int64) error {
+	return os.WriteFile(filepath.Join(dir, name), []byte(strconv.FormatInt(v, 10)), 0o644)
+}
+
+// join moves pid into the groups.
+func (c *cgroup) join(pid int) error {
+	var errs []error
+	for _, d := range []string{c.v2, c.memory, c.pids} {
+		if d != "" {
+			errs = append(errs, writeFile(d, "cgroup.procs", int64(pid)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// memoryApplied and pidsApplied say which caps the groups carry.
+func (c *cgroup) memoryApplied() bool { return c != nil && (c.v2 != "" || c.memory != "") }
+func (c *cgroup) pidsApplied() bool   { return c != nil && (c.v2 != "" || c.pids != "") }
+
+// capHit reads the groups' event counters after the run.
+func (c *cgroup) capHit() string {
+	if c == nil {
+		return ""
+	}
+	if c.v2 != "" {
+		if counter(filepath.Join(c.v2, "memory.events"), "oom_kill") > 0 {
+			return CapMemory
+		}
+		if counter(filepath.Join(c.v2, "pids.events"), "max") > 0 {
+			return CapProcesses
+		}
+		return ""
+	}
+	if c.memory != "" && counter(filepath.Join(c.memory, "memory.oom_control"), "oom_kill") > 0 {
+		return CapMemory
+	}
+	if c.pids != "" && counter(filepath.Join(c.pids, "pids.events"), "max") > 0 {
+		return CapProcesses
+	}
+	return ""
+}
+
+func counter(file, key string) int64 {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if ok && k == key {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// remove deletes the groups; the processes in them are already gone
+// (the PID namespace died with its init).
+func (c *cgroup) remove() {
+	if c == nil {
+		return
+	}
+	for _, d := range []string{c.v2, c.memory, c.pids} {
+		if d == "" {
+			continue
+		}
+		if c.v2 == d {
+			_ = os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0o644)
+		}
+		for i := 0; i < 50; i++ { // exiting tasks leave the group asynchronously
+			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			waitBriefly()
+		}
+	}
+}
+
+func waitBriefly() { time.Sleep(2 * time.Millisecond) }

@@ -1,0 +1,72 @@
+//go:build darwin
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+func candidates() []backend { return []backend{macBackend{}, floorBackend{}} }
+
+func stageMain(name string) int {
+	if name == floorArg {
+		return floorMain()
+	}
+	return 2
+}
+
+// sandboxExec is the Seatbelt front end shipped with macOS.
+const sandboxExec = "/usr/bin/sandbox-exec"
+
+// macBackend runs the floor's stage under sandbox-exec with a profile
+// generated for the run (profile.go).
+type macBackend struct{}
+
+func (macBackend) name() string { return BackendMacOS }
+
+func (b macBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
+	if _, err := os.Stat(sandboxExec); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSetup, sandboxExec, err)
+	}
+	masked := maskTargets(s.Masked)
+	return runProcess(ctx, s, BackendMacOS, func(cmd *exec.Cmd, s *Spec, tmp string) ([]Mechanism, error) {
+		prof := buildMacProfile(s.Writable, masked, tmp, s.Network)
+		args := append(prof.args(), cmd.Path)
+		args = append(args, cmd.Args[1:]...)
+		cmd.Path = sandboxExec
+		cmd.Args = append([]string{sandboxExec}, args...)
+		net := Mechanism{"network-isolation", StateApplied, "network denied"}
+		if s.Network {
+			net = Mechanism{"network-isolation", StateUnavailable, "network requested"}
+		}
+		return []Mechanism{
+			{"seatbelt", StateApplied, "sandbox-exec profile generated for this run"},
+			{"filesystem-confinement", StateApplied, fmt.Sprintf("writes only to %d roots", len(s.Writable)+1)},
+			{"mask-secrets", StateApplied, fmt.Sprintf("%d paths unreadable", len(masked))},
+			net,
+		}, nil
+	})
+}
+
+func (b macBackend) probe(ctx context.Context) ([]Mechanism, error) {
+	dir, err := os.MkdirTemp("", "ioh-mac-probe-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	defer os.RemoveAll(dir)
+	s, err := (&Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}}).validate()
+	if err != nil {
+		return nil, err
+	}
+	out, err := b.run(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if out.ExitCode != 0 {
+		return out.Mechanisms, fmt.Errorf("%w: probe exited %d", ErrSetup, out.ExitCode)
+	}
+	return out.Mechanisms, nil
+}

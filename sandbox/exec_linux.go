@@ -1,0 +1,134 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// runExecStage starts the exec stage (a second re-exec of this binary,
+// inside the private root) and reaps processes until it exits. The exec
+// stage, not PID 1, takes the rlimits, drops capabilities and loads
+// Landlock and seccomp, so they bind the command alone.
+func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int {
+	report(initStatus{Mechanisms: mechs})
+	r, w, err := os.Pipe()
+	if err != nil {
+		report(initStatus{Error: "exec stage pipe: " + err.Error()})
+		return 125
+	}
+	cmd := exec.Command("/proc/self/exe", execArg)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r, os.NewFile(4, "status")}
+	// Its own session: no controlling terminal to inject keystrokes into.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		report(initStatus{Error: "start exec stage: " + err.Error()})
+		return 125
+	}
+	r.Close()
+	if err := json.NewEncoder(w).Encode(cfg); err != nil {
+		report(initStatus{Error: "send exec config: " + err.Error()})
+		return 125
+	}
+	w.Close()
+	pid := cmd.Process.Pid
+	for { // PID 1 reaps every orphan; it stops when the command exits
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			report(initStatus{Done: true, Exit: 125})
+			return 125
+		}
+		if got != pid {
+			continue
+		}
+		st := initStatus{Done: true}
+		if ws.Signaled() {
+			st.Signal = int(ws.Signal())
+		} else {
+			st.Exit = ws.ExitStatus()
+		}
+		report(st)
+		return st.Exit
+	}
+}
+
+// execMain is the exec stage: it runs as the command's own process, so
+// everything set here is inherited by the command and nothing else.
+func execMain() int {
+	cfgF := os.NewFile(3, "config")
+	stF := os.NewFile(4, "status")
+	unix.CloseOnExec(3)
+	unix.CloseOnExec(4)
+	fail := func(err error) int {
+		b, _ := json.Marshal(initStatus{Error: err.Error()})
+		_, _ = stF.Write(append(b, '\n'))
+		return 125
+	}
+	var cfg initConfig
+	if err := json.NewDecoder(cfgF).Decode(&cfg); err != nil {
+		return fail(fmt.Errorf("exec stage config: %w", err))
+	}
+	cfgF.Close()
+	if err := unix.Chdir(cfg.Dir); err != nil {
+		return fail(fmt.Errorf("working directory %s: %w", cfg.Dir, err))
+	}
+	var mechs []Mechanism
+	mechs = append(mechs, applyRlimits(&cfg)...)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("no_new_privs: %w", err))
+	}
+	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
+	mechs = append(mechs, applyLandlock(&cfg))
+	if m, err := applySeccomp(); err != nil {
+		return fail(err)
+	} else {
+		mechs = append(mechs, m)
+	}
+	if err := dropCaps(); err != nil {
+		return fail(fmt.Errorf("drop capabilities: %w", err))
+	}
+	mechs = append(mechs, Mechanism{"capabilities", StateApplied, "all dropped, bounding set empty"})
+	b, _ := json.Marshal(initStatus{Mechanisms: mechs})
+	_, _ = stF.Write(append(b, '\n'))
+	stF.Close()
+	if cfg.Probe {
+		return 0
+	}
+	path, err := lookPath(cfg.Argv[0], cfg.Env)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
+		return 127
+	}
+	err = unix.Exec(path, cfg.Argv, cfg.Env)
+	fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
+	return 126
+}
+
+// dropCaps empties the bounding, ambient, inheritable, permitted and
+// effective sets, so the command (uid 0 in the user namespace) has no
+// capability even there.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return err
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}

@@ -1,0 +1,81 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func trueArgv() []string { return []string{"true"} }
+
+// floorCommand re-executes this binary as the floor stage, which takes the
+// rlimits and execs the command in a new process group.
+func floorCommand(s *Spec, env []string) (*exec.Cmd, []Mechanism, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("find own executable: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg := &initConfig{Argv: s.Argv, Env: env, Limits: s.Limits}
+	go func() { // ends when the config is written or the stage is gone
+		_ = json.NewEncoder(w).Encode(cfg)
+		w.Close()
+	}()
+	cmd := exec.Command(self, floorArg)
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	mechs := []Mechanism{
+		{"process-group", StateApplied, "killed as a whole"},
+		{"rlimits", StateApplied, "cpu, address space, processes, open files"},
+	}
+	return cmd, mechs, func() { r.Close() }, nil
+}
+
+// procGroup identifies the run's processes: a process group id.
+type procGroup = int
+
+// attachGroup: the command leads its own process group (Setpgid).
+func attachGroup(cmd *exec.Cmd, _ *Spec, _ bool) (procGroup, []Mechanism, error) {
+	return cmd.Process.Pid, nil, nil
+}
+
+// killGroup kills every process of the run's group.
+func killGroup(_ *exec.Cmd, pgid procGroup) {
+	if pgid > 0 {
+		_ = unix.Kill(-pgid, unix.SIGKILL)
+	}
+}
+
+// exitStatus turns a wait result into an exit code and signal name.
+func exitStatus(ps *os.ProcessState, err error) (int, string) {
+	if ps == nil {
+		return 125, ""
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), unix.SignalName(ws.Signal())
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), ""
+	}
+	return ps.ExitCode(), ""
+}
+
+// floorCapHit recognizes the CPU rlimit's SIGXCPU; the other rlimits make
+// calls fail inside the command rather than kill it.
+func floorCapHit(s *Spec, _ *os.ProcessState, sig string, _ procGroup) string {
+	if sig == "SIGXCPU" && s.Limits.CPU > 0 {
+		return CapCPU
+	}
+	return ""
+}

@@ -1,0 +1,26 @@
+package sandbox
+
+import (
+	"os"
+	"runtime"
+	"strings"
+)
+
+// stagePrefix starts the hidden first argument with which this binary
+// re-executes itself as a sandbox stage (as runc does with "init").
+const stagePrefix = "__ioh_sandbox_"
+
+// floorArg is the floor backend's stage: apply rlimits, then exec.
+const floorArg = stagePrefix + "floor"
+
+// Init runs a re-executed sandbox stage when this process is one, and then
+// never returns. Otherwise it returns false at once. main, and the TestMain
+// of every package whose tests run the sandbox, must call it first.
+func Init() bool {
+	if len(os.Args) < 2 || !strings.HasPrefix(os.Args[1], stagePrefix) {
+		return false
+	}
+	runtime.LockOSThread()
+	os.Exit(stageMain(os.Args[1]))
+	return true
+}

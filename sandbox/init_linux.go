@@ -1,0 +1,102 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Hidden first arguments that make this binary act as a Linux sandbox
+// stage.
+const (
+	initArg = stagePrefix + "init" // PID 1 of the sandbox: mounts, reaps, reports
+	execArg = stagePrefix + "exec" // drops privileges, restricts, execs the command
+)
+
+func candidates() []backend { return []backend{linuxBackend{}, floorBackend{}} }
+
+func stageMain(name string) int {
+	switch name {
+	case initArg:
+		return initMain()
+	case execArg:
+		return execMain()
+	case floorArg:
+		return floorMain()
+	}
+	return 2
+}
+
+// initMain is PID 1 of the sandbox. It reads its config from fd 3, builds
+// the private root, starts the exec stage, reaps every process until the
+// command exits, reports on fd 4, and exits, which makes the kernel kill
+// whatever is left in the PID namespace.
+func initMain() int {
+	cfgF := os.NewFile(3, "config")
+	stF := os.NewFile(4, "status")
+	unix.CloseOnExec(3)
+	unix.CloseOnExec(4)
+	report := func(st initStatus) {
+		b, _ := json.Marshal(st)
+		_, _ = stF.Write(append(b, '\n'))
+	}
+	fail := func(err error) int {
+		report(initStatus{Error: err.Error()})
+		return 125
+	}
+	var cfg initConfig
+	if err := json.NewDecoder(cfgF).Decode(&cfg); err != nil {
+		return fail(fmt.Errorf("read config: %w", err))
+	}
+	cfgF.Close()
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+	mechs := []Mechanism{
+		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", os.Getuid())},
+		{"mount-namespace", StateApplied, ""},
+		{"pid-namespace", StateApplied, "init dies with the run"},
+		{"ipc-namespace", StateApplied, ""},
+		{"uts-namespace", StateApplied, ""},
+	}
+	if cfg.Network {
+		mechs = append(mechs, Mechanism{"net-namespace", StateUnavailable, "network requested"})
+	} else {
+		mechs = append(mechs, Mechanism{"net-namespace", StateApplied, "loopback only"})
+	}
+	fsMechs, err := setupRoot(&cfg)
+	if err != nil {
+		return fail(err)
+	}
+	mechs = append(mechs, fsMechs...)
+	_ = unix.Sethostname([]byte("ioh-sandbox"))
+	if !cfg.Network {
+		if err := loopbackUp(); err != nil {
+			mechs = append(mechs, Mechanism{"loopback", StateFailed, err.Error()})
+		}
+	}
+	return runExecStage(&cfg, mechs, report)
+}
+
+// loopbackUp brings up lo in the new network namespace, so servers a
+// command starts on 127.0.0.1 work.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// lookPath resolves a command name with the sandbox's PATH.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	pathVar := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New("command not found")
+}
+
+// applyRlimits sets the per-process caps; memory and processes only where
+// no cgroup carries them.
+func applyRlimits(cfg *initConfig) []Mechanism {
+	l := cfg.Limits
+	var set []string
+	var errs []string
+	lim := func(name string, res int, v uint64, hard uint64) {
+		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: hard}); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", name, err))
+			return
+		}
+		set = append(set, fmt.Sprintf("%s=%d", name, v))
+	}
+	lim("core", unix.RLIMIT_CORE, 0, 0)
+	if l.Files > 0 {
+		var cur unix.Rlimit
+		v := uint64(l.Files)
+		if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) == nil && cur.Max < v {
+			v = cur.Max
+		}
+		lim("nofile", unix.RLIMIT_NOFILE, v, v)
+	}
+	if l.CPU > 0 {
+		s := uint64((l.CPU + 999_999_999) / 1_000_000_000)
+		lim("cpu", unix.RLIMIT_CPU, s, s+1)
+	}
+	if l.Memory > 0 && !cfg.CgroupMemory {
+		lim("as", unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))
+	}
+	if l.Procs > 0 && !cfg.CgroupPids {
+		lim("nproc", unix.RLIMIT_NPROC, uint64(l.Procs), uint64(l.Procs))
+	}
+	if len(errs) > 0 {
+		return []Mechanism{{"rlimits", StateFailed, strings.Join(errs, "; ")}}
+	}
+	return []Mechanism{{"rlimits", StateApplied, strings.Join(set, " ")}}
+}
+
+// floorMain is the floor backend's stage: it takes the rlimits (which the
+// parent cannot set on a child it starts through os/exec) and execs the
+// command. Its config arrives as JSON on fd 3.
+func floorMain() int {
+	cfgF := os.NewFile(3, "config")
+	unix.CloseOnExec(3)
+	var cfg initConfig
+	if err := json.NewDecoder(cfgF).Decode(&cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: floor stage config: %v\n", err)
+		return 125
+	}
+	cfgF.Close()
+	if m := applyRlimits(&cfg); m[0].State != StateApplied {
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: rlimits: %s\n", m[0].Detail)
+		return 125
+	}
+	path, err := lookPath(cfg.Argv[0], cfg.Env)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
+		return 127
+	}
+	err = unix.Exec(path, cfg.Argv, cfg.Env)
+	fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
+	return 126
+}

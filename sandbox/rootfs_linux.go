@@ -1,0 +1,246 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// setupRoot builds the private root and pivots into it. The host root is
+// bound read-only (recursively, nosuid, nodev), then come a fresh /proc, a
+// minimal /dev, a private /tmp, the writable roots, the staged overlay and
+// the masks; finally the old root is detached.
+func setupRoot(cfg *initConfig) ([]Mechanism, error) {
+	var mechs []Mechanism
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return nil, fmt.Errorf("make mounts private: %w", err)
+	}
+	// A tmpfs becomes the interim root; the host root stays reachable at
+	// /oldroot. /tmp is the base because every system has it; the mount
+	// only exists in this namespace.
+	const base = "/tmp"
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
+		return nil, fmt.Errorf("mount interim root: %w", err)
+	}
+	for _, d := range []string{"newroot", "oldroot", "ovl", "empty"} {
+		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
+			return nil, fmt.Errorf("interim root: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "emptyfile"), nil, 0o000); err != nil {
+		return nil, fmt.Errorf("interim root: %w", err)
+	}
+	if err := unix.PivotRoot(base, filepath.Join(base, "oldroot")); err != nil {
+		return nil, fmt.Errorf("pivot to interim root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return nil, fmt.Errorf("chdir: %w", err)
+	}
+	if err := unix.Mount("/oldroot", "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return nil, fmt.Errorf("bind host root: %w", err)
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/newroot", unix.AT_RECURSIVE, attr); err != nil {
+		if err := remountTreeRO("/newroot"); err != nil {
+			return nil, fmt.Errorf("make host root read-only: %w", err)
+		}
+	}
+	mechs = append(mechs, Mechanism{"readonly-root", StateApplied, "host root bound read-only, nosuid, nodev"})
+
+	nr := func(p string) string { return filepath.Join("/newroot", p) }
+	if err := unix.Mount("proc", nr("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return nil, fmt.Errorf("mount /proc: %w", err)
+	}
+	for _, p := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"} {
+		if err := bindRO(nr(p), nr(p)); err != nil && !errors.Is(err, unix.ENOENT) {
+			return nil, fmt.Errorf("protect %s: %w", p, err)
+		}
+	}
+	mechs = append(mechs, Mechanism{"proc", StateApplied, "fresh /proc of the sandbox's PID namespace"})
+	if err := setupDev(nr("/dev")); err != nil {
+		return nil, err
+	}
+	mechs = append(mechs, Mechanism{"dev", StateApplied, "null zero full random urandom tty"})
+	if err := unix.Mount("tmpfs", nr("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return nil, fmt.Errorf("mount private /tmp: %w", err)
+	}
+	if err := os.MkdirAll(nr(privateHome), 0o700); err != nil {
+		return nil, fmt.Errorf("private home: %w", err)
+	}
+	mechs = append(mechs, Mechanism{"private-tmp", StateApplied, "tmpfs /tmp, HOME=" + privateHome})
+
+	for _, w := range cfg.Writable {
+		if err := bindInto("/oldroot"+w, nr(w), false); err != nil {
+			return nil, fmt.Errorf("writable root %s: %w", w, err)
+		}
+	}
+	mechs = append(mechs, Mechanism{"writable-roots", StateApplied, strings.Join(cfg.Writable, ":")})
+	if cfg.StageLower != "" {
+		if err := mountStage(cfg, nr(cfg.StageLower)); err != nil {
+			return nil, err
+		}
+		mechs = append(mechs, Mechanism{"overlay-stage", StateApplied, cfg.StageLower + ": staged changes over the workspace, writes discarded"})
+	}
+	var masked []string
+	for _, m := range cfg.Masked {
+		if err := mask(nr(m)); err != nil {
+			return nil, fmt.Errorf("mask %s: %w", m, err)
+		}
+		masked = append(masked, m)
+	}
+	mechs = append(mechs, Mechanism{"mask-secrets", StateApplied, fmt.Sprintf("%d paths hidden", len(masked))})
+
+	if err := unix.Chdir("/newroot"); err != nil {
+		return nil, fmt.Errorf("chdir new root: %w", err)
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return nil, fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return nil, fmt.Errorf("detach old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return nil, fmt.Errorf("chdir: %w", err)
+	}
+	mechs = append(mechs, Mechanism{"pivot-root", StateApplied, "host root detached"})
+	return mechs, nil
+}
+
+// bindInto bind-mounts src on dst, creating dst when it is missing (only
+// possible on the private tmpfs).
+func bindInto(src, dst string, ro bool) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
+		if fi.IsDir() {
+			err = os.MkdirAll(dst, 0o755)
+		} else if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+			err = os.WriteFile(dst, nil, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	if ro {
+		return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")
+	}
+	return nil
+}
+
+func bindRO(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// mask hides p: an empty read-only tmpfs over a directory, an empty
+// unreadable file over anything else.
+func mask(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // nothing to hide in this view
+		}
+		return err
+	}
+	if fi.IsDir() {
+		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return nil // its resolved target is masked on its own
+	}
+	return bindRO("/emptyfile", p)
+}
+
+// setupDev mounts a minimal /dev: a few safe host device nodes bound in,
+// the standard symlinks, and a private /dev/shm.
+func setupDev(dev string) error {
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		if err := bindInto("/oldroot/dev/"+n, filepath.Join(dev, n), false); err != nil {
+			return fmt.Errorf("bind /dev/%s: %w", n, err)
+		}
+	}
+	for name, target := range map[string]string{
+		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+		"stderr": "/proc/self/fd/2", "core": "/proc/kcore",
+	} {
+		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+			return fmt.Errorf("/dev/%s: %w", name, err)
+		}
+	}
+	shm := filepath.Join(dev, "shm")
+	if err := os.Mkdir(shm, 0o1777); err != nil {
+		return fmt.Errorf("/dev/shm: %w", err)
+	}
+	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	return nil
+}
+
+// mountStage mounts the verification view at dst: the change directory
+// over the workspace (both read-only lower layers), with a private upper
+// layer on the interim tmpfs that vanishes with the run.
+func mountStage(cfg *initConfig, dst string) error {
+	if err := unix.Mount("tmpfs", "/ovl", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("stage scratch: %w", err)
+	}
+	up, work := "/ovl/upper", "/ovl/work"
+	for _, d := range []string{up, work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("stage: %w", err)
+		}
+	}
+	if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dst, 0o755); err != nil { // only possible on the private /tmp
+			return fmt.Errorf("stage mount point: %w", err)
+		}
+	}
+	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s",
+		"/oldroot"+cfg.StageUpper, "/oldroot"+cfg.StageLower, up, work)
+	err := unix.Mount("overlay", dst, "overlay", 0, opts+",userxattr")
+	if errors.Is(err, unix.EINVAL) {
+		err = unix.Mount("overlay", dst, "overlay", 0, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("mount stage overlay at %s: %w", cfg.StageLower, err)
+	}
+	return nil
+}
+
+// remountTreeRO is the fallback for kernels without mount_setattr: remount
+// every mount under root read-only, one by one, from mountinfo.
+func remountTreeRO(root string) error {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if mp != root && !strings.HasPrefix(mp, root+"/") {
+			continue
+		}
+		flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
+		if err := unix.Mount("", mp, "", flags, ""); err != nil && !errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("remount %s: %w", mp, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+)
+
+// backend is one containment mechanism family.
+type backend interface {
+	name() string
+	// run executes s; an error wrapping ErrSetup means the command never
+	// started.
+	run(ctx context.Context, s *Spec) (*Outcome, error)
+	// probe really spawns a trivial command under the backend and returns
+	// the mechanisms that applied.
+	probe(ctx context.Context) ([]Mechanism, error)
+}
+
+// Runner runs Specs under the strongest backend that works. The choice is
+// made once per process, by really spawning: the first run under the
+// automatic choice is itself the probe (its setup reports before the
+// command starts), and a backend whose setup fails is passed over, with
+// the reason kept in every later Outcome's Downgrade. Safe for concurrent
+// use.
+type Runner struct {
+	log *slog.Logger
+}
+
+// process-wide selection state: probing happens once per process.
+var (
+	selMu     sync.Mutex
+	selFailed = map[string]string{} // backend name → why it cannot run
+	selChosen string                // a backend that ran a command
+)
+
+// NewRunner returns a Runner logging to log (nil: slog.Default()).
+func NewRunner(log *slog.Logger) *Runner {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Runner{log: log}
+}
+
+// Run runs s and reports what happened. A non-nil Outcome comes back when
+// the command ran; errors wrapping ErrSetup mean it never started.
+func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
+	spec, err := s.validate()
+	if err != nil {
+		return nil, err
+	}
+	if spec.Backend != "" {
+		b := byName(spec.Backend)
+		if b == nil {
+			return nil, fmt.Errorf("%w: %s does not run on %s", ErrBackendUnavailable, spec.Backend, runtime.GOOS)
+		}
+		selMu.Lock()
+		why, failed := selFailed[spec.Backend]
+		selMu.Unlock()
+		if failed {
+			return nil, fmt.Errorf("%w: %s: %s", ErrBackendUnavailable, spec.Backend, why)
+		}
+		out, err := b.run(ctx, spec)
+		if errors.Is(err, ErrSetup) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBackendUnavailable, spec.Backend, err)
+		}
+		return out, err
+	}
+	var downgrade []string
+	for _, b := range candidates() {
+		selMu.Lock()
+		why, failed := selFailed[b.name()]
+		chosen := selChosen
+		selMu.Unlock()
+		if failed {
+			downgrade = append(downgrade, b.name()+": "+why)
+			continue
+		}
+		out, err := b.run(ctx, spec)
+		if errors.Is(err, ErrSetup) && chosen != b.name() && ctx.Err() == nil {
+			// Never ran here before: probe with a trivial command to tell
+			// a backend that cannot work on this machine from a Spec that
+			// cannot be set up (which is the caller's error).
+			if _, perr := b.probe(ctx); perr == nil {
+				selMu.Lock()
+				selChosen = b.name()
+				selMu.Unlock()
+				return nil, err
+			}
+			selMu.Lock()
+			selFailed[b.name()] = err.Error()
+			selMu.Unlock()
+			r.log.Warn("sandbox backend unavailable", "backend", b.name(), "err", err)
+			downgrade = append(downgrade, b.name()+": "+err.Error())
+			continue
+		}
+		if err == nil || out != nil {
+			selMu.Lock()
+			selChosen = b.name()
+			selMu.Unlock()
+		}
+		if out != nil && len(downgrade) > 0 {
+			out.Downgrade = joinReasons(downgrade)
+		}
+		return out, err
+	}
+	return nil, fmt.Errorf("%w: no backend works: %s", ErrBackendUnavailable, joinReasons(downgrade))
+}
+
+func byName(name string) backend {
+	for _, b := range candidates() {
+		if b.name() == name {
+			return b
+		}
+	}
+	return nil
+}
+
+func joinReasons(rs []string) string {
+	s := ""
+	for i, r := range rs {
+		if i > 0 {
+			s += "; "
+		}
+		s += r
+	}
+	return s
+}

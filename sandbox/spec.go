@@ -1,0 +1,184 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+)
+
+// Backend names (SPEC §7). The empty name asks the Runner for the strongest
+// backend that works on this machine.
+const (
+	BackendLinux   = "linux"
+	BackendMacOS   = "macos"
+	BackendWindows = "windows"
+	BackendFloor   = "floor"
+)
+
+// Cap names reported in Outcome.CapHit.
+const (
+	CapWall      = "wall"
+	CapCPU       = "cpu"
+	CapMemory    = "memory"
+	CapProcesses = "processes"
+	CapOutput    = "output"
+)
+
+// Mechanism states.
+const (
+	StateApplied     = "applied"
+	StateUnavailable = "unavailable"
+	StateFailed      = "failed"
+)
+
+// Spec is one contained run.
+type Spec struct {
+	// Argv is the command; Argv[0] is looked up in the sandbox's PATH when it
+	// has no slash.
+	Argv []string
+	// Dir is the absolute working directory; "" means the first writable
+	// root, else the current directory.
+	Dir string
+	// Env adds KEY=VALUE entries after the allow-listed parent environment.
+	// Names that look like secrets are refused.
+	Env []string
+	// Writable roots: absolute directories the command may write. Everything
+	// else is read-only (or invisible when masked).
+	Writable []string
+	// Network enables the host network; off means no network at all.
+	Network bool
+	Limits  Limits
+	// Stage, when set, is mounted at its Lower directory: the command sees
+	// Lower with the staged changes on top, and its writes there are
+	// discarded.
+	Stage *Stage
+	// Masked paths are hidden in addition to DefaultMasked.
+	Masked []string
+	// Backend names the backend to use; "" picks the strongest that works.
+	Backend string
+
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Limits caps a run; zero means the default (see DefaultLimits) or none.
+type Limits struct {
+	Wall   time.Duration // wall-clock time of the whole run
+	CPU    time.Duration // CPU time per process
+	Memory int64         // bytes
+	Procs  int           // processes (and threads) at once
+	Files  int           // open files per process
+	Output int64         // bytes of stdout+stderr kept; past it the run is killed
+}
+
+// DefaultLimits apply where a Spec leaves a limit at zero.
+var DefaultLimits = Limits{
+	Wall:   10 * time.Minute,
+	Files:  4096,
+	Output: 1 << 20,
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Wall <= 0 {
+		l.Wall = DefaultLimits.Wall
+	}
+	if l.Files <= 0 {
+		l.Files = DefaultLimits.Files
+	}
+	if l.Output <= 0 {
+		l.Output = DefaultLimits.Output
+	}
+	return l
+}
+
+// Mechanism is one protection and whether it applied.
+type Mechanism struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Outcome is what a run did.
+type Outcome struct {
+	// ExitCode is the command's exit code; 128+N when killed by signal N.
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that killed the command ("SIGKILL"), or "".
+	Signal string `json:"signal"`
+	// CapHit names the cap that ended the run, or "".
+	CapHit string `json:"cap_hit"`
+	// Backend is the backend that actually applied.
+	Backend    string      `json:"backend"`
+	Mechanisms []Mechanism `json:"mechanisms"`
+	// Downgrade says why a stronger backend was not used, "" if none was
+	// passed over.
+	Downgrade string        `json:"downgrade,omitempty"`
+	Truncated bool          `json:"output_truncated,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+}
+
+// validate checks a Spec and returns a normalized copy.
+func (s *Spec) validate() (*Spec, error) {
+	if s == nil || len(s.Argv) == 0 || s.Argv[0] == "" {
+		return nil, ErrNoCommand
+	}
+	c := *s
+	c.Limits = s.Limits.withDefaults()
+	if c.Limits.Memory < 0 || c.Limits.Procs < 0 || c.Limits.CPU < 0 {
+		return nil, fmt.Errorf("%w: negative limit", ErrBadSpec)
+	}
+	c.Writable = nil
+	for _, w := range s.Writable {
+		abs, err := cleanAbs(w)
+		if err != nil {
+			return nil, fmt.Errorf("writable root %q: %w", w, err)
+		}
+		c.Writable = append(c.Writable, abs)
+	}
+	c.Masked = nil
+	for _, m := range s.Masked {
+		if !filepath.IsAbs(m) {
+			return nil, fmt.Errorf("%w: masked path %q is not absolute", ErrBadSpec, m)
+		}
+		c.Masked = append(c.Masked, filepath.Clean(m))
+	}
+	if c.Dir == "" {
+		switch {
+		case c.Stage != nil:
+			c.Dir = c.Stage.Lower()
+		case len(c.Writable) > 0:
+			c.Dir = c.Writable[0]
+		default:
+			c.Dir = "."
+		}
+	}
+	abs, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("working directory %q: %w", c.Dir, err)
+	}
+	c.Dir = abs
+	if _, err := checkEnv(c.Env); err != nil {
+		return nil, err
+	}
+	switch c.Backend {
+	case "", BackendLinux, BackendMacOS, BackendWindows, BackendFloor:
+	default:
+		return nil, fmt.Errorf("%w: %q (want linux, macos, windows or floor)", ErrUnknownBackend, c.Backend)
+	}
+	return &c, nil
+}
+
+// cleanAbs makes p absolute and resolves its symlinks, so a writable root
+// names the directory that is really written.
+func cleanAbs(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("resolve: %w", err)
+	}
+	return real, nil
+}

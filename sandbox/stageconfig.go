@@ -1,0 +1,33 @@
+package sandbox
+
+// initConfig is what the parent hands the re-executed init child (as JSON
+// on fd 3). It carries no secrets: Env is already allow-listed.
+type initConfig struct {
+	Argv       []string `json:"argv"`
+	Dir        string   `json:"dir"`
+	Env        []string `json:"env"`
+	Writable   []string `json:"writable"`
+	Masked     []string `json:"masked"`
+	Network    bool     `json:"network"`
+	StageLower string   `json:"stage_lower,omitempty"`
+	StageUpper string   `json:"stage_upper,omitempty"`
+	Limits     Limits   `json:"limits"`
+	// CgroupMemory/CgroupPids: the parent applied these caps, so the
+	// matching rlimits are not needed.
+	CgroupMemory bool `json:"cgroup_memory"`
+	CgroupPids   bool `json:"cgroup_pids"`
+	// Probe: set everything up, report, and exit without running Argv.
+	Probe bool `json:"probe"`
+}
+
+// initStatus is one JSON line the init child writes on fd 4.
+type initStatus struct {
+	Mechanisms []Mechanism `json:"mechanisms,omitempty"`
+	Error      string      `json:"error,omitempty"`
+	Done       bool        `json:"done,omitempty"`
+	Exit       int         `json:"exit"`
+	Signal     int         `json:"signal,omitempty"`
+}
+
+// privateHome is HOME inside the Linux sandbox, on its private /tmp.
+const privateHome = "/tmp/home"
