@@ -1,0 +1,265 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+)
+
+// source is which layer a file is.
+type source int
+
+const (
+	fromUser source = iota
+	fromEditor
+	fromWorkspace
+)
+
+// untrustedWhy ends the warning for a key an untrusted workspace may not set.
+const untrustedWhy = "the workspace is not trusted (list it under `trusted` in the user config)"
+
+// merge applies one layer over c. An untrusted layer (a workspace the user
+// config does not trust) may not choose the provider, endpoint, key
+// variable, fallbacks, prices or approval mode, may not add allow rules,
+// and may not widen the sandbox (writable directories, limits); masking
+// more paths is fine.
+func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string) string) error {
+	untrusted := !trusted
+	warn := func(key, why string) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s ignored: %s", p.source, key, why))
+	}
+	if err := c.mergeModel(p, untrusted, warn); err != nil {
+		return err
+	}
+	if a := p.Approve; a != nil {
+		switch {
+		case *a != ApproveAsk && *a != ApproveAuto && *a != ApproveNever:
+			return p.errAt("$.approve", "approve: want ask, auto or never, got %q", *a)
+		case untrusted:
+			warn("approve", untrustedWhy)
+		case *a == ApproveAuto && kind != fromUser:
+			warn("approve", "auto is only honoured from the user config")
+		default:
+			c.Approve = *a
+		}
+	}
+	if err := c.mergeBudget(p); err != nil {
+		return err
+	}
+	if err := c.mergePolicy(p, kind, untrusted, warn); err != nil {
+		return err
+	}
+	if len(p.Trusted) > 0 && kind != fromUser {
+		warn("trusted", "it is only read from the user config")
+	}
+	if len(p.Prices) > 0 {
+		for name, pr := range p.Prices {
+			if pr.Input < 0 || pr.Output < 0 || pr.CacheRead < 0 || pr.CacheWrite < 0 {
+				return p.errAt("$.prices."+name, "prices.%s: prices must not be negative", name)
+			}
+		}
+		if untrusted {
+			warn("prices", untrustedWhy)
+		} else {
+			c.Prices = c.Prices.Merge(p.Prices)
+		}
+	}
+	return c.mergeSandbox(p, untrusted, warn, getenv)
+}
+
+// validKeyEnv: SPEC §5, api_key_env may only name a *_API_KEY or *_TOKEN
+// variable, so a config cannot send an arbitrary variable as a token.
+func validKeyEnv(name string) bool {
+	return name == "" || strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_TOKEN")
+}
+
+func (c *Config) mergeModel(p *parsed, untrusted bool, warn func(key, why string)) error {
+	m := p.Model
+	if m == nil {
+		return nil
+	}
+	if m.Provider != nil && *m.Provider != "" && !slices.Contains(contract.Providers, *m.Provider) {
+		return p.errAt("$.model.provider", "model.provider: unknown provider %q (want one of %s)", *m.Provider, strings.Join(contract.Providers, ", "))
+	}
+	if m.APIKeyEnv != nil && !validKeyEnv(*m.APIKeyEnv) {
+		return p.errAt("$.model.api_key_env", "model.api_key_env: %q must end in _API_KEY or _TOKEN", *m.APIKeyEnv)
+	}
+	for i, f := range m.Fallback {
+		if !validKeyEnv(f.APIKeyEnv) {
+			return p.errAt(fmt.Sprintf("$.model.fallback[%d].api_key_env", i), "model.fallback[%d].api_key_env: %q must end in _API_KEY or _TOKEN", i, f.APIKeyEnv)
+		}
+		if f.Provider != "" && !slices.Contains(contract.Providers, f.Provider) {
+			return p.errAt(fmt.Sprintf("$.model.fallback[%d].provider", i), "model.fallback[%d].provider: unknown provider %q", i, f.Provider)
+		}
+	}
+	set := func(key string, from *string, to *string) {
+		if from == nil {
+			return
+		}
+		if untrusted {
+			warn("model."+key, untrustedWhy)
+			return
+		}
+		*to = *from
+	}
+	set("provider", m.Provider, &c.Model.Provider)
+	set("base_url", m.BaseURL, &c.Model.BaseURL)
+	set("api_key_env", m.APIKeyEnv, &c.Model.APIKeyEnv)
+	if m.Fallback != nil {
+		if untrusted {
+			warn("model.fallback", untrustedWhy)
+		} else {
+			c.Model.Fallback = append([]contract.Fallback(nil), m.Fallback...)
+		}
+	}
+	if m.Name != nil {
+		c.Model.Name = *m.Name
+	}
+	if m.Cassette != nil {
+		c.Model.Cassette = *m.Cassette
+	}
+	return nil
+}
+
+func (c *Config) mergeBudget(p *parsed) error {
+	b := p.Budget
+	if b == nil {
+		return nil
+	}
+	if b.Steps != nil {
+		if *b.Steps < 0 {
+			return p.errAt("$.budget.steps", "budget.steps must not be negative")
+		}
+		c.Budget.Steps = *b.Steps
+	}
+	if b.Tokens != nil {
+		if *b.Tokens < 0 {
+			return p.errAt("$.budget.tokens", "budget.tokens must not be negative")
+		}
+		c.Budget.Tokens = *b.Tokens
+	}
+	if b.CostUSD != nil {
+		if *b.CostUSD < 0 {
+			return p.errAt("$.budget.cost_usd", "budget.cost_usd must not be negative")
+		}
+		c.Budget.CostUSD = *b.CostUSD
+	}
+	if b.Wall != nil {
+		d, err := p.duration("$.budget.wall", b.Wall)
+		if err != nil {
+			return err
+		}
+		c.Budget.Wall = d
+	}
+	return nil
+}
+
+func (c *Config) mergePolicy(p *parsed, kind source, untrusted bool, warn func(key, why string)) error {
+	if p.Policy == nil {
+		return nil
+	}
+	layer := map[source]*policy.LayerRules{fromUser: &c.user, fromEditor: &c.editor, fromWorkspace: &c.workspace}[kind]
+	for i, r := range p.Policy.Rules {
+		if _, err := policy.New(policy.LayerRules{Layer: layer.Layer, Rules: []policy.Rule{r}}); err != nil {
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // drop the "policy layer X rule 0" prefix: the position says where
+			}
+			return p.errAt(fmt.Sprintf("$.policy.rules[%d]", i), "policy.rules[%d]: %v", i, err)
+		}
+	}
+	l := policy.LayerRules{Layer: layer.Layer, Rules: p.Policy.Rules}
+	if untrusted {
+		var dropped []policy.Rule
+		l, dropped = policy.Untrusted(l)
+		for _, r := range dropped {
+			warn(fmt.Sprintf("policy rule %q", r.String()), "allow rules from "+untrustedWhy)
+		}
+	}
+	layer.Rules = append(layer.Rules, l.Rules...)
+	return nil
+}
+
+func (c *Config) mergeSandbox(p *parsed, untrusted bool, warn func(key, why string), getenv func(string) string) error {
+	s := p.Sandbox
+	if s == nil {
+		return nil
+	}
+	abs := func(key string, paths []string) ([]string, error) {
+		var out []string
+		for i, d := range paths {
+			d = expandHome(d, getenv)
+			if !filepath.IsAbs(d) {
+				return nil, p.errAt(fmt.Sprintf("$.sandbox.%s[%d]", key, i), "sandbox.%s[%d]: %q is not an absolute path", key, i, d)
+			}
+			out = append(out, filepath.Clean(d))
+		}
+		return out, nil
+	}
+	masked, err := abs("masked", s.Masked)
+	if err != nil {
+		return err
+	}
+	writable, err := abs("writable", s.Writable)
+	if err != nil {
+		return err
+	}
+	c.Sandbox.Masked = append(c.Sandbox.Masked, masked...)
+	if len(writable) > 0 {
+		if untrusted {
+			warn("sandbox.writable", untrustedWhy)
+		} else {
+			c.Sandbox.Writable = append(c.Sandbox.Writable, writable...)
+		}
+	}
+	if s.Limits == nil {
+		return nil
+	}
+	if untrusted {
+		warn("sandbox.limits", untrustedWhy)
+		return nil
+	}
+	return c.mergeLimits(p, s.Limits)
+}
+
+func (c *Config) mergeLimits(p *parsed, l *fileLimits) error {
+	lim := &c.Sandbox.Limits
+	var err error
+	if l.Wall != nil {
+		if lim.Wall, err = p.duration("$.sandbox.limits.wall", l.Wall); err != nil {
+			return err
+		}
+	}
+	if l.CPU != nil {
+		if lim.CPU, err = p.duration("$.sandbox.limits.cpu", l.CPU); err != nil {
+			return err
+		}
+	}
+	if l.Memory != nil {
+		if lim.Memory, err = p.size("$.sandbox.limits.memory", l.Memory); err != nil {
+			return err
+		}
+	}
+	if l.Output != nil {
+		if lim.Output, err = p.size("$.sandbox.limits.output", l.Output); err != nil {
+			return err
+		}
+	}
+	if l.Procs != nil {
+		if *l.Procs < 0 {
+			return p.errAt("$.sandbox.limits.procs", "sandbox.limits.procs must not be negative")
+		}
+		lim.Procs = *l.Procs
+	}
+	if l.Files != nil {
+		if *l.Files < 0 {
+			return p.errAt("$.sandbox.limits.files", "sandbox.limits.files must not be negative")
+		}
+		lim.Files = *l.Files
+	}
+	return nil
+}
