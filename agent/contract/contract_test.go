@@ -91,6 +91,9 @@ func TestParseDefaults(t *testing.T) {
 		{"explicit zero budgets mean unlimited", "goal: g\nbudget: {steps: 0, tokens: 0, cost_usd: 0, wall: \"0\"}\nretry: {max: 0}\n", &Contract{
 			Version: 1, Goal: "g", Budget: Budget{}, Retry: Retry{Max: 0, Base: DefaultRetryBase, Cap: DefaultRetryCap}, Agents: DefaultAgents(),
 		}},
+		{"null and empty values count as omitted", "goal: g\nverify:\nbudget: {steps: null}\ncontext: ~\n", &Contract{
+			Version: 1, Goal: "g", Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
+		}},
 		{"anchors and aliases", "goal: g\ncontext: [&f a.go, *f]\n", &Contract{
 			Version: 1, Goal: "g", Context: []string{"a.go", "a.go"}, Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
 		}},
@@ -121,6 +124,7 @@ func TestParseErrors(t *testing.T) {
 		{"comment only", "# nothing\n", "t.yaml: empty contract: want a mapping with at least a goal"},
 		{"missing goal", "version: 1\ncontext: [a]\n", "t.yaml:1:1: goal: required field missing"},
 		{"empty goal", "goal: \"\"\n", "t.yaml:1:7: goal: must not be empty"},
+		{"null goal", "version: 1\ngoal:\n", "t.yaml:1:1: goal: required field missing"},
 		{"unknown top-level key", "goal: g\nbudgets: {steps: 3}\n", "t.yaml:2:1: budgets: unknown field"},
 		{"unknown nested key", "goal: g\nbudget:\n  steps: 3\n  dollars: 2\n", "t.yaml:4:3: budget.dollars: unknown field"},
 		{"unknown key in check", "goal: g\nverify:\n  - run: [go, test]\n    retries: 2\n", "t.yaml:4:5: verify[0].retries: unknown field"},

@@ -159,6 +159,7 @@ func (b *builder) node(n ast.Node, ptr string, depth int) (any, *Error) {
 
 func (b *builder) mapping(values []*ast.MappingValueNode, ptr string, depth int) (any, *Error) {
 	out := make(map[string]any, len(values))
+	seen := make(map[string]bool, len(values))
 	for _, mv := range values {
 		if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
 			return nil, b.errAt(mv.Key, ptr, "merge keys (<<) are not supported")
@@ -168,16 +169,19 @@ func (b *builder) mapping(values []*ast.MappingValueNode, ptr string, depth int)
 			return nil, b.errAt(mv.Key, ptr, "mapping keys must be plain strings")
 		}
 		kp := pointer(ptr, key)
-		if _, dup := out[key]; dup {
+		if _, dup := seen[key]; dup {
 			return nil, b.errAt(mv.Key, kp, "duplicate key")
+		}
+		seen[key] = true
+		// A key with no value (`verify:`) or null counts as omitted, so
+		// its default applies.
+		if mv.Value == nil || isNull(mv.Value) {
+			continue
 		}
 		b.t.keys[kp] = nodePos(mv.Key)
 		v, err := b.node(mv.Value, kp, depth+1)
 		if err != nil {
 			return nil, err
-		}
-		if mv.Value == nil || isNull(mv.Value) {
-			b.t.values[kp] = nodePos(mv.Key)
 		}
 		out[key] = v
 	}
