@@ -1,0 +1,200 @@
+package approve
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/verify"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+func actReq() *agent.ActRequest {
+	return &agent.ActRequest{Run: "r-1", Step: 3, Tool: "run", Verdict: policy.Verdict{
+		Act: policy.ActExec, Target: "curl https://x", Effect: policy.Ask, Layer: policy.LayerDefault,
+		Reason: "no rule matched: the default for exec is ask"}}
+}
+
+func TestTerminalApproveAct(t *testing.T) {
+	tests := []struct {
+		input string
+		want  agent.Decision
+	}{
+		{"o\n", agent.Decision{Answer: agent.AllowOnce}},
+		{"Once\n", agent.Decision{Answer: agent.AllowOnce}},
+		{"r\n", agent.Decision{Answer: agent.AllowRun}},
+		{"d\nnot on this network\n", agent.Decision{Answer: agent.Deny, Reason: "not on this network"}},
+		{"d\n\n", agent.Decision{Answer: agent.Deny, Reason: "denied by the user"}},
+		{"x\n\nmaybe\nr\n", agent.Decision{Answer: agent.AllowRun}},
+		{"", agent.Decision{Answer: agent.Defer}},
+		{"x\nx\nx\nx\nx\no\n", agent.Decision{Answer: agent.Defer}},
+		{"o\r\n", agent.Decision{Answer: agent.AllowOnce}},
+	}
+	for _, tt := range tests {
+		var out strings.Builder
+		term := &Terminal{In: strings.NewReader(tt.input), Out: &out}
+		got, err := term.ApproveAct(context.Background(), actReq())
+		if err != nil {
+			t.Fatalf("input %q: %v", tt.input, err)
+		}
+		if diff := cmp.Diff(got, tt.want); diff != "" {
+			t.Errorf("input %q (-got +want):\n%s", tt.input, diff)
+		}
+		for _, s := range []string{"run r-1, step 3: run wants to exec curl https://x", "policy: no rule matched", "[o]nce"} {
+			if !strings.Contains(out.String(), s) {
+				t.Errorf("input %q: prompt lacks %q:\n%s", tt.input, s, out.String())
+			}
+		}
+	}
+}
+
+// TestTerminalSharesInput: answers for successive prompts come from one
+// reader; reading one answer must not swallow the next.
+func TestTerminalSharesInput(t *testing.T) {
+	var out strings.Builder
+	term := &Terminal{In: strings.NewReader("r\nd\nno\no\n"), Out: &out}
+	var got []agent.Decision
+	for range 3 {
+		d, err := term.ApproveAct(context.Background(), actReq())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d)
+	}
+	want := []agent.Decision{{Answer: agent.AllowRun}, {Answer: agent.Deny, Reason: "no"}, {Answer: agent.AllowOnce}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
+func TestTerminalCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	term := &Terminal{In: strings.NewReader("o\n"), Out: &strings.Builder{}}
+	if _, err := term.ApproveAct(ctx, actReq()); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+func proposal(t *testing.T) *agent.Proposal {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nvar X = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := workspace.NewRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := workspace.NewChangeSet(root)
+	if err := cs.WriteFile("a.go", []byte("package a\n\nvar X = 2\n")); err != nil {
+		t.Fatal(err)
+	}
+	rep := &verify.Report{Passed: true, Proves: true, Warnings: []string{"check unit: the change set modifies Makefile, which configures make"},
+		Checks: []verify.CheckResult{
+			{Name: "unit", Phase: verify.PhaseRed, ExitCode: 1, Locations: []verify.Location{{Path: "a_test.go", Line: 7, Message: "X = 1, want 2"}}},
+			{Name: "unit", Phase: verify.PhaseGreen, Passed: true},
+		}}
+	return &agent.Proposal{Run: "r-2", Goal: "set X to 2", Summary: "changed X", Changes: cs, Report: rep, Verified: true}
+}
+
+func TestTerminalApproveChange(t *testing.T) {
+	tests := []struct {
+		input string
+		want  agent.Decision
+	}{
+		{"a\n", agent.Decision{Answer: agent.AllowOnce}},
+		{"r\nwrong approach\n", agent.Decision{Answer: agent.Deny, Reason: "wrong approach"}},
+		{"r\n", agent.Decision{Answer: agent.Deny, Reason: "rejected by the user"}},
+		{"d\n", agent.Decision{Answer: agent.Defer}},
+		{"", agent.Decision{Answer: agent.Defer}},
+	}
+	for _, tt := range tests {
+		var out strings.Builder
+		term := &Terminal{In: strings.NewReader(tt.input), Out: &out}
+		got, err := term.ApproveChange(context.Background(), proposal(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got, tt.want); diff != "" {
+			t.Errorf("input %q (-got +want):\n%s", tt.input, diff)
+		}
+		for _, s := range []string{
+			"run r-2: set X to 2", "summary: changed X",
+			"-var X = 1", "+var X = 2",
+			"red   unit: FAILED (exit 1)", "a_test.go:7: X = 1, want 2", "green unit: passed",
+			"warning: check unit: the change set modifies Makefile", "=> verified",
+		} {
+			if !strings.Contains(out.String(), s) {
+				t.Errorf("input %q: output lacks %q:\n%s", tt.input, s, out.String())
+			}
+		}
+	}
+}
+
+func TestAutoNeverDeferral(t *testing.T) {
+	ctx := context.Background()
+	verified := &agent.Proposal{Verified: true}
+	unverified := &agent.Proposal{Verified: false}
+	tests := []struct {
+		name     string
+		a        agent.Approver
+		act      agent.Answer
+		verified agent.Answer
+		other    agent.Answer
+	}{
+		{"auto", Auto{}, agent.Deny, agent.AllowOnce, agent.Defer},
+		{"auto allowing acts", Auto{AllowActs: true}, agent.AllowOnce, agent.AllowOnce, agent.Defer},
+		{"never", Never{}, agent.Deny, agent.Defer, agent.Defer},
+		{"deferral", Deferral{}, agent.Defer, agent.Defer, agent.Defer},
+	}
+	for _, tt := range tests {
+		act, err := tt.a.ApproveAct(ctx, actReq())
+		if err != nil || act.Answer != tt.act {
+			t.Errorf("%s: act = %+v, %v; want %s", tt.name, act, err, tt.act)
+		}
+		if act.Answer == agent.Deny && !strings.Contains(act.Reason, "exec curl https://x") {
+			t.Errorf("%s: deny reason %q does not name the act", tt.name, act.Reason)
+		}
+		if d, _ := tt.a.ApproveChange(ctx, verified); d.Answer != tt.verified {
+			t.Errorf("%s: verified change = %s, want %s", tt.name, d.Answer, tt.verified)
+		}
+		if d, _ := tt.a.ApproveChange(ctx, unverified); d.Answer != tt.other {
+			t.Errorf("%s: unverified change = %s, want %s", tt.name, d.Answer, tt.other)
+		}
+	}
+}
+
+func TestForMode(t *testing.T) {
+	for mode, want := range map[string]string{"ask": "*approve.Terminal", "": "*approve.Terminal", "auto": "approve.Auto", "never": "approve.Never"} {
+		a, err := ForMode(mode, strings.NewReader(""), &strings.Builder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := typeName(a); got != want {
+			t.Errorf("ForMode(%q) = %s, want %s", mode, got, want)
+		}
+	}
+	if _, err := ForMode("sometimes", nil, nil); err == nil || err.Error() != `unknown approve mode "sometimes": want ask, auto or never` {
+		t.Errorf("bad mode error: %v", err)
+	}
+}
+
+func typeName(a agent.Approver) string {
+	switch a.(type) {
+	case *Terminal:
+		return "*approve.Terminal"
+	case Auto:
+		return "approve.Auto"
+	case Never:
+		return "approve.Never"
+	}
+	return "?"
+}

@@ -1,0 +1,87 @@
+package approve
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+)
+
+// Auto approves without asking, as `--approve auto` (honoured only from the
+// user config or the command line). It applies a verified change and
+// leaves any other pending. Ask-tier acts are denied unless AllowActs is
+// set, so "auto" never silently widens the policy.
+type Auto struct {
+	AllowActs bool
+}
+
+var _ agent.Approver = Auto{}
+
+// ApproveAct allows once when AllowActs, else denies with a reason.
+func (a Auto) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Decision, error) {
+	if a.AllowActs {
+		return agent.Decision{Answer: agent.AllowOnce}, nil
+	}
+	return agent.Decision{Answer: agent.Deny, Reason: fmt.Sprintf(
+		"%s %s needs approval and automatic approval does not grant acts; add an allow rule to the policy to permit it",
+		req.Verdict.Act, req.Verdict.Target)}, nil
+}
+
+// ApproveChange applies a verified change; an unverified one is deferred
+// (left pending for `ioh-lsp approve`).
+func (Auto) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
+	if p.Verified {
+		return agent.Decision{Answer: agent.AllowOnce}, nil
+	}
+	return agent.Decision{Answer: agent.Defer, Reason: "not verified: automatic approval applies only verified changes"}, nil
+}
+
+// Never approves nothing, as `--approve never`: the change is left pending
+// (Defer) and Ask-tier acts are denied with a reason, so a run can go on
+// without them.
+type Never struct{}
+
+var _ agent.Approver = Never{}
+
+// ApproveAct denies.
+func (Never) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Decision, error) {
+	return agent.Decision{Answer: agent.Deny, Reason: fmt.Sprintf(
+		"%s %s needs approval and no approver is available (--approve never); add an allow rule to the policy to permit it",
+		req.Verdict.Act, req.Verdict.Target)}, nil
+}
+
+// ApproveChange defers: the change stays pending.
+func (Never) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
+	return agent.Decision{Answer: agent.Defer}, nil
+}
+
+// Deferral defers everything: the run stops as awaiting_approval at the
+// first Ask-tier act, and `resume` continues it with the answer.
+type Deferral struct{}
+
+var _ agent.Approver = Deferral{}
+
+// ApproveAct defers.
+func (Deferral) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Decision, error) {
+	return agent.Decision{Answer: agent.Defer}, nil
+}
+
+// ApproveChange defers.
+func (Deferral) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
+	return agent.Decision{Answer: agent.Defer}, nil
+}
+
+// ForMode returns the approver for an --approve mode: ask (a Terminal on
+// in and out), auto, or never.
+func ForMode(mode string, in io.Reader, out io.Writer) (agent.Approver, error) {
+	switch mode {
+	case "ask", "":
+		return &Terminal{In: in, Out: out}, nil
+	case "auto":
+		return Auto{}, nil
+	case "never":
+		return Never{}, nil
+	}
+	return nil, fmt.Errorf("unknown approve mode %q: want ask, auto or never", mode)
+}
