@@ -98,7 +98,7 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	prov, err := h.opts.Providers(c.Model)
+	prov, err := h.opts.Providers(c)
 	if err != nil {
 		return nil, fmt.Errorf("start run: provider %s: %w", c.Model.Provider, err)
 	}
@@ -163,7 +163,7 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	if err != nil {
 		return nil, err
 	}
-	prov, err := h.opts.Providers(c.Model)
+	prov, err := h.opts.Providers(&c)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", c.Model.Provider, err)
 	}
@@ -228,9 +228,10 @@ func (a *agentRun) withRemembered() (*policy.Policy, error) {
 	return a.base.With(policy.LayerRules{Layer: policy.LayerRemembered, Rules: a.st.Remembered})
 }
 
-// event builds an event of this agent at the current step.
+// event builds an event of this agent in the step being built (the last
+// committed step plus one).
 func (a *agentRun) event(typ string, fields map[string]any) trace.Event {
-	return trace.Event{Run: a.id, Parent: a.parent, Step: a.totals.Steps, Type: typ, Time: time.Now(), Fields: fields}
+	return trace.Event{Run: a.id, Parent: a.parent, Step: a.totals.Steps + 1, Type: typ, Time: time.Now(), Fields: fields}
 }
 
 // emit sends e to the sink.

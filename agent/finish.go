@@ -79,6 +79,7 @@ func (a *agentRun) propose(ctx context.Context) end {
 	}
 	p := &Proposal{Run: a.id, Goal: a.c.Goal, Summary: a.st.Summary, Changes: a.cs, Report: a.st.Report, Verified: base == OutcomeVerified}
 	ev := a.event(trace.EventProposal, map[string]any{"files": changedPaths(a.cs.Changes()), "verified": p.Verified, "summary": a.st.Summary})
+	ev.Step = a.totals.Steps
 	a.emit(ev)
 	d, err := a.h.opts.Approver.ApproveChange(ctx, p)
 	if err != nil {
@@ -88,6 +89,7 @@ func (a *agentRun) propose(ctx context.Context) end {
 		d = Decision{Answer: Defer, Reason: "the approver failed: " + err.Error()}
 	}
 	ap := a.event(trace.EventApproval, map[string]any{"change": true, "answer": string(d.Answer), "reason": d.Reason})
+	ap.Step = a.totals.Steps
 	a.emit(ap)
 	events := []trace.Event{ev, ap}
 	var out end

@@ -19,8 +19,9 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
-// ProviderFactory builds a provider for one model selection.
-type ProviderFactory func(m contract.Model) (model.Provider, error)
+// ProviderFactory builds the provider of a contract (its model section,
+// fallbacks and retry policy).
+type ProviderFactory func(c *contract.Contract) (model.Provider, error)
 
 // VerifyFunc runs a contract's checks against the workspace with changes
 // staged; verify.RunWith is the real one (and the default).
@@ -114,6 +115,9 @@ type Result struct {
 	Report  *verify.Report
 	Started time.Time
 	Err     error // the failure behind provider_failed, denied, ...
+	// Pending: the change awaits approval (Approve or Reject by RunID);
+	// false for a run deferred on an act (Resume continues it).
+	Pending bool
 }
 
 // Run is a run in flight.
@@ -246,6 +250,7 @@ func (h *Harness) storedResult(row *trace.RunRow) *Result {
 	}
 	if st, err := decodeState(row.State); err == nil {
 		res.Report = st.Report
+		res.Pending = res.Outcome == OutcomeAwaitingApproval && st.Phase == phaseProposal
 	}
 	if len(row.Changes) > 0 {
 		if cs, err := workspace.UnmarshalChangeSet(h.opts.Root, row.Changes); err == nil {

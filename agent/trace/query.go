@@ -112,3 +112,26 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 	}
 	return out, rows.Err()
 }
+
+// TreeEvents returns the events of run root and every sub-agent of its
+// tree, in the order they were stored.
+func (s *Store) TreeEvents(ctx context.Context, root string) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT body FROM events WHERE run IN (SELECT id FROM runs WHERE root = ? OR id = ?) ORDER BY seq`, root, root)
+	if err != nil {
+		return nil, fmt.Errorf("list events of %s: %w", root, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var body string
+		if err := rows.Scan(&body); err != nil {
+			return nil, fmt.Errorf("read event of %s: %w", root, err)
+		}
+		var e Event
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			return nil, fmt.Errorf("decode event of %s: %w", root, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

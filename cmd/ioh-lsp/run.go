@@ -2,17 +2,269 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/wire"
+	"github.com/ioh-lsp/ioh-lsp/lsp"
 )
 
-// cmdRun is not built yet; its owner replaces this file.
-func cmdRun(_ context.Context, env *cliEnv, _ []string) int {
-	fmt.Fprintln(env.stderr, "ioh-lsp: this command is not built yet")
-	return exitUsage
+// runFlags are the flags shared by run and resume (SPEC §2).
+type runFlags struct {
+	provider, model, cassette, record, approve string
+	json                                       bool
 }
 
-// cmdResume is not built yet; its owner replaces this file.
-func cmdResume(_ context.Context, env *cliEnv, _ []string) int {
-	fmt.Fprintln(env.stderr, "ioh-lsp: this command is not built yet")
-	return exitUsage
+func (f *runFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	BoolVar(*bool, string, bool, string)
+}) {
+	fs.StringVar(&f.provider, "provider", "", "model provider: anthropic, openai, openrouter, openai-compatible, replay")
+	fs.StringVar(&f.model, "model", "", "model name")
+	fs.StringVar(&f.cassette, "cassette", "", "replay cassette (selects the replay provider)")
+	fs.StringVar(&f.record, "record", "", "record the model's turns into this cassette")
+	fs.StringVar(&f.approve, "approve", "ask", "ask (terminal prompts), auto (apply a verified change), never (leave it pending)")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object per event on stdout and a final summary")
+}
+
+func (f *runFlags) check() error {
+	switch f.approve {
+	case "ask", "auto", "never":
+		return nil
+	}
+	return fmt.Errorf("bad --approve %q (want ask, auto or never)", f.approve)
+}
+
+// cmdRun runs a task contract headless in the workspace holding it.
+func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
+	var f runFlags
+	fs := newFlagSet("run FILE", env.stderr)
+	f.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 1, 1)
+	}
+	if err == nil {
+		err = f.check()
+	}
+	if err != nil {
+		return usageError(env, "run", err)
+	}
+	c, err := contract.Load(pos[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp run: %v\n", err)
+		return exitUsage
+	}
+	cwd, _ := os.Getwd()
+	root := wire.FindRoot(pos[0], cwd)
+	return drive(ctx, env, &f, root, func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+		return h.Start(ctx, c)
+	})
+}
+
+// cmdResume continues an interrupted or deferred run of the workspace at
+// the current directory.
+func cmdResume(ctx context.Context, env *cliEnv, args []string) int {
+	var f runFlags
+	fs := newFlagSet("resume RUN_ID", env.stderr)
+	f.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 1, 1)
+	}
+	if err == nil {
+		err = f.check()
+	}
+	if err != nil {
+		return usageError(env, "resume", err)
+	}
+	cwd, _ := os.Getwd()
+	return drive(ctx, env, &f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+		return h.Resume(ctx, pos[0])
+	})
+}
+
+// drive builds the harness, starts the run and waits for its outcome.
+func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start func(context.Context, *agent.Harness) (*agent.Run, error)) int {
+	out := &cliSink{stderr: env.stderr}
+	if f.json {
+		out.stdout = env.stdout
+	}
+	var appr agent.Approver
+	term := &terminalApprover{in: newLineReader(env.stdin), out: env.stderr}
+	switch f.approve {
+	case "ask":
+		appr = term
+	case "auto":
+		appr = autoApprover{}
+	default:
+		appr = neverApprover{}
+	}
+	eng, err := wire.NewHarness(ctx, wire.Options{
+		Root: root, Getenv: env.getenv, Approver: appr, Sink: out, Logger: cliLogger(env.stderr),
+		Overrides: wire.Overrides{Provider: f.provider, Model: f.model, Cassette: f.cassette, Record: f.record},
+	})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		return exitFailed
+	}
+	defer eng.Close()
+	run, err := start(ctx, eng.Harness)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		if errors.Is(err, trace.ErrNotFound) {
+			return exitUsage
+		}
+		return exitFailed
+	}
+	fmt.Fprintf(env.stderr, "run %s in %s\n", run.ID(), eng.Root.Dir())
+	res := run.Wait()
+	code := res.Outcome.ExitCode()
+	if res.Pending && f.approve == "never" {
+		code = exitOK // a change left pending on purpose (SPEC §2)
+	}
+	out.summary(res, code)
+	return code
+}
+
+// cliLogger logs warnings and errors to stderr.
+func cliLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// cliSink prints progress on stderr and, with --json, every event as one
+// JSON object a line on stdout. Events arrive from parallel tool calls.
+type cliSink struct {
+	mu     sync.Mutex
+	stderr io.Writer
+	stdout io.Writer // nil without --json
+}
+
+func (s *cliSink) Emit(e trace.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stdout != nil {
+		if b, err := json.Marshal(e); err == nil {
+			s.stdout.Write(append(b, '\n'))
+		}
+	}
+	if line := progressLine(e); line != "" {
+		fmt.Fprintln(s.stderr, line)
+	}
+}
+
+func (s *cliSink) summary(res *agent.Result, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg := fmt.Sprintf("%s: %s after %d steps, %d tokens, $%.4f", res.RunID, res.Outcome, res.Steps, res.Usage.Total(), res.CostUSD)
+	if res.Err != nil && res.Outcome != agent.OutcomeApplied && res.Outcome != agent.OutcomeVerified {
+		msg += " (" + res.Err.Error() + ")"
+	}
+	if res.Pending {
+		msg += fmt.Sprintf("\nthe change is pending: ioh-lsp approve %s | ioh-lsp reject %s", res.RunID, res.RunID)
+	}
+	fmt.Fprintln(s.stderr, msg)
+	if s.stdout == nil {
+		return
+	}
+	sum := map[string]any{
+		"type": "summary", "run": res.RunID, "outcome": string(res.Outcome), "steps": res.Steps,
+		"tokens": res.Usage.Total(), "cost_usd": res.CostUSD, "summary": res.Summary, "exit_code": code, "pending": res.Pending,
+	}
+	if res.Err != nil {
+		sum["error"] = res.Err.Error()
+	}
+	if res.Report != nil {
+		sum["verified"] = res.Report.Passed && res.Report.Proves
+	}
+	b, _ := json.Marshal(sum)
+	s.stdout.Write(append(b, '\n'))
+}
+
+// lspEngineFactory is the language server's harness factory: the same
+// wiring as `run`, with the editor's approver, sink and settings.
+func lspEngineFactory(env *cliEnv) lsp.HarnessFactory {
+	return func(ctx context.Context, s lsp.Session) (*lsp.Engine, error) {
+		eng, err := wire.NewHarness(ctx, wire.Options{
+			Root: s.Root, Getenv: env.getenv, Approver: s.Approver, Sink: s.Sink,
+			EditorSettings: s.EditorSettings, Logger: s.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &lsp.Engine{Harness: eng.Harness, Root: eng.Root, Close: eng.Close}, nil
+	}
+}
+
+// progressLine renders an event for a person watching stderr; "" skips it.
+func progressLine(e trace.Event) string {
+	who := ""
+	if e.Parent != "" {
+		who = "  [" + e.Run + "] "
+	}
+	f := e.Fields
+	switch e.Type {
+	case trace.EventModelTurn:
+		text := strings.TrimSpace(fmt.Sprint(f["text"]))
+		if text == "" || text == "<nil>" {
+			return ""
+		}
+		if len(text) > 200 {
+			text = text[:200] + "…"
+		}
+		return fmt.Sprintf("%sstep %d: %s", who, e.Step, text)
+	case trace.EventToolCall:
+		return fmt.Sprintf("%sstep %d: %s %s", who, e.Step, f["tool"], clipArgs(fmt.Sprint(f["arguments"])))
+	case trace.EventToolResult:
+		if b, _ := f["is_error"].(bool); b {
+			return fmt.Sprintf("%s  ! %s: %s", who, f["tool"], firstLineOf(fmt.Sprint(f["content"])))
+		}
+		return ""
+	case trace.EventPolicy:
+		if f["effect"] == "allow" {
+			return ""
+		}
+		return fmt.Sprintf("%s  policy: %s %s %s (layer %s %s)", who, f["effect"], f["act"], f["target"], f["layer"], f["rule"])
+	case trace.EventVerification:
+		if c, ok := f["check"]; ok {
+			state := "failed"
+			if b, _ := f["passed"].(bool); b {
+				state = "passed"
+			}
+			return fmt.Sprintf("%sverify: %s (%v) %s", who, c, f["phase"], state)
+		}
+		return ""
+	case trace.EventAgentSpawned:
+		return fmt.Sprintf("%sspawned %s: %s", who, f["child"], f["goal"])
+	case trace.EventRetry:
+		return fmt.Sprintf("%sretry: %v %v", who, f["class"], f["action"])
+	case trace.EventOutcome:
+		if e.Parent != "" {
+			return fmt.Sprintf("%ssub-agent ended: %s", who, f["outcome"])
+		}
+	}
+	return ""
+}
+
+func clipArgs(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

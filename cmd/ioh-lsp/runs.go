@@ -2,17 +2,180 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
-// cmdRuns is not built yet; its owner replaces this file.
-func cmdRuns(_ context.Context, env *cliEnv, _ []string) int {
-	fmt.Fprintln(env.stderr, "ioh-lsp: this command is not built yet")
-	return exitUsage
+// runSummary is one entry of `runs --json` (SPEC §2).
+type runSummary struct {
+	ID      string  `json:"id"`
+	Goal    string  `json:"goal"`
+	Outcome string  `json:"outcome"`
+	Steps   int     `json:"steps"`
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+	Started string  `json:"started"`
+	Parent  *string `json:"parent"`
 }
 
-// cmdTrace is not built yet; its owner replaces this file.
-func cmdTrace(_ context.Context, env *cliEnv, _ []string) int {
-	fmt.Fprintln(env.stderr, "ioh-lsp: this command is not built yet")
-	return exitUsage
+// openWorkspaceStore opens the trace store of the workspace at the cwd.
+func openWorkspaceStore(ctx context.Context, env *cliEnv) (*trace.Store, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return wire.OpenStore(ctx, wire.FindRoot(cwd, cwd), env.getenv, nil)
+}
+
+// cmdRuns lists the runs of the workspace; tokens and cost include each
+// run's sub-agents.
+func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("runs", env.stderr)
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 0, 0)
+	}
+	if err != nil {
+		return usageError(env, "runs", err)
+	}
+	store, err := openWorkspaceStore(ctx, env)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp runs: %v\n", err)
+		return exitFailed
+	}
+	defer store.Close()
+	rows, err := store.Runs(ctx)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp runs: %v\n", err)
+		return exitFailed
+	}
+	list := summarize(rows)
+	if *asJSON {
+		b, _ := json.MarshalIndent(list, "", "  ")
+		fmt.Fprintln(env.stdout, string(b))
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tOUTCOME\tSTEPS\tTOKENS\tCOST\tSTARTED\tGOAL")
+	for _, r := range list {
+		id := r.ID
+		if r.Parent != nil {
+			id = "  " + id
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t$%.4f\t%s\t%s\n", id, r.Outcome, r.Steps, r.Tokens, r.CostUSD, r.Started, oneLine(r.Goal, 60))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// summarize turns run rows into summaries with sub-agent spend rolled up
+// into every ancestor.
+func summarize(rows []*trace.RunRow) []runSummary {
+	byID := map[string]*trace.RunRow{}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	tok := map[string]int64{}
+	usd := map[string]float64{}
+	for _, r := range rows {
+		for id, seen := r.ID, 0; id != "" && seen < 64; seen++ {
+			tok[id] += r.Totals.Tokens()
+			usd[id] += r.Totals.CostUSD
+			p, ok := byID[id]
+			if !ok {
+				break
+			}
+			id = p.Parent
+		}
+	}
+	out := make([]runSummary, 0, len(rows))
+	for _, r := range rows {
+		s := runSummary{ID: r.ID, Goal: r.Goal, Outcome: r.Outcome, Steps: r.Totals.Steps, Tokens: tok[r.ID],
+			CostUSD: usd[r.ID], Started: r.FirstStarted.UTC().Format(time.RFC3339)}
+		if r.Parent != "" {
+			p := r.Parent
+			s.Parent = &p
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started < out[j].Started })
+	return out
+}
+
+// cmdTrace prints a run's trace, its sub-agents' events included.
+func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("trace RUN_ID", env.stderr)
+	asJSON := fs.Bool("json", false, "print JSON Lines")
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 1, 1)
+	}
+	if err != nil {
+		return usageError(env, "trace", err)
+	}
+	store, err := openWorkspaceStore(ctx, env)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
+		return exitFailed
+	}
+	defer store.Close()
+	row, err := store.Run(ctx, pos[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
+		if errors.Is(err, trace.ErrNotFound) {
+			return exitUsage
+		}
+		return exitFailed
+	}
+	evs, err := store.TreeEvents(ctx, row.ID)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
+		return exitFailed
+	}
+	for _, e := range evs {
+		if *asJSON {
+			b, err := json.Marshal(e)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintln(env.stdout, string(b))
+			continue
+		}
+		fmt.Fprintln(env.stdout, traceLine(e))
+	}
+	return exitOK
+}
+
+// traceLine renders one event for reading.
+func traceLine(e trace.Event) string {
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s step %d %-13s", e.Time.UTC().Format("15:04:05.000"), e.Run, e.Step, e.Type)
+	for _, k := range keys {
+		v, _ := json.Marshal(e.Fields[k])
+		fmt.Fprintf(&b, " %s=%s", k, oneLine(string(v), 160))
+	}
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

@@ -1,0 +1,241 @@
+// Package wire builds an agent harness for one workspace from the process's
+// configuration: the trace store under the state directory, the providers
+// (with retries, fallbacks and optional recording), the price table, the
+// policy layers, the OS sandbox adapter and verification. The CLI and the
+// language server both build their harness here, so the two are users of
+// the same code path.
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/provider"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// Overrides are per-invocation choices that win over the contract (CLI
+// flags): provider, model name, replay cassette, a cassette to record into.
+type Overrides struct {
+	Provider string
+	Model    string
+	Cassette string
+	Record   string
+}
+
+// Options say what to build.
+type Options struct {
+	// Root is the workspace directory.
+	Root string
+	// Getenv and Environ read the environment (default os.Getenv and
+	// os.Environ); Environ finds the secrets to keep out of the trace.
+	Getenv  func(string) string
+	Environ func() []string
+	// Overrides from the command line.
+	Overrides Overrides
+	Approver  agent.Approver
+	Sink      trace.Sink
+	// EditorSettings is the editor's `ioh` section (JSON); its policy
+	// rules form the editor layer.
+	EditorSettings json.RawMessage
+	Logger         *slog.Logger
+	// Sandbox replaces the OS sandbox adapter (tests).
+	Sandbox contain.Sandbox
+}
+
+// Engine is a harness with what it was built from.
+type Engine struct {
+	Harness *agent.Harness
+	Root    *workspace.Root
+	Store   *trace.Store
+	// Close releases the trace store.
+	Close func()
+}
+
+// NewHarness builds the harness for o.Root.
+func NewHarness(ctx context.Context, o Options) (*Engine, error) {
+	o = o.withDefaults()
+	root, err := workspace.NewRoot(o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", o.Root, err)
+	}
+	store, err := OpenStore(ctx, root.Dir(), o.Getenv, o.Environ)
+	if err != nil {
+		return nil, err
+	}
+	sb := o.Sandbox
+	if sb == nil {
+		ad, err := sandboxexec.New(sandboxexec.Options{Log: o.Logger})
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("set up the sandbox: %w", err)
+		}
+		sb = ad
+	}
+	layers, err := editorLayer(o.EditorSettings)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	prices := model.DefaultPrices()
+	h, err := agent.New(agent.Options{
+		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: o.Sink, Logger: o.Logger,
+		Layers:    append([]policy.LayerRules{policy.Builtin(nil)}, layers...),
+		Providers: o.providers(),
+		Cost: func(_, name string, u model.Usage) float64 {
+			usd, _ := prices.Cost(name, u)
+			return usd
+		},
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return &Engine{Harness: h, Root: root, Store: store, Close: func() { store.Close() }}, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// providers builds each run's provider from its contract with the
+// overrides applied.
+func (o Options) providers() agent.ProviderFactory {
+	return func(c *contract.Contract) (model.Provider, error) {
+		m := ApplyOverrides(c.Model, o.Overrides)
+		return provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record})
+	}
+}
+
+// ApplyOverrides returns m with the command line's choices: a cassette
+// alone selects replay.
+func ApplyOverrides(m contract.Model, ov Overrides) contract.Model {
+	if ov.Cassette != "" {
+		m.Cassette = ov.Cassette
+		if ov.Provider == "" {
+			m.Provider = provider.KindReplay
+			m.Name = ""
+			m.Fallback = nil
+		}
+	}
+	if ov.Provider != "" {
+		if ov.Provider != m.Provider {
+			m.BaseURL, m.APIKeyEnv, m.Name, m.Fallback = "", "", "", nil
+		}
+		m.Provider = ov.Provider
+	}
+	if ov.Model != "" {
+		m.Name = ov.Model
+	}
+	return m
+}
+
+// editorLayer reads policy rules from the editor's settings.
+func editorLayer(raw json.RawMessage) ([]policy.LayerRules, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s struct {
+		Policy struct {
+			Rules []policy.Rule `json:"rules"`
+		} `json:"policy"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("editor settings: %w", err)
+	}
+	if len(s.Policy.Rules) == 0 {
+		return nil, nil
+	}
+	return []policy.LayerRules{{Layer: policy.LayerEditor, Rules: s.Policy.Rules}}, nil
+}
+
+// OpenStore opens the trace database of the workspace at root under the
+// state directory, redacting every secret found in the environment.
+func OpenStore(ctx context.Context, root string, getenv func(string) string, environ func() []string) (*trace.Store, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if environ == nil {
+		environ = os.Environ
+	}
+	dir, err := trace.StateDir(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return trace.Open(ctx, trace.DBPath(dir, root), Secrets(getenv, environ))
+}
+
+// Secrets returns the values of environment variables that hold keys:
+// names ending in _API_KEY, _TOKEN, _SECRET or _PASSWORD, and each
+// provider's default key variable.
+func Secrets(getenv func(string) string, environ func() []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(v string) {
+		if v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, kv := range environ() {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		up := strings.ToUpper(k)
+		for _, suf := range []string{"_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD"} {
+			if strings.HasSuffix(up, suf) {
+				add(v)
+			}
+		}
+	}
+	for _, k := range provider.DefaultKeyEnv {
+		add(getenv(k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FindRoot is the workspace of a path: the nearest directory at or above
+// it holding .git, else fallback.
+func FindRoot(path, fallback string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fallback
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		abs = filepath.Dir(abs)
+	}
+	for d := abs; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			return fallback
+		}
+		d = p
+	}
+}
