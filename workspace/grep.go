@@ -3,9 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"regexp/syntax"
@@ -121,38 +119,6 @@ func (m *matcher) search(rel string, data []byte, out []Match) []Match {
 
 // bufPool recycles file read buffers across files and calls.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// readPooled reads abs into the pooled buffer *bp, growing it as needed.
-func readPooled(abs string, bp *[]byte) ([]byte, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := (*bp)[:0]
-	if fi, err := f.Stat(); err == nil && int64(cap(buf)) < fi.Size()+1 {
-		buf = make([]byte, 0, fi.Size()+512)
-	}
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, cap(buf))
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			*bp = buf
-			return nil, err
-		}
-		if n == 0 {
-			break
-		}
-	}
-	*bp = buf
-	return buf, nil
-}
 
 // overlay is content that replaces or hides files on disk: open editor
 // documents and pending changes.

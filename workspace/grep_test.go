@@ -85,6 +85,32 @@ func TestFoldIndex(t *testing.T) {
 	}
 }
 
+func TestLiteralIndex(t *testing.T) {
+	re, _ := syntax.Parse("err != nil", syntax.Perl)
+	p, exact := newPrefilter(re)
+	if !exact || p.lit[p.anchor] != '!' {
+		t.Fatalf("prefilter %+v exact=%v: want the rare '!' as anchor", p, exact)
+	}
+	tests := []struct {
+		text string
+		from int
+		want int
+	}{
+		{"if err != nil {", 0, 3},
+		{"! err != nil", 0, 2},
+		{"err != nil err != nil", 1, 11},
+		{"err != nilerr !=", 10, -1},
+		{"ERR != NIL", 0, -1},
+		{"!", 0, -1},
+	}
+	for _, tt := range tests {
+		st := newFoldState()
+		if got := p.index([]byte(tt.text), tt.from, &st); got != tt.want {
+			t.Errorf("index(%q, %d) = %d, want %d", tt.text, tt.from, got, tt.want)
+		}
+	}
+}
+
 func grepFixture(t *testing.T) *Root {
 	return newTestRoot(t, map[string]string{
 		".git/HEAD":      "",

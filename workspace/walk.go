@@ -14,17 +14,16 @@ type walkFile struct {
 	abs string
 }
 
-// walkJob is a directory to list or a file to hand to the visitor.
+// walkJob is a directory to list.
 type walkJob struct {
-	dir   bool
 	rel   string
 	abs   string
 	level *ignoreLevel // for a directory: its parent's level
 }
 
-// walker runs a parallel, gitignore-aware traversal: a LIFO queue of jobs
-// shared by a fixed pool of goroutines that list directories and visit
-// files. Every goroutine ends when the queue drains or ctx is done.
+// walker runs a parallel, gitignore-aware traversal: a LIFO queue of
+// directories shared by a fixed pool of goroutines that list them and visit
+// their files. Every goroutine ends when the queue drains or ctx is done.
 type walker struct {
 	visit   func(walkFile)
 	filter  func(rel string, isDir bool) bool // nil: keep all; false: skip
@@ -71,7 +70,7 @@ func (r *Root) walk(ctx context.Context, startRel string, filter func(rel string
 	if rel == "." {
 		rel = ""
 	}
-	w.stack = append(w.stack, walkJob{dir: true, rel: rel, abs: start, level: ancestorLevels(r.dir, start)})
+	w.stack = append(w.stack, walkJob{rel: rel, abs: start, level: ancestorLevels(r.dir, start)})
 	w.pending = 1
 
 	stopWatch := context.AfterFunc(ctx, func() {
@@ -109,33 +108,48 @@ func (w *walker) work() {
 		w.stack = w.stack[:len(w.stack)-1]
 		w.mu.Unlock()
 
-		var more []walkJob
-		if j.dir {
-			more = w.list(j)
-		} else {
-			w.visit(walkFile{rel: j.rel, abs: j.abs})
+		// Publish the subdirectories first so idle workers take them while
+		// this one visits the directory's files.
+		dirs, files := w.list(j)
+		if len(dirs) > 0 {
+			w.mu.Lock()
+			w.stack = append(w.stack, dirs...)
+			w.pending += len(dirs)
+			w.cond.Broadcast()
+			w.mu.Unlock()
+		}
+		for i, f := range files {
+			if i%64 == 63 && w.stopped() {
+				break
+			}
+			w.visit(f)
 		}
 
 		w.mu.Lock()
-		w.stack = append(w.stack, more...)
-		w.pending += len(more) - 1
-		if w.pending == 0 || len(more) > 0 {
+		w.pending--
+		if w.pending == 0 {
 			w.cond.Broadcast()
 		}
 		w.mu.Unlock()
 	}
 }
 
-// list reads one directory and returns the jobs for its kept entries.
-func (w *walker) list(j walkJob) []walkJob {
+func (w *walker) stopped() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stop
+}
+
+// list reads one directory and returns its kept subdirectories and files.
+func (w *walker) list(j walkJob) ([]walkJob, []walkFile) {
 	f, err := os.Open(j.abs)
 	if err != nil {
-		return nil // unreadable directories are skipped, as rg does
+		return nil, nil // unreadable directories are skipped, as rg does
 	}
 	entries, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil && len(entries) == 0 {
-		return nil
+		return nil, nil
 	}
 	var hasIgnore, hasGitignore, hasGit bool
 	for _, e := range entries {
@@ -149,7 +163,8 @@ func (w *walker) list(j walkJob) []walkJob {
 		}
 	}
 	level := j.level.child(j.abs, hasIgnore, hasGitignore, hasGit)
-	jobs := make([]walkJob, 0, len(entries))
+	var dirs []walkJob
+	files := make([]walkFile, 0, len(entries))
 	for _, e := range entries {
 		name := e.Name()
 		if name == ".git" {
@@ -171,9 +186,13 @@ func (w *walker) list(j walkJob) []walkJob {
 		if w.filter != nil && !w.filter(rel, isDir) {
 			continue
 		}
-		jobs = append(jobs, walkJob{dir: isDir, rel: rel, abs: abs, level: level})
+		if isDir {
+			dirs = append(dirs, walkJob{rel: rel, abs: abs, level: level})
+		} else {
+			files = append(files, walkFile{rel: rel, abs: abs})
+		}
 	}
-	return jobs
+	return dirs, files
 }
 
 // ignoredRel reports whether a root-relative path would be skipped by the
