@@ -39,6 +39,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Headers are added to every request (OpenRouter's attribution).
 	Headers map[string]string
+	// CacheControl asks OpenRouter to place Anthropic prompt-cache
+	// breakpoints (top-level cache_control) for anthropic/* models, which
+	// go-openai has no field for.
+	CacheControl bool
 }
 
 // Provider talks to a chat-completions endpoint. Safe for concurrent use.
@@ -47,6 +51,7 @@ type Provider struct {
 	kind   string
 	key    string
 	model  string
+	cache  bool
 }
 
 // New returns a provider for cfg.
@@ -61,7 +66,7 @@ func New(cfg Config) *Provider {
 	if kind == "" {
 		kind = "openai"
 	}
-	return &Provider{client: sdk.NewClientWithConfig(c), kind: kind, key: cfg.APIKey, model: cfg.Model}
+	return &Provider{client: sdk.NewClientWithConfig(c), kind: kind, key: cfg.APIKey, model: cfg.Model, cache: cfg.CacheControl}
 }
 
 // Name implements model.Provider.
@@ -75,6 +80,9 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 	}
 	var cap wire.Captured
 	cctx := wire.CaptureContext(ctx, &cap)
+	if p.cache && strings.HasPrefix(creq.Model, "anthropic/") {
+		cctx = wire.WithExtraFields(cctx, map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)})
+	}
 	stream, err := p.client.CreateChatCompletionStream(cctx, creq)
 	if err != nil {
 		return nil, p.fail(ctx, &cap, err, "")

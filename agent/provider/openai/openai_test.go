@@ -236,3 +236,40 @@ func TestCompleteFaults(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenRouterCacheControl(t *testing.T) {
+	tests := []struct {
+		model string
+		want  any
+	}{
+		{"anthropic/claude-sonnet-4.6", map[string]any{"type": "ephemeral"}},
+		{"openai/gpt-5", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			var c captured
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				c.mu.Lock()
+				c.bodies = append(c.bodies, body)
+				c.mu.Unlock()
+				toolTurn(w)
+			}))
+			defer srv.Close()
+			p := New(Config{Kind: "openrouter", APIKey: testKey, BaseURL: srv.URL, Model: tt.model, HTTPClient: srv.Client(), CacheControl: true})
+			if _, err := p.Complete(context.Background(), transcript()); err != nil {
+				t.Fatal(err)
+			}
+			var body map[string]any
+			if err := json.Unmarshal(c.bodies[0], &body); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(body["cache_control"], tt.want); diff != "" {
+				t.Errorf("cache_control (-got +want):\n%s", diff)
+			}
+			if body["model"] != tt.model || body["stream"] != true {
+				t.Errorf("rewritten body lost fields: model %v stream %v", body["model"], body["stream"])
+			}
+		})
+	}
+}

@@ -5,9 +5,11 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -140,8 +142,44 @@ func CaptureContext(ctx context.Context, c *Captured) context.Context {
 	return context.WithValue(ctx, captureKey{}, c)
 }
 
-// Transport adds fixed headers to every request and records responses
-// for CaptureContext.
+type extraKey struct{}
+
+// WithExtraFields returns a context under which Transport adds the given
+// top-level fields to a JSON request body (for API extensions an SDK has
+// no field for, such as OpenRouter's cache_control).
+func WithExtraFields(ctx context.Context, fields map[string]json.RawMessage) context.Context {
+	return context.WithValue(ctx, extraKey{}, fields)
+}
+
+// addFields rewrites a JSON object body with extra top-level fields.
+func addFields(req *http.Request, fields map[string]json.RawMessage) (*http.Request, error) {
+	if req.Body == nil {
+		return req, nil
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, fmt.Errorf("add fields to request body: %w", err)
+	}
+	for k, v := range fields {
+		obj[k] = v
+	}
+	if body, err = json.Marshal(obj); err != nil {
+		return nil, fmt.Errorf("encode request body: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return req, nil
+}
+
+// Transport adds fixed headers to every request, extra body fields under
+// WithExtraFields, and records responses for CaptureContext.
 type Transport struct {
 	Base    http.RoundTripper
 	Headers map[string]string
@@ -153,6 +191,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		for k, v := range t.Headers {
 			req.Header.Set(k, v)
+		}
+	}
+	if fields, ok := req.Context().Value(extraKey{}).(map[string]json.RawMessage); ok && len(fields) > 0 {
+		var err error
+		if req, err = addFields(req, fields); err != nil {
+			return nil, err
 		}
 	}
 	base := t.Base
