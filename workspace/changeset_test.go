@@ -116,6 +116,16 @@ func TestChangeSetOps(t *testing.T) {
 	if diff := cmp.Diff(ms, wantMs); diff != "" {
 		t.Errorf("Grep (-got +want):\n%s", diff)
 	}
+	ms, err = c.Grep(context.Background(), GrepOptions{Pattern: "new", Dir: "new/deep"})
+	if err != nil {
+		t.Fatalf("grep in a directory only the change set has: %v", err)
+	}
+	if diff := cmp.Diff(ms, wantMs[2:]); diff != "" {
+		t.Errorf("Grep in new dir (-got +want):\n%s", diff)
+	}
+	if _, err := c.Grep(context.Background(), GrepOptions{Pattern: "x", Dir: "nowhere"}); err == nil {
+		t.Error("grep in a missing directory succeeded")
+	}
 	found, err := c.Find(context.Background(), "**/*.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,9 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"regexp/syntax"
@@ -149,6 +151,15 @@ func (v *view) each(ctx context.Context, dir string, filter func(string, bool) b
 		data, ok := v.ov.files[f.rel]
 		visit(f.rel, f.abs, data, ok)
 	})
+	if errors.Is(walkErr, fs.ErrNotExist) || errors.Is(walkErr, syscallENOTDIR) {
+		// The directory may exist only in the overlay (new files).
+		for rel := range v.ov.files {
+			if inDir(rel, dir) && !v.ov.deleted[rel] {
+				walkErr = nil
+				break
+			}
+		}
+	}
 	if walkErr != nil {
 		return walkErr
 	}
