@@ -45,8 +45,9 @@ type Provider struct {
 }
 
 // New returns a provider. The SDK's environment defaults (ANTHROPIC_*
-// variables, profiles) are off: the key and base URL are exactly the
-// configured ones, and the SDK does not retry (the chain does).
+// variables, profiles) and its OpenTelemetry hooks are off: the key and
+// base URL are exactly the configured ones, and the SDK does not retry
+// (the chain does).
 func New(cfg Config) *Provider {
 	base := cfg.BaseURL
 	if base == "" {
@@ -57,6 +58,9 @@ func New(cfg Config) *Provider {
 		option.WithBaseURL(base),
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
+		// No spans and no trace headers: prompts must not reach an
+		// exporter someone configured for another purpose.
+		option.WithoutOpenTelemetry(),
 		option.WithHTTPClient(wire.Client(cfg.HTTPClient, nil)),
 	}
 	return &Provider{client: sdk.NewClient(opts...), key: cfg.APIKey, model: cfg.Model}
