@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/ioh-lsp/ioh-lsp/workspace"
@@ -29,9 +31,13 @@ func cmdGrep(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return usageError(env, "grep", err)
 	}
-	dir := "."
+	dir, sub := ".", ""
 	if len(pos) == 2 {
 		dir = pos[1]
+		// A single file is searched from its directory, as rg allows.
+		if fi, err := os.Stat(dir); err == nil && fi.Mode().IsRegular() {
+			dir, sub = filepath.Dir(dir), filepath.Base(dir)
+		}
 	}
 	root, err := workspace.NewRoot(dir)
 	if err != nil {
@@ -39,7 +45,7 @@ func cmdGrep(ctx context.Context, env *cliEnv, args []string) int {
 		return exitUsage
 	}
 	matches, err := root.Grep(ctx, workspace.GrepOptions{
-		Pattern: pos[0], Literal: *literal, IgnoreCase: *fold, Globs: globs, Max: *max,
+		Pattern: pos[0], Literal: *literal, IgnoreCase: *fold, Globs: globs, Max: *max, Dir: sub,
 	})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp grep: %v\n", err)

@@ -38,6 +38,7 @@ func TestGrepFindCommands(t *testing.T) {
 		{args: []string{"grep", "-F", "--", "-x", dir}, wantOut: "sub/b.go:1:x := -x\n"},
 		{args: []string{"grep", "parse", dir, "-i", "--glob", "*.go", "--glob", "!*_test.go"}, wantOut: "a.go:2:func Parse() {}\n"},
 		{args: []string{"grep", "Parse", dir, "--max", "1"}, wantOut: "a.go:2:func Parse() {}\n"},
+		{args: []string{"grep", "Parse", filepath.Join(dir, "a.go")}, wantOut: "a.go:2:func Parse() {}\n"},
 		{args: []string{"grep", "nothing-here", dir}, wantCode: exitFailed},
 		{args: []string{"grep", "(", dir}, wantCode: exitUsage},
 		{args: []string{"grep", "x", filepath.Join(dir, "missing")}, wantCode: exitUsage},
