@@ -280,3 +280,25 @@ func TestCompleteFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestIgnoresSDKEnvironment checks that the SDK's own environment
+// variables cannot redirect requests or swap the key.
+func TestIgnoresSDKEnvironment(t *testing.T) {
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-from-the-environment")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "tok-from-the-environment")
+	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Leak: yes")
+	p, c := server(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Leak") != "" {
+			http.Error(w, "custom header from the environment", http.StatusBadRequest)
+			return
+		}
+		toolTurn(w)
+	})
+	if _, err := p.Complete(context.Background(), transcript()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c.keyHeaders, [][]string{{"Authorization: Bearer " + testKey}}); diff != "" {
+		t.Errorf("headers carrying the key (-got +want):\n%s", diff)
+	}
+}
