@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -107,6 +108,10 @@ func New(spec contract.Model, retry contract.Retry, o Options) (model.Provider, 
 		chain.sleep = o.Sleep
 	}
 	if o.Record != "" {
+		// Fail before the first (paid) model call, not after it.
+		if fi, err := os.Stat(filepath.Dir(o.Record)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("record cassette %s: directory %s does not exist", o.Record, filepath.Dir(o.Record))
+		}
 		return NewRecorder(chain, o.Record), nil
 	}
 	return chain, nil

@@ -317,23 +317,25 @@ func TestNewErrors(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"version": 9}`), 0o644)
 	tests := []struct {
-		name string
-		spec contract.Model
-		want string
+		name   string
+		spec   contract.Model
+		record string
+		want   string
 	}{
-		{"nothing configured", contract.Model{}, ErrNoProvider.Error()},
-		{"api_key_env not a key", contract.Model{Provider: "openai", APIKeyEnv: "HOME"}, `openai: api_key_env "HOME" must end in _API_KEY or _TOKEN`},
-		{"fallback api_key_env", contract.Model{Provider: "openai", Fallback: []contract.Fallback{{Provider: "anthropic", APIKeyEnv: "AWS_SECRET_ACCESS_KEY"}}}, `fallback 1: anthropic: api_key_env "AWS_SECRET_ACCESS_KEY" must end in _API_KEY or _TOKEN`},
-		{"unknown provider", contract.Model{Provider: "gemini"}, `unknown provider "gemini" (want one of anthropic, openai, openrouter, openai-compatible, replay)`},
-		{"compatible without base_url", contract.Model{Provider: "openai-compatible", Name: "m"}, "openai-compatible needs model.base_url"},
-		{"compatible without name", contract.Model{Provider: "openai-compatible", BaseURL: "http://localhost:11434/v1"}, "openai-compatible needs model.name"},
-		{"replay without cassette", contract.Model{Provider: "replay"}, "replay needs model.cassette"},
-		{"replay fallback", contract.Model{Provider: "openai", Fallback: []contract.Fallback{{Provider: "replay"}}}, "fallback 1: replay needs model.cassette"},
-		{"bad cassette", contract.Model{Provider: "replay", Cassette: bad}, "cassette " + bad + ": unsupported version 9 (want 1)"},
+		{"record into a missing directory", contract.Model{Provider: "openai"}, filepath.Join(dir, "no", "c.json"), "record cassette " + filepath.Join(dir, "no", "c.json") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
+		{"nothing configured", contract.Model{}, "", ErrNoProvider.Error()},
+		{"api_key_env not a key", contract.Model{Provider: "openai", APIKeyEnv: "HOME"}, "", `openai: api_key_env "HOME" must end in _API_KEY or _TOKEN`},
+		{"fallback api_key_env", contract.Model{Provider: "openai", Fallback: []contract.Fallback{{Provider: "anthropic", APIKeyEnv: "AWS_SECRET_ACCESS_KEY"}}}, "", `fallback 1: anthropic: api_key_env "AWS_SECRET_ACCESS_KEY" must end in _API_KEY or _TOKEN`},
+		{"unknown provider", contract.Model{Provider: "gemini"}, "", `unknown provider "gemini" (want one of anthropic, openai, openrouter, openai-compatible, replay)`},
+		{"compatible without base_url", contract.Model{Provider: "openai-compatible", Name: "m"}, "", "openai-compatible needs model.base_url"},
+		{"compatible without name", contract.Model{Provider: "openai-compatible", BaseURL: "http://localhost:11434/v1"}, "", "openai-compatible needs model.name"},
+		{"replay without cassette", contract.Model{Provider: "replay"}, "", "replay needs model.cassette"},
+		{"replay fallback", contract.Model{Provider: "openai", Fallback: []contract.Fallback{{Provider: "replay"}}}, "", "fallback 1: replay needs model.cassette"},
+		{"bad cassette", contract.Model{Provider: "replay", Cassette: bad}, "", "cassette " + bad + ": unsupported version 9 (want 1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(tt.spec, contract.DefaultRetry(), Options{Getenv: env})
+			_, err := New(tt.spec, contract.DefaultRetry(), Options{Getenv: env, Record: tt.record})
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("New error = %v, want %s", err, tt.want)
 			}
