@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
@@ -125,8 +126,36 @@ func (o Options) withDefaults() Options {
 func (o Options) providers() agent.ProviderFactory {
 	return func(c *contract.Contract) (model.Provider, error) {
 		m := ApplyOverrides(c.Model, o.Overrides)
-		return provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record})
+		p, err := provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record})
+		if err != nil {
+			return nil, err
+		}
+		if d, err := time.ParseDuration(o.Getenv(TestDelayEnv)); err == nil && d > 0 {
+			p = slowProvider{p, d}
+		}
+		return p, nil
 	}
+}
+
+// TestDelayEnv names a test-only knob: a Go duration every model call
+// waits before it is sent, so a crash test can kill the process while a
+// call is in flight.
+const TestDelayEnv = "IOH_TEST_MODEL_DELAY"
+
+type slowProvider struct {
+	model.Provider
+	d time.Duration
+}
+
+func (s slowProvider) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
+	t := time.NewTimer(s.d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Provider.Complete(ctx, req)
 }
 
 // ApplyOverrides returns m with the command line's choices: a cassette

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// crashCassette edits main.go by inserting a line (an edit applied twice
+// would show), writes a new file, searches, and finishes; verification is
+// slow enough to be killed in.
+const crashCassette = `{"version": 1, "turns": [
+ {"text": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "main.go"}}], "usage": {"input_tokens": 1000, "output_tokens": 10}},
+ {"tool_calls": [{"name": "edit_file", "arguments": {"path": "main.go", "old": "// end", "new": "// added\n// end"}}], "usage": {"input_tokens": 1100, "output_tokens": 20}},
+ {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "note\n"}}], "usage": {"input_tokens": 1200, "output_tokens": 30}},
+ {"tool_calls": [{"name": "grep", "arguments": {"pattern": "added"}}], "usage": {"input_tokens": 1300, "output_tokens": 40}},
+ {"tool_calls": [{"name": "edit_file", "arguments": {"path": "main.go", "old": "// added", "new": "// added\n// twice"}}], "usage": {"input_tokens": 1400, "output_tokens": 50}},
+ {"tool_calls": [{"name": "finish", "arguments": {"summary": "added a line"}}], "usage": {"input_tokens": 1500, "output_tokens": 60}}
+]}`
+
+const crashTask = `version: 1
+goal: "add a line"
+verify:
+  checks:
+    - name: added
+      shell: "sleep 0.3; grep -q added main.go"
+model:
+  provider: replay
+  cassette: cassette.json
+`
+
+const crashMain = "package main\n\nfunc main() {}\n\n// end\n"
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ioh-lsp")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// newCrashWorkspace makes a git-rooted workspace with its own state dir.
+func newCrashWorkspace(t *testing.T) (dir string, env []string) {
+	t.Helper()
+	dir = t.TempDir()
+	for name, content := range map[string]string{"main.go": crashMain, "task.ioh.yaml": crashTask, "cassette.json": crashCassette} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	env = append(os.Environ(), "IOH_STATE_DIR="+t.TempDir(), "IOH_TEST_MODEL_DELAY=150ms")
+	return dir, env
+}
+
+type runEnd struct {
+	files   map[string]string
+	outcome string
+	steps   int
+	tokens  int64
+}
+
+func finalState(t *testing.T, bin, dir string, env []string, id string) runEnd {
+	t.Helper()
+	cmd := exec.Command(bin, "runs", "--json")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("runs: %v", err)
+	}
+	var runs []runSummary
+	if err := json.Unmarshal(out, &runs); err != nil {
+		t.Fatalf("runs output %q: %v", out, err)
+	}
+	e := runEnd{files: map[string]string{}}
+	for _, r := range runs {
+		if r.ID == id {
+			e.outcome, e.steps, e.tokens = r.Outcome, r.Steps, r.Tokens
+		}
+	}
+	for _, f := range []string{"main.go", "notes.txt"} {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		e.files[f] = string(b)
+	}
+	return e
+}
+
+// TestCrashAndResume kills `ioh-lsp run` with SIGKILL at several points,
+// resumes, and checks the end state equals an uninterrupted run's: same
+// files (edits applied once), outcome, steps and tokens (nothing charged
+// twice).
+func TestCrashAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it several times")
+	}
+	bin := buildBinary(t)
+	ref := func() runEnd {
+		dir, env := newCrashWorkspace(t)
+		cmd := exec.Command(bin, "run", "task.ioh.yaml", "--approve", "auto", "--json")
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("reference run: %v", err)
+		}
+		return finalState(t, bin, dir, env, runIDOf(t, out))
+	}()
+	if ref.outcome != "applied" || !strings.Contains(ref.files["main.go"], "// added\n// twice\n// end") {
+		t.Fatalf("reference run: %+v", ref)
+	}
+	tests := []struct {
+		name string
+		// kill when this event type is seen for the n-th time
+		event string
+		n     int
+	}{
+		{"during a provider call", "budget", 3}, // the next call waits 150ms after this step's tools
+		{"right after a tool result", "tool_result", 2},
+		{"during verification", "tool_call", 6}, // finish: the check sleeps 300ms
+		{"before the first step commits", "model_turn", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, env := newCrashWorkspace(t)
+			cmd := exec.Command(bin, "run", "task.ioh.yaml", "--approve", "auto", "--json")
+			cmd.Dir, cmd.Env = dir, env
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			id, seen := "", 0
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				var ev map[string]any
+				if json.Unmarshal(sc.Bytes(), &ev) != nil {
+					continue
+				}
+				if id == "" {
+					id, _ = ev["run"].(string)
+				}
+				if ev["type"] == tt.event {
+					if seen++; seen == tt.n {
+						cmd.Process.Signal(syscall.SIGKILL)
+						break
+					}
+				}
+			}
+			cmd.Wait()
+			if id == "" {
+				t.Fatal("no run id before the kill")
+			}
+			if mid := finalState(t, bin, dir, env, id); mid.outcome != "running" || mid.tokens >= ref.tokens {
+				t.Fatalf("the kill did not interrupt the run: %+v", mid)
+			}
+			res := exec.Command(bin, "resume", id, "--approve", "auto")
+			res.Dir, res.Env = dir, env
+			var errb bytes.Buffer
+			res.Stderr = &errb
+			if err := res.Run(); err != nil {
+				t.Fatalf("resume: %v\n%s", err, errb.String())
+			}
+			got := finalState(t, bin, dir, env, id)
+			if diff := cmp.Diff(got, ref, cmp.AllowUnexported(runEnd{})); diff != "" {
+				t.Errorf("resumed run differs from the uninterrupted one (-got +want):\n%s\nresume stderr:\n%s", diff, errb.String())
+			}
+			// A second resume of the finished run is a no-op.
+			again := exec.Command(bin, "resume", id, "--approve", "auto")
+			again.Dir, again.Env = dir, env
+			if err := again.Run(); err != nil {
+				t.Errorf("second resume: %v", err)
+			}
+			if diff := cmp.Diff(finalState(t, bin, dir, env, id), ref, cmp.AllowUnexported(runEnd{})); diff != "" {
+				t.Errorf("second resume changed the run:\n%s", diff)
+			}
+		})
+	}
+}
+
+func runIDOf(t *testing.T, jsonLines []byte) string {
+	t.Helper()
+	for _, line := range bytes.Split(jsonLines, []byte("\n")) {
+		var ev map[string]any
+		if json.Unmarshal(line, &ev) == nil {
+			if id, ok := ev["run"].(string); ok && id != "" {
+				return id
+			}
+		}
+	}
+	t.Fatal("no run id in the output")
+	return ""
+}
+
+// TestRunUsageErrors: bad flags and contracts exit 2 with one line.
+func TestRunUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("version: 1\ngoal: x\nbogus: 1\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "missing argument"},
+		{[]string{"run", bad, "--approve", "maybe"}, "bad --approve"},
+		{[]string{"run", bad}, "bogus"},
+		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"resume"}, "missing argument"},
+		{[]string{"trace"}, "missing argument"},
+		{[]string{"reject", "a", "b"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		var stderr bytes.Buffer
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr, getenv: func(string) string { return "" }}
+		code := dispatch(context.Background(), env, tt.args)
+		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) || strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q on one line", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}
