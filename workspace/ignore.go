@@ -124,11 +124,13 @@ type ignoreLevel struct {
 	gitIgnore *ruleSet // .gitignore, honoured only inside a git repository
 	exclude   *ruleSet // .git/info/exclude of a repository rooted here
 	inRepo    bool
+	repoRoot  bool // the directory holds .git: git rules above it do not apply
 }
 
 // ignored applies ripgrep's precedence: .ignore files (deepest first) win
 // over .gitignore files (deepest first), which win over the repository's
-// info/exclude.
+// info/exclude. Git rules stop at the innermost repository root: a nested
+// repository does not see its parent's .gitignore.
 func (l *ignoreLevel) ignored(abs, name string, isDir bool) bool {
 	for lv := l; lv != nil; lv = lv.parent {
 		if lv.dotIgnore != nil {
@@ -146,12 +148,18 @@ func (l *ignoreLevel) ignored(abs, name string, isDir bool) bool {
 				return ig
 			}
 		}
+		if lv.repoRoot {
+			break
+		}
 	}
 	for lv := l; lv != nil; lv = lv.parent {
 		if lv.exclude != nil {
 			if m, ig := lv.exclude.match(abs, name, isDir); m {
 				return ig
 			}
+		}
+		if lv.repoRoot {
+			break
 		}
 	}
 	return false
@@ -164,7 +172,7 @@ func (l *ignoreLevel) child(dir string, hasIgnore, hasGitignore, hasGit bool) *i
 	if !hasIgnore && !hasGitignore && !hasGit && (l == nil || l.inRepo == inRepo) {
 		return l
 	}
-	n := &ignoreLevel{parent: l, inRepo: inRepo}
+	n := &ignoreLevel{parent: l, inRepo: inRepo, repoRoot: hasGit}
 	if hasIgnore {
 		n.dotIgnore = readIgnore(dir, ".ignore")
 	}

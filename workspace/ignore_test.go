@@ -3,8 +3,10 @@ package workspace
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -152,5 +154,79 @@ func TestWalkCancel(t *testing.T) {
 	cancel()
 	if err := r.walk(ctx, ".", nil, func(walkFile) {}); err == nil {
 		t.Error("walk with a cancelled context succeeded")
+	}
+}
+
+// TestIgnoreAgainstRipgrep lists a tree with tricky ignore rules with both
+// the walker and `rg --files --hidden` and expects the same files.
+func TestIgnoreAgainstRipgrep(t *testing.T) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		t.Skip("ripgrep (rg) is not installed")
+	}
+	files := map[string]string{
+		".git/HEAD":              "",
+		".git/info/exclude":      "/excluded-at-top\n*.secret\n",
+		".gitignore":             "*.o\n/build/\ndocs/**/draft-*\n!keep.o\nlogs/\n\\#hash\nspace\\ \n*.[ab]\n",
+		".ignore":                "!important.secret\n",
+		"a.o":                    "",
+		"keep.o":                 "",
+		"x.a":                    "",
+		"x.c":                    "",
+		"#hash":                  "",
+		"space ":                 "",
+		"build/out":              "",
+		"src/build/kept":         "",
+		"docs/a/b/draft-1.md":    "",
+		"docs/final.md":          "",
+		"docs/draft-top.md":      "",
+		"logs/today.txt":         "",
+		"src/logs":               "a file, not a dir",
+		"excluded-at-top":        "",
+		"src/excluded-at-top":    "",
+		"key.secret":             "",
+		"important.secret":       "",
+		"src/.gitignore":         "!*.o\ngenerated/\n",
+		"src/x.o":                "",
+		"src/generated/g.go":     "",
+		"src/deep/.gitignore":    "*\n!*.go\n!*/\n",
+		"src/deep/a.go":          "",
+		"src/deep/a.txt":         "",
+		"src/deep/inner/b.go":    "",
+		"src/deep/inner/b.md":    "",
+		".hidden/file":           "",
+		"vendor/.ignore":         "*.tmp\n",
+		"vendor/v.tmp":           "",
+		"vendor/v.go":            "",
+		"nested/.git/HEAD":       "",
+		"nested/.gitignore":      "*.log\n",
+		"nested/x.log":           "",
+		"nested/x.o":             "",
+		"nested/ok.txt":          "",
+		"unicode/ünï.o":          "",
+		"unicode/ünï.txt":        "",
+		"brackets/[x].txt":       "",
+		"brackets/.gitignore":    "\\[x\\].txt\n",
+		"trailing/dir/file.txt":  "",
+		"trailing/.gitignore":    "dir/\n",
+		"anchored/sub/a.txt":     "",
+		"anchored/.gitignore":    "sub/a.txt\n",
+		"anchored/x/sub/a.txt":   "",
+		"doublestar/a/b/c/z.txt": "",
+		"doublestar/z.txt":       "",
+		"doublestar/.gitignore":  "**/z.txt\n!/z.txt\n",
+	}
+	r := newTestRoot(t, files)
+	// rg --hidden lists .git's content; the walker always skips .git.
+	cmd := exec.Command(rg, "--files", "--hidden", "--no-config", "-g", "!.git")
+	cmd.Dir = r.Dir()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rg: %v", err)
+	}
+	want := strings.Split(strings.TrimSpace(string(out)), "\n")
+	slices.Sort(want)
+	if diff := cmp.Diff(walkAll(t, r, "."), want); diff != "" {
+		t.Errorf("walker vs rg --files (-got +want):\n%s", diff)
 	}
 }
