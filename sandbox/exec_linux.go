@@ -42,7 +42,8 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) i
 	pid := cmd.Process.Pid
 	for { // PID 1 reaps every orphan; it stops when the command exits
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, 0, nil)
+		var ru unix.Rusage
+		got, err := unix.Wait4(-1, &ws, 0, &ru)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -53,7 +54,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) i
 		if got != pid {
 			continue
 		}
-		st := initStatus{Done: true}
+		st := initStatus{Done: true, CPU: ru.Utime.Nano() + ru.Stime.Nano()}
 		if ws.Signaled() {
 			st.Signal = int(ws.Signal())
 		} else {

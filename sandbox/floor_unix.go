@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -73,9 +74,23 @@ func exitStatus(ps *os.ProcessState, err error) (int, string) {
 
 // floorCapHit recognizes the CPU rlimit's SIGXCPU; the other rlimits make
 // calls fail inside the command rather than kill it.
-func floorCapHit(s *Spec, _ *os.ProcessState, sig string, _ procGroup) string {
-	if sig == "SIGXCPU" && s.Limits.CPU > 0 {
+func floorCapHit(s *Spec, ps *os.ProcessState, _ string, _ procGroup) string {
+	if ps == nil {
+		return ""
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() &&
+		cpuCapped(ws.Signal(), ps.UserTime()+ps.SystemTime(), s.Limits.CPU) {
 		return CapCPU
 	}
 	return ""
+}
+
+// cpuCapped reports whether a signal death came from RLIMIT_CPU: SIGXCPU,
+// or SIGKILL with the CPU time at the (whole-second) limit.
+func cpuCapped(sig syscall.Signal, used, limit time.Duration) bool {
+	if limit <= 0 {
+		return false
+	}
+	limit = (limit + time.Second - 1).Truncate(time.Second) // RLIMIT_CPU counts whole seconds
+	return sig == syscall.SIGXCPU || (sig == syscall.SIGKILL && used >= limit-50*time.Millisecond)
 }

@@ -54,7 +54,7 @@ func initMain() int {
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 	mechs := []Mechanism{
-		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", os.Getuid())},
+		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", cfg.HostUID)},
 		{"mount-namespace", StateApplied, ""},
 		{"pid-namespace", StateApplied, "init dies with the run"},
 		{"ipc-namespace", StateApplied, ""},

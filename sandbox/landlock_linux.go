@@ -26,7 +26,7 @@ func applyLandlock(cfg *initConfig) Mechanism {
 	c := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
 	err = c.Restrict(
 		landlock.RODirs("/"),
-		landlock.RWDirs(rw...).WithRefer().IgnoreIfMissing(),
+		landlock.RWDirs(rw...).WithRefer().WithResolveUnix().IgnoreIfMissing(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom").WithIoctlDev().IgnoreIfMissing(),
 	)
 	if err != nil {

@@ -24,7 +24,7 @@ func (linuxBackend) name() string { return BackendLinux }
 func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	cfg := &initConfig{
 		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Network: s.Network,
-		Masked: maskTargets(s.Masked), Limits: s.Limits,
+		Masked: maskTargets(maskedFor(s)), Limits: s.Limits,
 		Env: BuildEnv(parentEnv(), privateHome, s.Env),
 	}
 	if s.Stage != nil {
@@ -36,6 +36,7 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 // spawn starts the init child, feeds it cfg and collects the outcome.
 func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outcome, error) {
 	start := time.Now()
+	cfg.HostUID = os.Getuid()
 	cg, cgMechs := newCgroup(cfg.Limits)
 	defer cg.remove()
 	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
@@ -157,7 +158,7 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 			sig := unix.Signal(final.Signal)
 			out.Signal = unix.SignalName(sig)
 			out.ExitCode = 128 + final.Signal
-			if sig == unix.SIGXCPU && cfg.Limits.CPU > 0 {
+			if cpuCapped(sig, time.Duration(final.CPU), cfg.Limits.CPU) {
 				out.CapHit = CapCPU
 			}
 		}
@@ -179,11 +180,21 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 	return out, nil
 }
 
+// maskedFor adds /run, where host daemons keep their unix sockets, to the
+// masked paths of a run without network: a network namespace does not
+// isolate pathname sockets, and Landlock restricts them only from ABI 9.
+func maskedFor(s *Spec) []string {
+	if s.Network {
+		return s.Masked
+	}
+	return append([]string{"/run"}, s.Masked...)
+}
+
 // probe spawns the full setup without running a command.
 func (b linuxBackend) probe(ctx context.Context) ([]Mechanism, error) {
 	cfg := &initConfig{
 		Argv: []string{"true"}, Dir: "/", Probe: true,
-		Masked: maskTargets(nil), Limits: Limits{Wall: 30 * time.Second, Output: 64 << 10},
+		Masked: maskTargets([]string{"/run"}), Limits: probeLimits,
 		Env: BuildEnv(nil, privateHome, nil),
 	}
 	out, err := b.spawn(ctx, cfg, &Spec{})

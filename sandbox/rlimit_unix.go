@@ -59,8 +59,10 @@ func applyRlimits(cfg *initConfig) []Mechanism {
 		lim("nofile", unix.RLIMIT_NOFILE, v, v)
 	}
 	if l.CPU > 0 {
+		// Soft and hard equal: SIGKILL at the limit, since runtimes such
+		// as Go's ignore SIGXCPU.
 		s := uint64((l.CPU + 999_999_999) / 1_000_000_000)
-		lim("cpu", unix.RLIMIT_CPU, s, s+1)
+		lim("cpu", unix.RLIMIT_CPU, s, s)
 	}
 	if l.Memory > 0 && !cfg.CgroupMemory {
 		lim("as", unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))

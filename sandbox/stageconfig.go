@@ -16,6 +16,8 @@ type initConfig struct {
 	// matching rlimits are not needed.
 	CgroupMemory bool `json:"cgroup_memory"`
 	CgroupPids   bool `json:"cgroup_pids"`
+	// HostUID is the caller's uid outside, for the report.
+	HostUID int `json:"host_uid"`
 	// Probe: set everything up, report, and exit without running Argv.
 	Probe bool `json:"probe"`
 }
@@ -27,6 +29,7 @@ type initStatus struct {
 	Done       bool        `json:"done,omitempty"`
 	Exit       int         `json:"exit"`
 	Signal     int         `json:"signal,omitempty"`
+	CPU        int64       `json:"cpu_ns,omitempty"` // the command's CPU time, user+system
 }
 
 // privateHome is HOME inside the Linux sandbox, on its private /tmp.

@@ -2,11 +2,257 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
-// cmdSandbox is not built yet; its owner replaces this file.
-func cmdSandbox(_ context.Context, env *cliEnv, _ []string) int {
-	fmt.Fprintln(env.stderr, "ioh-lsp: this command is not built yet")
+// Exit codes of `sandbox run` besides the child's own (SPEC §7).
+const (
+	exitSandboxSetup = 125
+	exitSandboxCap   = 137
+)
+
+// cmdSandbox dispatches `sandbox run` and `sandbox doctor`.
+func cmdSandbox(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(env.stderr, "ioh-lsp sandbox: missing sub-command (run or doctor)")
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdSandboxRun(ctx, env, args[1:])
+	case "doctor":
+		return cmdSandboxDoctor(ctx, env, args[1:])
+	case "stage-bench":
+		return cmdSandboxStageBench(ctx, env, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintln(env.stdout, "usage: ioh-lsp sandbox run [flags] -- CMD [ARGS] | ioh-lsp sandbox doctor [--json]")
+		return exitOK
+	}
+	fmt.Fprintf(env.stderr, "ioh-lsp sandbox: unknown sub-command %q (want run or doctor)\n", args[0])
 	return exitUsage
+}
+
+func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("sandbox run", env.stderr)
+	var writes stringList
+	fs.Var(&writes, "write", "writable directory (repeatable; default the current directory)")
+	network := fs.Bool("net", false, "allow network access")
+	timeout := fs.Duration("timeout", sandbox.DefaultLimits.Wall, "wall-clock cap")
+	cpu := fs.Duration("cpu", 0, "CPU time cap per process")
+	memory := fs.String("memory", "", "memory cap in bytes (plain or with a unit: 256MiB)")
+	procs := fs.Int("procs", 0, "process cap")
+	output := fs.String("output", "64MiB", "output cap (stdout+stderr)")
+	backend := fs.String("backend", "", "backend: linux, macos, windows or floor (default: the strongest that works)")
+	report := fs.String("report", "", "write the outcome as JSON to FILE")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageError(env, "sandbox run", err)
+	}
+	if err := wantArgs(pos, 1, -1); err != nil {
+		return usageError(env, "sandbox run", fmt.Errorf("missing command after --"))
+	}
+	mem, err := parseBytes(*memory)
+	if err != nil {
+		return usageError(env, "sandbox run", fmt.Errorf("--memory: %w", err))
+	}
+	outCap, err := parseBytes(*output)
+	if err != nil {
+		return usageError(env, "sandbox run", fmt.Errorf("--output: %w", err))
+	}
+	if *timeout <= 0 || *cpu < 0 || *procs < 0 {
+		return usageError(env, "sandbox run", errors.New("--timeout, --cpu and --procs must be positive"))
+	}
+	if len(writes) == 0 {
+		wd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v\n", err)
+			return exitSandboxSetup
+		}
+		writes = stringList{wd}
+	}
+	spec := &sandbox.Spec{
+		Argv: pos, Writable: writes, Network: *network, Backend: *backend,
+		Limits: sandbox.Limits{Wall: *timeout, CPU: *cpu, Memory: mem, Procs: *procs, Output: outCap},
+		Stdin:  env.stdin, Stdout: env.stdout, Stderr: env.stderr,
+	}
+	if wd, err := os.Getwd(); err == nil {
+		spec.Dir = wd
+	}
+	out, err := sandbox.NewRunner(nil).Run(ctx, spec)
+	if errors.Is(err, sandbox.ErrUnknownBackend) {
+		return usageError(env, "sandbox run", err)
+	}
+	if out == nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v\n", err)
+		return exitSandboxSetup
+	}
+	if out.Downgrade != "" {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: using %s backend: %s\n", out.Backend, out.Downgrade)
+	}
+	if *report != "" {
+		if err := writeReport(*report, out); err != nil {
+			fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v\n", err)
+		}
+	}
+	if out.CapHit != "" {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %s cap hit\n", out.CapHit)
+		return exitSandboxCap
+	}
+	if err != nil { // interrupted
+		return exitCancelled
+	}
+	return out.ExitCode
+}
+
+// writeReport writes the outcome JSON through a temp file and a rename, so
+// a reader never sees half of it.
+func writeReport(path string, out *sandbox.Outcome) error {
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// parseBytes reads a byte size: plain bytes or with a unit (KiB, MiB, GiB,
+// KB, MB, GB, K, M, G). "" is zero.
+func parseBytes(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
+	}
+	num, mult := s, int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad byte size %q", s)
+	}
+	if n > (1<<62)/mult {
+		return 0, fmt.Errorf("byte size %q too large", s)
+	}
+	return n * mult, nil
+}
+
+func cmdSandboxDoctor(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("sandbox doctor", env.stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageError(env, "sandbox doctor", err)
+	}
+	if err := wantArgs(pos, 0, 0); err != nil {
+		return usageError(env, "sandbox doctor", err)
+	}
+	rep := sandbox.Doctor(ctx)
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return exitFailed
+		}
+	} else {
+		printDoctor(env.stdout, rep)
+	}
+	if rep.Backend == "" {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func printDoctor(w io.Writer, rep *sandbox.DoctorReport) {
+	if rep.Backend == "" {
+		fmt.Fprintf(w, "no sandbox backend works on this %s machine\n", rep.OS)
+	} else {
+		fmt.Fprintf(w, "a run gets the %s backend: %s\n", rep.Backend, rep.Reason)
+	}
+	for _, b := range rep.Backends {
+		state := "works"
+		if !b.Works {
+			state = "FAILS: " + b.Error
+		}
+		fmt.Fprintf(w, "\n%s: %s\n", b.Name, state)
+		for _, m := range b.Mechanisms {
+			fmt.Fprintf(w, "  %-22s %-11s %s\n", m.Name, m.State, m.Detail)
+		}
+	}
+}
+
+// cmdSandboxStageBench is a hidden helper for bench/sandbox.sh: it stages a
+// view of DIR with N files changed (the first N regular files found, plus
+// one created) and runs /bin/true over it, so a benchmark can time staging
+// against copying the tree.
+func cmdSandboxStageBench(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("sandbox stage-bench", env.stderr)
+	n := fs.Int("changes", 3, "files to change")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageError(env, "sandbox stage-bench", err)
+	}
+	if err := wantArgs(pos, 1, 1); err != nil {
+		return usageError(env, "sandbox stage-bench", err)
+	}
+	var changes []sandbox.Change
+	_ = filepath.WalkDir(pos[0], func(p string, d os.DirEntry, err error) error {
+		if err != nil || len(changes) >= *n {
+			return filepath.SkipAll
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(pos[0], p)
+			changes = append(changes, sandbox.Change{Path: filepath.ToSlash(rel), Content: []byte("// changed\n")})
+		}
+		return nil
+	})
+	start := time.Now()
+	st, err := sandbox.NewStage(pos[0], changes)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox stage-bench: %v\n", err)
+		return exitSandboxSetup
+	}
+	defer st.Close()
+	out, err := sandbox.NewRunner(nil).Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Stage: st, Stdout: env.stdout, Stderr: env.stderr})
+	if out == nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox stage-bench: %v\n", err)
+		return exitSandboxSetup
+	}
+	fmt.Fprintf(env.stderr, "staged %d changes over %s and ran in %s (%s)\n", len(changes), pos[0], time.Since(start).Round(time.Microsecond), out.Backend)
+	return out.ExitCode
 }

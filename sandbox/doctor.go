@@ -1,0 +1,64 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// BackendReport is one backend's probe.
+type BackendReport struct {
+	Name       string      `json:"name"`
+	Works      bool        `json:"works"`
+	Error      string      `json:"error,omitempty"`
+	Mechanisms []Mechanism `json:"mechanisms,omitempty"`
+}
+
+// DoctorReport says which backend a run would get on this machine and why.
+type DoctorReport struct {
+	OS       string          `json:"os"`
+	Backend  string          `json:"backend"` // what an automatic run gets, "" if none works
+	Reason   string          `json:"reason"`
+	Backends []BackendReport `json:"backends"`
+}
+
+// Doctor probes every backend of this platform by really spawning a
+// trivial command under it (with memory and process caps, so the cgroup
+// or rlimit mechanisms show), strongest first. It records the results for
+// this process, so later automatic runs skip a backend that failed here.
+func Doctor(ctx context.Context) *DoctorReport {
+	rep := &DoctorReport{OS: runtime.GOOS}
+	var passed []string
+	for _, b := range candidates() {
+		ms, err := b.probe(ctx)
+		br := BackendReport{Name: b.name(), Works: err == nil, Mechanisms: ms}
+		selMu.Lock()
+		if err != nil {
+			br.Error = err.Error()
+			selFailed[b.name()] = err.Error()
+		} else if selChosen == "" {
+			selChosen = b.name()
+		}
+		selMu.Unlock()
+		rep.Backends = append(rep.Backends, br)
+		if err != nil {
+			passed = append(passed, fmt.Sprintf("%s: %v", b.name(), err))
+			continue
+		}
+		if rep.Backend == "" {
+			rep.Backend = b.name()
+			if len(passed) == 0 {
+				rep.Reason = b.name() + " is the strongest backend for " + runtime.GOOS + " and it works here"
+			} else {
+				rep.Reason = "stronger backends failed: " + joinReasons(passed)
+			}
+		}
+	}
+	if rep.Backend == "" {
+		rep.Reason = "no backend works: " + joinReasons(passed)
+	}
+	return rep
+}
+
+// probeLimits are the caps probes apply so their mechanisms get exercised.
+var probeLimits = Limits{CPU: 10e9, Memory: 512 << 20, Procs: 512, Files: 256, Wall: 30e9, Output: 64 << 10}
