@@ -62,6 +62,24 @@ type backup struct {
 	data   []byte
 	mode   fs.FileMode
 	exists bool
+	dirs   []string // directories Apply created for the file, deepest first
+	failed bool     // the write failed: the file itself was not replaced
+}
+
+// missingDirs lists the ancestors of abs that do not exist yet, deepest
+// first, stopping at the root.
+func (c *ChangeSet) missingDirs(abs string) []string {
+	var out []string
+	for d := filepath.Dir(abs); d != c.root.dir; d = filepath.Dir(d) {
+		if _, ok := within(c.root.dir, d); !ok {
+			break
+		}
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // Apply writes every pending change to disk. Each file is replaced
@@ -107,7 +125,7 @@ func (c *ChangeSet) Apply() error {
 		if err != nil {
 			return c.rollback(done, fmt.Errorf("apply %s: %w", k, err))
 		}
-		b := backup{abs: abs}
+		b := backup{abs: abs, dirs: c.missingDirs(abs)}
 		if fi, err := os.Lstat(abs); err == nil {
 			if b.data, err = os.ReadFile(abs); err != nil {
 				return c.rollback(done, fmt.Errorf("apply %s: %w", k, err))
@@ -123,7 +141,8 @@ func (c *ChangeSet) Apply() error {
 			err = writeAtomic(abs, ch.Content, ch.Mode)
 		}
 		if err != nil {
-			return c.rollback(done, fmt.Errorf("apply %s: %w", k, err))
+			b.failed = true
+			return c.rollback(append(done, b), fmt.Errorf("apply %s: %w", k, err))
 		}
 		done = append(done, b)
 	}
@@ -134,19 +153,28 @@ func (c *ChangeSet) Apply() error {
 	return nil
 }
 
-// rollback restores the files already written, newest first, and returns
-// err (joined with any restore failure).
+// rollback restores the files already written, newest first, removes the
+// directories Apply created, and returns err (joined with any restore
+// failure). The last entry may be the file whose write failed; only its
+// directories are removed.
 func (c *ChangeSet) rollback(done []backup, err error) error {
 	for i := len(done) - 1; i >= 0; i-- {
 		b := done[i]
 		var rerr error
-		if b.exists {
+		switch {
+		case b.failed:
+		case b.exists:
 			rerr = writeAtomic(b.abs, b.data, b.mode)
-		} else if e := os.Remove(b.abs); e != nil && !errors.Is(e, fs.ErrNotExist) {
-			rerr = e
+		default:
+			if e := os.Remove(b.abs); e != nil && !errors.Is(e, fs.ErrNotExist) {
+				rerr = e
+			}
 		}
 		if rerr != nil {
 			err = errors.Join(err, fmt.Errorf("roll back %s: %w", b.abs, rerr))
+		}
+		for _, d := range b.dirs {
+			os.Remove(d) // only succeeds while empty
 		}
 	}
 	return err

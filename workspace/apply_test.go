@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,6 +101,7 @@ func TestApplyRollback(t *testing.T) {
 		c.WriteFile("a.txt", []byte("A\n")),
 		c.WriteFile("b.txt", []byte("B\n")),
 		c.WriteFile("new.txt", []byte("new\n")),
+		c.WriteFile("made/by/apply.txt", []byte("m\n")),
 		c.WriteFile("z/under.txt", []byte("z\n")),
 	} {
 		if err != nil {
@@ -113,6 +115,12 @@ func TestApplyRollback(t *testing.T) {
 	if err == nil {
 		t.Fatal("Apply succeeded")
 	}
+	if strings.Contains(err.Error(), "roll back") {
+		t.Errorf("rollback reported a failure: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir(), "made")); err == nil {
+		t.Error("directory created by the failed Apply is left behind")
+	}
 	for rel, want := range map[string]string{"a.txt": "a\n", "b.txt": "b\n", "new.txt": "<none>", "z": "blocker"} {
 		got, ok := readDisk(t, r, rel)
 		if !ok {
@@ -122,7 +130,7 @@ func TestApplyRollback(t *testing.T) {
 			t.Errorf("after rollback %s = %q, want %q", rel, got, want)
 		}
 	}
-	if c.Len() != 4 {
+	if c.Len() != 5 {
 		t.Errorf("failed Apply dropped changes: %d left", c.Len())
 	}
 }
