@@ -141,7 +141,7 @@ func (a *agentRun) setup(ctx context.Context) {
 		sp = spawner{a}
 	}
 	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.h.opts.Sandbox}, sp)
-	a.system = a.systemPrompt(ctx)
+	a.system = a.h.redact.String(a.systemPrompt(ctx))
 	if len(a.msgs) == 0 {
 		a.msgs = []model.Message{{Role: model.RoleUser, Text: firstMessage(a.c.Goal)}}
 	}

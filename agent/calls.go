@@ -162,6 +162,7 @@ func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (m
 		a.h.log.Warn("tool failed", "run", a.id, "tool", c.Name, "err", err)
 		r = tools.Errorf("%s failed: %v", c.Name, err)
 	}
+	r.Content = a.h.redact.String(r.Content)
 	sc.add(a.event(trace.EventToolResult, map[string]any{"tool": c.Name, "id": c.ID, "is_error": r.IsError, "bytes": len(r.Content), "content": preview(r.Content, 500)}))
 	return model.ToolResult{CallID: c.ID, Content: r.Content, IsError: r.IsError}, fin, nil
 }

@@ -55,13 +55,18 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Owner names this process for leases (default host:pid:random).
 	Owner string
+	// Secrets are values (API keys) that must never reach a prompt, the
+	// trace or an event: tool results and model text are redacted before
+	// they enter the transcript. The store redacts them too.
+	Secrets []string
 }
 
 // Harness runs task contracts. It is safe for concurrent use: each run is
 // its own goroutine tree, tracked so Cancel can reach it.
 type Harness struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	redact trace.Redactor
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
@@ -100,7 +105,7 @@ func New(o Options) (*Harness, error) {
 	if _, err := policy.New(o.Layers...); err != nil {
 		return nil, fmt.Errorf("new harness: %w", err)
 	}
-	return &Harness{opts: o, log: o.Logger, running: map[string]context.CancelFunc{}}, nil
+	return &Harness{opts: o, log: o.Logger, redact: trace.NewRedactor(o.Secrets), running: map[string]context.CancelFunc{}}, nil
 }
 
 // Result is a run's end state.

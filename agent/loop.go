@@ -85,7 +85,7 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 	if err != nil {
 		return nil, err
 	}
-	asst := model.Message{Role: model.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls}
+	asst := model.Message{Role: model.RoleAssistant, Text: a.h.redact.String(resp.Text), ToolCalls: resp.ToolCalls}
 	for i := range asst.ToolCalls {
 		if asst.ToolCalls[i].ID == "" {
 			asst.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", a.totals.Steps+1, i)
@@ -96,7 +96,7 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 	}
 	sc := a.newStepCtx(usage, cost)
 	sc.add(a.event(trace.EventModelTurn, map[string]any{
-		"text": resp.Text, "tool_calls": len(asst.ToolCalls), "provider": resp.Provider, "model": resp.Model,
+		"text": asst.Text, "tool_calls": len(asst.ToolCalls), "provider": resp.Provider, "model": resp.Model,
 		"input_tokens": usage.InputTokens, "output_tokens": usage.OutputTokens,
 		"cache_read_tokens": usage.CacheReadTokens, "cache_write_tokens": usage.CacheWriteTokens, "cost_usd": cost,
 	}))

@@ -229,3 +229,58 @@ func TestRunUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsNeverWritten plants an API key in the environment and in a
+// workspace file the agent reads, runs a task, and greps every byte the
+// run wrote (database, WAL, stdout, stderr) for it.
+func TestSecretsNeverWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	const key = "sk-ant-planted-0123456789abcdefXYZ"
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	cassette := `{"version": 1, "turns": [
+ {"tool_calls": [{"name": "read_file", "arguments": {"path": "config.txt"}}]},
+ {"tool_calls": [{"name": "run", "arguments": {"shell": "env; cat config.txt"}}]},
+ {"tool_calls": [{"name": "write_file", "arguments": {"path": "out.txt", "content": "ok"}}]},
+ {"tool_calls": [{"name": "finish", "arguments": {"summary": "done"}}]}]}`
+	files := map[string]string{
+		"config.txt":    "key=" + key + "\n",
+		"cassette.json": cassette,
+		"task.ioh.yaml": "version: 1\ngoal: read config\nmodel:\n  provider: replay\n  cassette: cassette.json\npolicy:\n  rules: []\n",
+	}
+	for n, c := range files {
+		os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644)
+	}
+	state := t.TempDir()
+	cmd := exec.Command(bin, "run", "task.ioh.yaml", "--approve", "auto", "--json")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "IOH_STATE_DIR="+state, "ANTHROPIC_API_KEY="+key)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if !strings.Contains(stdout.String(), `"type":"outcome"`) {
+		t.Fatalf("the run did not end: %s\n%s", stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "[REDACTED]") {
+		t.Errorf("the planted key was never seen, the test proves nothing:\n%s", stdout.String())
+	}
+	written := map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()}
+	filepath.Walk(state, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			b, _ := os.ReadFile(p)
+			written[p] = b
+		}
+		return nil
+	})
+	if len(written) < 3 {
+		t.Fatalf("no state files written: %v", written)
+	}
+	for name, b := range written {
+		if bytes.Contains(b, []byte(key)) {
+			t.Errorf("%s holds the key", name)
+		}
+	}
+}

@@ -73,6 +73,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", o.Root, err)
 	}
+	secrets := Secrets(o.Getenv, o.Environ)
 	store, err := OpenStore(ctx, root.Dir(), o.Getenv, o.Environ)
 	if err != nil {
 		return nil, err
@@ -95,6 +96,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 	h, err := agent.New(agent.Options{
 		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: o.Sink, Logger: o.Logger,
 		Layers:    append([]policy.LayerRules{policy.Builtin(nil)}, layers...),
+		Secrets:   secrets,
 		Providers: o.providers(),
 		Cost: func(_, name string, u model.Usage) float64 {
 			usd, _ := prices.Cost(name, u)
