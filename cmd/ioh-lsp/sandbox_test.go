@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMain lets the test binary act as the sandbox's re-executed stages,
+// as main does: `sandbox run` re-executes /proc/self/exe.
+func TestMain(m *testing.M) {
+	if maybeSandboxInit() {
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv}
+	code := dispatch(context.Background(), env, args)
+	return code, out.String(), errb.String()
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{
+		"": 0, "268435456": 268435456, "256MiB": 256 << 20, "1GiB": 1 << 30, "64KiB": 64 << 10,
+		"10MB": 10_000_000, "512M": 512 << 20, "100B": 100, "2 GiB": 2 << 30,
+	} {
+		got, err := parseBytes(in)
+		if err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"lots", "-5", "1.5GiB", "MiB", "99999999999999TiB"} {
+		if _, err := parseBytes(in); err == nil {
+			t.Errorf("parseBytes(%q) accepted", in)
+		}
+	}
+}
+
+func TestSandboxRunCLI(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.json")
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"child exit code", []string{"sandbox", "run", "--write", dir, "--", "sh", "-c", "echo hi; exit 7"}, 7, "hi\n", ""},
+		{"flags after --", []string{"sandbox", "run", "--", "sh", "-c", "echo $0", "-x"}, 0, "-x\n", ""},
+		{"wall cap", []string{"sandbox", "run", "--timeout", "200ms", "--report", report, "--", "sleep", "30"}, 137, "", "wall cap hit"},
+		{"missing command", []string{"sandbox", "run", "--"}, 2, "", "missing command"},
+		{"bad memory", []string{"sandbox", "run", "--memory", "lots", "--", "true"}, 2, "", "--memory"},
+		{"unknown flag", []string{"sandbox", "run", "--jail", "--", "true"}, 2, "", "jail"},
+		{"unknown backend", []string{"sandbox", "run", "--backend", "jail", "--", "true"}, 2, "", "unknown backend"},
+		{"unavailable backend", []string{"sandbox", "run", "--backend", "windows", "--", "true"}, 125, "", "unavailable"},
+		{"unknown sub-command", []string{"sandbox", "jail"}, 2, "", "unknown sub-command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tc.args...)
+			if code != tc.wantCode || out != tc.wantOut || !strings.Contains(errs, tc.wantErr) {
+				t.Errorf("code %d stdout %q stderr %q; want %d %q containing %q", code, out, errs, tc.wantCode, tc.wantOut, tc.wantErr)
+			}
+		})
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"backend", "exit_code", "signal", "cap_hit", "mechanisms"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("report lacks %q: %s", k, data)
+		}
+	}
+	if diff := cmp.Diff([]any{got["cap_hit"], got["exit_code"], got["signal"]}, []any{"wall", 137.0, "SIGKILL"}); diff != "" {
+		t.Errorf("report (-got +want):\n%s", diff)
+	}
+}
+
+func TestSandboxDoctorCLI(t *testing.T) {
+	code, out, errs := runCLI(t, "sandbox", "doctor", "--json")
+	var rep struct {
+		Backend  string
+		Reason   string
+		Backends []struct {
+			Name       string
+			Works      bool
+			Mechanisms []struct{ Name, State string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s%s", err, out, errs)
+	}
+	if code != 0 || rep.Backend == "" || rep.Reason == "" || len(rep.Backends) == 0 {
+		t.Errorf("doctor: code %d report %+v", code, rep)
+	}
+	code, out, _ = runCLI(t, "sandbox", "doctor")
+	if code != 0 || !strings.Contains(out, "a run gets the "+rep.Backend+" backend") {
+		t.Errorf("doctor text: code %d\n%s", code, out)
+	}
+	if code, _, _ := runCLI(t, "sandbox", "doctor", "extra"); code != 2 {
+		t.Errorf("doctor with an argument: code %d, want 2", code)
+	}
+}

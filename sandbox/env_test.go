@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBuildEnv(t *testing.T) {
+	parent := []string{
+		"PATH=/usr/bin", "LANG=C.UTF-8", "LC_ALL=C", "HOME=/root", "GOCACHE=/c",
+		"OPENAI_API_KEY=sk-1", "ANTHROPIC_API_KEY=sk-2", "GITHUB_TOKEN=t", "AWS_SECRET_ACCESS_KEY=a",
+		"AWS_PROFILE=p", "DB_PASSWORD=x", "EDITOR=vim", "SSH_AUTH_SOCK=/run/s",
+	}
+	got := BuildEnv(parent, "/tmp/home", []string{"GOFLAGS=-mod=mod", "LANG=fr_FR", "MY_TOKEN=zz"})
+	want := []string{"PATH=/usr/bin", "LANG=fr_FR", "LC_ALL=C", "GOCACHE=/c", "HOME=/tmp/home", "GOFLAGS=-mod=mod"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("BuildEnv (-got +want):\n%s", diff)
+	}
+	if got := BuildEnv(nil, "/h", nil); got[0] != "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" {
+		t.Errorf("no PATH in parent: got %q, want a default PATH", got)
+	}
+}
+
+func TestSecretName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true, "GITHUB_TOKEN": true, "CLIENT_SECRET": true,
+		"AWS_ACCESS_KEY_ID": true, "PGPASSWORD": true, "NETRC": true, "GOAUTH": true,
+		"PATH": false, "GOPATH": false, "GOCACHE": false, "LANG": false, "TERM": false,
+	} {
+		if got := secretName(name); got != want {
+			t.Errorf("secretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		spec *Spec
+		want error
+	}{
+		{"nil", nil, ErrNoCommand},
+		{"empty argv", &Spec{}, ErrNoCommand},
+		{"secret env", &Spec{Argv: []string{"x"}, Env: []string{"X_API_KEY=1"}}, ErrSecretEnv},
+		{"malformed env", &Spec{Argv: []string{"x"}, Env: []string{"NOVALUE"}}, ErrBadSpec},
+		{"negative limit", &Spec{Argv: []string{"x"}, Limits: Limits{Memory: -1}}, ErrBadSpec},
+		{"relative mask", &Spec{Argv: []string{"x"}, Masked: []string{"rel"}}, ErrBadSpec},
+		{"unknown backend", &Spec{Argv: []string{"x"}, Backend: "jail"}, ErrUnknownBackend},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.spec.validate(); !errors.Is(err, tc.want) {
+				t.Errorf("validate: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	s, err := (&Spec{Argv: []string{"x"}, Writable: []string{dir}}).validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Dir != s.Writable[0] || s.Limits.Wall != DefaultLimits.Wall || s.Limits.Output != DefaultLimits.Output {
+		t.Errorf("defaults: dir %q wall %v output %d", s.Dir, s.Limits.Wall, s.Limits.Output)
+	}
+	if _, err := (&Spec{Argv: []string{"x"}, Writable: []string{dir + "/missing"}}).validate(); err == nil {
+		t.Error("a missing writable root was accepted")
+	}
+}
+
+func TestCapWriter(t *testing.T) {
+	var got []byte
+	w := writerFunc(func(p []byte) { got = append(got, p...) })
+	calls := 0
+	o, e, hit := newCapPair(10, w, w, func() { calls++ })
+	o.Write([]byte("12345"))
+	e.Write([]byte("678"))
+	if hit() {
+		t.Fatal("cap hit below the limit")
+	}
+	n, err := o.Write([]byte("abcdef"))
+	if n != 6 || err != nil {
+		t.Errorf("Write past the cap = %d, %v; want the whole length accepted", n, err)
+	}
+	e.Write([]byte("more"))
+	if diff := cmp.Diff(string(got), "12345678ab"); diff != "" {
+		t.Errorf("kept (-got +want):\n%s", diff)
+	}
+	if !hit() || calls != 1 {
+		t.Errorf("hit %v, onCap called %d times; want true, 1", hit(), calls)
+	}
+}
+
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
