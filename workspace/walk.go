@@ -58,7 +58,7 @@ func (r *Root) walk(ctx context.Context, startRel string, filter func(rel string
 		return err
 	}
 	if !fi.IsDir() {
-		// A single file: visited unless ignored, as rg does for explicit paths.
+		// A single file named explicitly is searched even if ignored, as rg does.
 		if startRel != "." {
 			visit(walkFile{rel: startRel, abs: start})
 		}
