@@ -1,0 +1,105 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+func newSet(t *testing.T) (map[string]Tool, *workspace.ChangeSet) {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644)
+	root, err := workspace.NewRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := workspace.NewChangeSet(root)
+	return Set(Env{Changes: cs}, nil), cs
+}
+
+func TestToolCalls(t *testing.T) {
+	tests := []struct {
+		tool, args string
+		want       string
+		isErr      bool
+	}{
+		{"read_file", `{"path":"a.txt","offset":2,"limit":1}`, "two\n", false},
+		{"read_file", `{"path":"a.txt","offset":9}`, "read a.txt: offset 9 is past the end (4 lines)", true},
+		{"read_file", `{"path":"nope.txt"}`, "read nope.txt", true},
+		{"read_file", `{"path":"a.txt","bogus":1}`, "bad arguments", true},
+		{"edit_file", `{"path":"a.txt","old":"two","new":"2"}`, "replaced 1 occurrence(s) in a.txt", false},
+		{"edit_file", `{"path":"a.txt","old":"","new":"2"}`, "bad arguments: old must not be empty", true},
+		{"write_file", `{"path":"b/c.txt","content":"x"}`, "wrote 1 bytes to b/c.txt", false},
+		{"list_dir", `{}`, "a.txt 12\nb/\n", false}, // after the edit
+		{"grep", `{"pattern":"thr"}`, "a.txt:3:three\n", false},
+		{"find", `{"glob":"**/*.txt"}`, "a.txt\nb/c.txt\n", false},
+		{"delete_file", `{"path":"b/c.txt"}`, "deleted b/c.txt", false},
+		{"run", `{"argv":["true"],"shell":"true"}`, "bad arguments: give exactly one of argv and shell", true},
+		{"run", `{"argv":["true"]}`, "run: no sandbox is configured", true},
+		{"finish", `{"summary":"s"}`, "finished: s", false},
+	}
+	set, _ := newSet(t)
+	for _, tt := range tests {
+		r, err := set[tt.tool].Call(context.Background(), json.RawMessage(tt.args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.tool, tt.args, err)
+		}
+		if r.IsError != tt.isErr || !strings.HasPrefix(r.Content, tt.want) {
+			t.Errorf("%s %s = %q (error %v), want prefix %q (error %v)", tt.tool, tt.args, r.Content, r.IsError, tt.want, tt.isErr)
+		}
+	}
+}
+
+func TestActs(t *testing.T) {
+	set, _ := newSet(t)
+	patch := "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\n--- /dev/null\n+++ b/new.go\n@@ -0,0 +1 @@\n+c\n"
+	pj, _ := json.Marshal(map[string]string{"patch": patch})
+	tests := []struct {
+		tool, args string
+		want       []Act
+	}{
+		{"read_file", `{"path":"a.txt"}`, []Act{{Act: policy.ActRead, Target: "a.txt"}}},
+		{"write_file", `{"path":"x","content":""}`, []Act{{Act: policy.ActWrite, Target: "x"}}},
+		{"apply_patch", string(pj), []Act{{Act: policy.ActWrite, Target: "x.go"}, {Act: policy.ActWrite, Target: "new.go"}}},
+		{"run", `{"argv":["go","test","./..."]}`, []Act{{Act: policy.ActExec, Target: "go test ./...", Argv: []string{"go", "test", "./..."}}}},
+		{"run", `{"shell":"make"}`, []Act{{Act: policy.ActExec, Target: "sh -c make", Shell: "make"}}},
+		{"finish", `{"summary":"x"}`, nil},
+	}
+	for _, tt := range tests {
+		got, err := set[tt.tool].Acts(json.RawMessage(tt.args))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.tool, err)
+		}
+		if diff := cmp.Diff(got, tt.want); diff != "" {
+			t.Errorf("%s acts (-got +want):\n%s", tt.tool, diff)
+		}
+	}
+	if _, err := set["apply_patch"].Acts(json.RawMessage(`{"patch":"nothing"}`)); err == nil {
+		t.Error("a patch naming no files: want an error")
+	}
+	if _, err := set["run"].Acts(json.RawMessage(`{"argv":["x"],"timeout":"soon"}`)); err == nil {
+		t.Error("a bad timeout: want an error")
+	}
+}
+
+func TestSpecsAreValidJSONSchema(t *testing.T) {
+	set, _ := newSet(t)
+	for _, s := range Specs(set) {
+		var m map[string]any
+		if err := json.Unmarshal(s.Schema, &m); err != nil || m["type"] != "object" {
+			t.Errorf("%s: schema %s: %v", s.Name, s.Schema, err)
+		}
+		if s.Description == "" {
+			t.Errorf("%s: no description", s.Name)
+		}
+	}
+}
