@@ -53,6 +53,11 @@ func CleanPath(rel string) (string, error) {
 	if strings.IndexByte(rel, 0) >= 0 {
 		return "", &PathError{Path: rel, Err: ErrInvalidPath}
 	}
+	if filepath.Separator == '\\' {
+		// On Windows a backslash separates too: "a\..\..\x" must not
+		// slip past the slash-based cleaning below.
+		rel = strings.ReplaceAll(rel, `\`, "/")
+	}
 	if path.IsAbs(rel) || filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" || strings.HasPrefix(rel, `\`) {
 		return "", &PathError{Path: rel, Err: ErrAbsolute}
 	}
