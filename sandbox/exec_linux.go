@@ -16,6 +16,9 @@ import (
 // stage, not PID 1, takes the rlimits, drops capabilities and loads
 // Landlock and seccomp, so they bind the command alone.
 func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int {
+	if !needsExecStage(cfg) {
+		return runDirect(cfg, mechs, report)
+	}
 	report(initStatus{Mechanisms: mechs})
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -39,8 +42,43 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) i
 		return 125
 	}
 	w.Close()
-	pid := cmd.Process.Pid
-	for { // PID 1 reaps every orphan; it stops when the command exits
+	return reap(cmd.Process.Pid, report)
+}
+
+// runDirect restricts PID 1 itself and forks the command from this
+// (locked) thread, which the restrictions bind.
+func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int {
+	more, err := restrictSelf(cfg, false)
+	if err != nil {
+		report(initStatus{Error: err.Error()})
+		return 125
+	}
+	report(initStatus{Mechanisms: append(mechs, more...)})
+	if cfg.Probe {
+		report(initStatus{Done: true})
+		return 0
+	}
+	path, err := lookPath(cfg.Argv[0], cfg.Env)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
+		report(initStatus{Done: true, Exit: 127})
+		return 127
+	}
+	cmd := &exec.Cmd{Path: path, Args: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
+		report(initStatus{Done: true, Exit: 126})
+		return 126
+	}
+	return reap(cmd.Process.Pid, report)
+}
+
+// reap is PID 1's loop: it reaps every orphan and returns when the
+// command (pid) exits, reporting how it ended.
+func reap(pid int, report func(initStatus)) int {
+	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
 		got, err := unix.Wait4(-1, &ws, 0, &ru)
@@ -85,22 +123,10 @@ func execMain() int {
 	if err := unix.Chdir(cfg.Dir); err != nil {
 		return fail(fmt.Errorf("working directory %s: %w", cfg.Dir, err))
 	}
-	var mechs []Mechanism
-	mechs = append(mechs, applyRlimits(&cfg)...)
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail(fmt.Errorf("no_new_privs: %w", err))
-	}
-	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
-	mechs = append(mechs, applyLandlock(&cfg))
-	if m, err := applySeccomp(); err != nil {
+	mechs, err := restrictSelf(&cfg, true)
+	if err != nil {
 		return fail(err)
-	} else {
-		mechs = append(mechs, m)
 	}
-	if err := dropCaps(); err != nil {
-		return fail(fmt.Errorf("drop capabilities: %w", err))
-	}
-	mechs = append(mechs, Mechanism{"capabilities", StateApplied, "all dropped, bounding set empty"})
 	b, _ := json.Marshal(initStatus{Mechanisms: mechs})
 	_, _ = stF.Write(append(b, '\n'))
 	stF.Close()
@@ -115,6 +141,43 @@ func execMain() int {
 	err = unix.Exec(path, cfg.Argv, cfg.Env)
 	fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
 	return 126
+}
+
+// restrictSelf applies to the calling thread, which then execs (exec
+// stage) or forks (PID 1 in direct mode) the command: rlimits (all of
+// them only in the exec stage), no_new_privs, Landlock, seccomp, and an
+// empty capability set.
+func restrictSelf(cfg *initConfig, allRlimits bool) ([]Mechanism, error) {
+	var mechs []Mechanism
+	if allRlimits {
+		mechs = append(mechs, applyRlimits(cfg)...)
+	} else {
+		c := *cfg
+		c.CgroupMemory, c.CgroupPids = true, true // AS and NPROC would bind PID 1
+		mechs = append(mechs, applyRlimits(&c)...)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("no_new_privs: %w", err)
+	}
+	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
+	mechs = append(mechs, applyLandlock(cfg))
+	m, err := applySeccomp()
+	if err != nil {
+		return nil, err
+	}
+	mechs = append(mechs, m)
+	if err := dropCaps(); err != nil {
+		return nil, fmt.Errorf("drop capabilities: %w", err)
+	}
+	return append(mechs, Mechanism{"capabilities", StateApplied, "all dropped, bounding set empty"}), nil
+}
+
+// needsExecStage: the address-space and process rlimits must not bind
+// PID 1 (its runtime would fail), so when no cgroup carries those caps the
+// command gets a stage of its own to take them. Otherwise PID 1 restricts
+// itself and forks the command directly, saving a process start.
+func needsExecStage(cfg *initConfig) bool {
+	return (cfg.Limits.Memory > 0 && !cfg.CgroupMemory) || (cfg.Limits.Procs > 0 && !cfg.CgroupPids)
 }
 
 // dropCaps empties the bounding, ambient, inheritable, permitted and
