@@ -94,6 +94,15 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	if c == nil || strings.TrimSpace(c.Goal) == "" {
 		return nil, fmt.Errorf("start run: contract has no goal")
 	}
+	var warnings []string
+	if h.opts.Prepare != nil {
+		cp := *c
+		w, err := h.opts.Prepare(&cp)
+		if err != nil {
+			return nil, fmt.Errorf("start run: %w", err)
+		}
+		c, warnings = &cp, w
+	}
 	base, err := h.policyFor(c, nil)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
@@ -118,15 +127,23 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	a.tree = newTree(c.Agents)
 	a.setup(ctx)
 	cj, _ := json.Marshal(c)
-	ev := a.event(trace.EventRunStarted, map[string]any{"goal": c.Goal, "provider": prov.Name(), "model": c.Model.Name})
+	evs := []trace.Event{a.event(trace.EventRunStarted, map[string]any{"goal": c.Goal, "provider": prov.Name(), "model": c.Model.Name})}
+	for _, w := range warnings {
+		evs = append(evs, a.event(trace.EventWarning, map[string]any{"message": w}))
+	}
+	for i := range evs {
+		evs[i].Step = 0
+	}
 	row := &trace.RunRow{ID: a.id, Root: a.id, Goal: c.Goal, Contract: cj, Outcome: string(OutcomeRunning), FirstStarted: now, State: a.st.encode()}
-	if err := h.opts.Store.CreateRun(ctx, row, ev); err != nil {
+	if err := h.opts.Store.CreateRun(ctx, row, evs...); err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
 	if err := h.opts.Store.Acquire(ctx, a.id, h.opts.Owner, h.opts.LeaseTTL); err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	a.emit(ev)
+	for _, e := range evs {
+		a.emit(e)
+	}
 	return a, nil
 }
 

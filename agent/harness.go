@@ -55,6 +55,10 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Owner names this process for leases (default host:pid:random).
 	Owner string
+	// Prepare, when set, adjusts a contract before a run starts (defaults
+	// from configuration, keys an untrusted task file may not set) and
+	// returns warnings, which go into the trace.
+	Prepare func(c *contract.Contract) ([]string, error)
 	// Secrets are values (API keys) that must never reach a prompt, the
 	// trace or an event: tool results and model text are redacted before
 	// they enter the transcript. The store redacts them too.

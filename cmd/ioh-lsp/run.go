@@ -8,10 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
@@ -32,13 +34,13 @@ func (f *runFlags) register(fs interface {
 	fs.StringVar(&f.model, "model", "", "model name")
 	fs.StringVar(&f.cassette, "cassette", "", "replay cassette (selects the replay provider)")
 	fs.StringVar(&f.record, "record", "", "record the model's turns into this cassette")
-	fs.StringVar(&f.approve, "approve", "ask", "ask (terminal prompts), auto (apply a verified change), never (leave it pending)")
+	fs.StringVar(&f.approve, "approve", "", "ask (terminal prompts), auto (apply a verified change), never (leave it pending); default from the user config, else ask")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per event on stdout and a final summary")
 }
 
 func (f *runFlags) check() error {
 	switch f.approve {
-	case "ask", "auto", "never":
+	case "", "ask", "auto", "never":
 		return nil
 	}
 	return fmt.Errorf("bad --approve %q (want ask, auto or never)", f.approve)
@@ -99,18 +101,29 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 	if f.json {
 		out.stdout = env.stdout
 	}
-	var appr agent.Approver
-	term := &terminalApprover{in: newLineReader(env.stdin), out: env.stderr}
-	switch f.approve {
-	case "ask":
-		appr = term
-	case "auto":
-		appr = autoApprover{}
-	default:
-		appr = neverApprover{}
+	cfg, err := wire.LoadConfig(root, env.getenv, nil)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		return exitUsage
+	}
+	mode := f.approve
+	if mode == "" {
+		mode = cfg.Approve
+	}
+	appr, err := approve.ForMode(mode, env.stdin, env.stderr)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		return exitUsage
+	}
+	for _, p := range []*string{&f.cassette, &f.record} {
+		if *p != "" {
+			if abs, err := filepath.Abs(*p); err == nil {
+				*p = abs
+			}
+		}
 	}
 	eng, err := wire.NewHarness(ctx, wire.Options{
-		Root: root, Getenv: env.getenv, Approver: appr, Sink: out, Logger: cliLogger(env.stderr),
+		Root: root, Getenv: env.getenv, Approver: appr, Sink: out, Logger: cliLogger(env.stderr), Config: cfg,
 		Overrides: wire.Overrides{Provider: f.provider, Model: f.model, Cassette: f.cassette, Record: f.record},
 	})
 	if err != nil {
@@ -129,7 +142,7 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 	fmt.Fprintf(env.stderr, "run %s in %s\n", run.ID(), eng.Root.Dir())
 	res := run.Wait()
 	code := res.Outcome.ExitCode()
-	if res.Pending && f.approve == "never" {
+	if res.Pending && mode == "never" {
 		code = exitOK // a change left pending on purpose (SPEC §2)
 	}
 	out.summary(res, code)

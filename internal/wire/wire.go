@@ -18,13 +18,14 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/agent/provider"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
+	"github.com/ioh-lsp/ioh-lsp/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
@@ -55,6 +56,8 @@ type Options struct {
 	Logger         *slog.Logger
 	// Sandbox replaces the OS sandbox adapter (tests).
 	Sandbox contain.Sandbox
+	// Config is the layered configuration; nil loads it (LoadConfig).
+	Config *config.Config
 }
 
 // Engine is a harness with what it was built from.
@@ -62,8 +65,15 @@ type Engine struct {
 	Harness *agent.Harness
 	Root    *workspace.Root
 	Store   *trace.Store
+	Config  *config.Config
 	// Close releases the trace store.
 	Close func()
+}
+
+// LoadConfig loads the layered configuration for the workspace at root
+// (user file, editor settings, the workspace's .ioh/config.yaml).
+func LoadConfig(root string, getenv func(string) string, editor json.RawMessage) (*config.Config, error) {
+	return config.Load(config.LoadOptions{WorkspaceRoot: root, Editor: editor, Getenv: getenv})
 }
 
 // NewHarness builds the harness for o.Root.
@@ -73,31 +83,38 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", o.Root, err)
 	}
-	secrets := Secrets(o.Getenv, o.Environ)
-	store, err := OpenStore(ctx, root.Dir(), o.Getenv, o.Environ)
-	if err != nil {
-		return nil, err
+	cfg := o.Config
+	if cfg == nil {
+		if cfg, err = LoadConfig(root.Dir(), o.Getenv, o.EditorSettings); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range cfg.Warnings {
+		o.Logger.Warn(w)
 	}
 	sb := o.Sandbox
 	if sb == nil {
-		ad, err := sandboxexec.New(sandboxexec.Options{Log: o.Logger})
+		l := cfg.Sandbox.Limits
+		ad, err := sandboxexec.New(sandboxexec.Options{
+			Log: o.Logger, Masked: cfg.Sandbox.Masked, Writable: cfg.Sandbox.Writable,
+			Limits: sandbox.Limits{Wall: l.Wall, CPU: l.CPU, Memory: l.Memory, Procs: l.Procs, Files: l.Files, Output: l.Output},
+		})
 		if err != nil {
-			store.Close()
 			return nil, fmt.Errorf("set up the sandbox: %w", err)
 		}
 		sb = ad
 	}
-	layers, err := editorLayer(o.EditorSettings)
+	store, err := OpenStore(ctx, root.Dir(), o.Getenv, o.Environ)
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	prices := model.DefaultPrices()
+	prices := cfg.Prices
 	h, err := agent.New(agent.Options{
 		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: o.Sink, Logger: o.Logger,
-		Layers:    append([]policy.LayerRules{policy.Builtin(nil)}, layers...),
-		Secrets:   secrets,
+		Layers:    cfg.PolicyLayers(),
+		Secrets:   Secrets(o.Getenv, o.Environ),
 		Providers: o.providers(),
+		Prepare:   prepare(cfg),
 		Cost: func(_, name string, u model.Usage) float64 {
 			usd, _ := prices.Cost(name, u)
 			return usd
@@ -107,7 +124,20 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		store.Close()
 		return nil, err
 	}
-	return &Engine{Harness: h, Root: root, Store: store, Close: func() { store.Close() }}, nil
+	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, Close: func() { store.Close() }}, nil
+}
+
+// prepare fills a contract from the configuration and enforces what an
+// untrusted task file may not choose; a relative cassette is resolved
+// against the task file's directory.
+func prepare(cfg *config.Config) func(*contract.Contract) ([]string, error) {
+	return func(c *contract.Contract) ([]string, error) {
+		warnings := cfg.ApplyToContract(c, cfg.ContractTrusted(c.Path))
+		if cas := c.Model.Cassette; cas != "" && !filepath.IsAbs(cas) && c.Path != "" {
+			c.Model.Cassette = filepath.Join(filepath.Dir(c.Path), cas)
+		}
+		return warnings, nil
+	}
 }
 
 func (o Options) withDefaults() Options {
@@ -181,25 +211,6 @@ func ApplyOverrides(m contract.Model, ov Overrides) contract.Model {
 		m.Name = ov.Model
 	}
 	return m
-}
-
-// editorLayer reads policy rules from the editor's settings.
-func editorLayer(raw json.RawMessage) ([]policy.LayerRules, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var s struct {
-		Policy struct {
-			Rules []policy.Rule `json:"rules"`
-		} `json:"policy"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("editor settings: %w", err)
-	}
-	if len(s.Policy.Rules) == 0 {
-		return nil, nil
-	}
-	return []policy.LayerRules{{Layer: policy.LayerEditor, Rules: s.Policy.Rules}}, nil
 }
 
 // OpenStore opens the trace database of the workspace at root under the
