@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 // crashCassette edits main.go by inserting a line (an edit applied twice
@@ -281,6 +283,37 @@ func TestSecretsNeverWritten(t *testing.T) {
 	for name, b := range written {
 		if bytes.Contains(b, []byte(key)) {
 			t.Errorf("%s holds the key", name)
+		}
+	}
+}
+
+// TestRunsRollsUpSubAgents: a run's tokens and cost include its sub-agents'
+// at any depth; parent is null for a root.
+func TestRunsRollsUpSubAgents(t *testing.T) {
+	rows := []*trace.RunRow{
+		{ID: "r", Totals: trace.Totals{Steps: 3, InputTokens: 100, OutputTokens: 10, CostUSD: 1}},
+		{ID: "c", Parent: "r", Root: "r", Totals: trace.Totals{InputTokens: 50, CostUSD: 0.5}},
+		{ID: "g", Parent: "c", Root: "r", Totals: trace.Totals{OutputTokens: 5, CacheReadTokens: 5, CostUSD: 0.25}},
+	}
+	got := summarize(rows)
+	tokens := map[string]int64{}
+	var roots int
+	for _, s := range got {
+		tokens[s.ID] = s.Tokens
+		if s.Parent == nil {
+			roots++
+		}
+	}
+	if diff := cmp.Diff(tokens, map[string]int64{"r": 170, "c": 60, "g": 10}); diff != "" {
+		t.Errorf("tokens (-got +want):\n%s", diff)
+	}
+	if roots != 1 || got[0].CostUSD != 1.75 {
+		t.Errorf("roots %d, root cost %v", roots, got[0].CostUSD)
+	}
+	b, _ := json.Marshal(got[0])
+	for _, k := range []string{`"id"`, `"goal"`, `"outcome"`, `"steps"`, `"tokens"`, `"cost_usd"`, `"started"`, `"parent":null`} {
+		if !bytes.Contains(b, []byte(k)) {
+			t.Errorf("runs --json entry %s lacks %s", b, k)
 		}
 	}
 }
