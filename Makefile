@@ -12,7 +12,7 @@ GOTEST_TIMEOUT ?= 25m
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ioh-lsp
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ioh-lsp
 
 # test: everything. Go with -race, the cross-builds of the non-Linux sandbox
 # backends, vet and formatting, and the editor clients.
