@@ -26,12 +26,14 @@ cases=(
   "find **/*_test.go|find '**/*_test.go'|--files --hidden -g '*_test.go'"
 )
 
-# median_ms CMD: median wall time of RUNS runs in milliseconds.
-median_ms() {
+# measure CMD: prints "WALL CPU": the median wall time of RUNS runs and the
+# mean CPU time (user + system) in milliseconds; CPU is "-" without
+# hyperfine. On a shared machine the CPU figure is the steadier one.
+measure() {
   local cmd=$1
-  if command -v hyperfine >/dev/null; then
+  if command -v hyperfine >/dev/null && command -v python3 >/dev/null; then
     hyperfine -N --style none --warmup 2 --runs "$RUNS" -i --export-json "$tmp/h.json" "$cmd" >/dev/null 2>&1
-    python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$tmp/h.json"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f %.1f" % (r["median"]*1000, (r["user"]+r["system"])*1000))' "$tmp/h.json"
     return
   fi
   local i t0 t1 times=()
@@ -40,10 +42,10 @@ median_ms() {
     t0=$(date +%s%N); eval "$cmd" >/dev/null 2>&1 || true; t1=$(date +%s%N)
     times+=($(( (t1 - t0) / 1000 )))
   done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f\n", m/1000}'
+  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f -\n", m/1000}'
 }
 
-printf '%-22s %10s %10s %8s %9s  %s\n' "pattern" "ioh ms" "rg ms" "ioh/rg" "results" "same set"
+printf '%-22s %9s %9s %7s %9s %9s %7s %8s  %s\n' "pattern" "ioh ms" "rg ms" "ioh/rg" "ioh cpu" "rg cpu" "cpu x" "results" "same set"
 fail=0
 for c in "${cases[@]}"; do
   IFS='|' read -r name ioh rgargs <<<"$c"
@@ -51,11 +53,12 @@ for c in "${cases[@]}"; do
   eval "rg $rgargs" | LC_ALL=C sort >"$tmp/rg.txt" || true
   if cmp -s "$tmp/ioh.txt" "$tmp/rg.txt"; then same=yes; else same=NO; fail=1; fi
   n=$(wc -l <"$tmp/ioh.txt")
-  ti=$(median_ms "\"$IOH_LSP\" $ioh")
-  tr=$(median_ms "rg $rgargs")
+  read -r ti ci < <(measure "\"$IOH_LSP\" $ioh")
+  read -r tr cr < <(measure "rg $rgargs")
   ratio=$(awk -v a="$ti" -v b="$tr" 'BEGIN { printf "%.2f", a / b }')
-  printf '%-22s %10s %10s %8s %9s  %s\n' "$name" "$ti" "$tr" "$ratio" "$n" "$same"
+  cratio=$(awk -v a="$ci" -v b="$cr" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "-" }')
+  printf '%-22s %9s %9s %7s %9s %9s %7s %8s  %s\n' "$name" "$ti" "$tr" "$ratio" "$ci" "$cr" "$cratio" "$n" "$same"
   if [ "$same" = NO ]; then diff "$tmp/ioh.txt" "$tmp/rg.txt" | head -5 >&2; fi
 done
-echo "corpus: $CORPUS ($(nproc) cores, median of $RUNS runs, warm cache)"
+echo "corpus: $CORPUS ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?), wall: median of $RUNS runs, cpu: mean user+sys, warm cache)"
 exit $fail

@@ -25,7 +25,9 @@ func TestLiteralOf(t *testing.T) {
 	}{
 		{pattern: "hello", wantLit: "hello", wantExact: true},
 		{pattern: `func \w+Parser`, wantLit: "Parser"},
-		{pattern: `(foo)+bar`, wantLit: "foo"},
+		{pattern: `func \w+Parse\w*\(`, wantLit: "Parse"}, // as long as "func ", but rarer
+		{pattern: `return \w+, Q`, wantLit: "return "},
+		{pattern: `(foo)+bar`, wantLit: "bar"},
 		{pattern: `a|b`},
 		{pattern: `x*`},
 		{pattern: `\d{2,}ab`, wantLit: "ab"},

@@ -40,9 +40,10 @@ func literalOf(re *syntax.Regexp) (lit string, fold, exact bool) {
 	case syntax.OpConcat:
 		var best string
 		var bestFold bool
+		bestScore := 0.0
 		consider := func(l string, f bool) {
-			if len(l) > len(best) || (len(l) == len(best) && bestFold && !f) {
-				best, bestFold = l, f
+			if sc := literalScore(l, f); sc > bestScore {
+				best, bestFold, bestScore = l, f, sc
 			}
 		}
 		for _, s := range re.Sub {
@@ -89,6 +90,31 @@ func newPrefilter(re *syntax.Regexp) (p *prefilter, exact bool) {
 		p.up = p.lo - 'a' + 'A'
 	}
 	return p, exact
+}
+
+// literalScore estimates how selective a literal is as a prefilter, in
+// bits: the sum over its usable bytes of how rare each byte is in source
+// text. A longer literal of rare bytes rejects more lines.
+func literalScore(lit string, fold bool) float64 {
+	if fold {
+		lit = strings.ToLower(asciiFoldSegment(lit))
+	}
+	if strings.Contains(lit, "\n") {
+		return 0
+	}
+	var bits float64
+	for i := 0; i < len(lit); i++ {
+		r := byteRank(lit[i])
+		switch {
+		case r == 0:
+			bits += 9
+		case r < 10:
+			bits += 6
+		default:
+			bits += 7 - 5*float64(r-10)/27
+		}
+	}
+	return bits
 }
 
 // asciiFoldSegment returns the longest run of lit made of ASCII runes
