@@ -60,9 +60,6 @@ func (g *globFilter) keep(rel string, isDir bool) bool {
 			subject = sub
 		}
 		if doublestar.MatchUnvalidated(r.pattern, subject) {
-			if isDir {
-				return !r.negate
-			}
 			return !r.negate
 		}
 	}
