@@ -94,6 +94,9 @@ func TestParseDefaults(t *testing.T) {
 		{"null and empty values count as omitted", "goal: g\nverify:\nbudget: {steps: null}\ncontext: ~\n", &Contract{
 			Version: 1, Goal: "g", Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
 		}},
+		{"byte-order mark and CRLF", "\ufeffgoal: g\r\nbudget:\r\n  steps: 3\r\n", &Contract{
+			Version: 1, Goal: "g", Budget: Budget{Steps: 3, Tokens: DefaultTokens, CostUSD: DefaultCostUSD, Wall: DefaultWall}, Retry: DefaultRetry(), Agents: DefaultAgents(),
+		}},
 		{"anchors and aliases", "goal: g\ncontext: [&f a.go, *f]\n", &Contract{
 			Version: 1, Goal: "g", Context: []string{"a.go", "a.go"}, Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
 		}},
@@ -149,6 +152,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad policy act", "goal: g\npolicy:\n  rules:\n    - {act: delete, effect: deny, pattern: x}\n", "t.yaml:4:13: policy.rules[0].act: \"delete\" is not one of read, write, exec, net"},
 		{"policy rule missing pattern", "goal: g\npolicy: {rules: [{act: read, effect: deny}]}\n", "t.yaml:2:18: policy.rules[0].pattern: required field missing"},
 		{"max_total zero", "goal: g\nagents: {max_total: 0}\n", "t.yaml:2:21: agents.max_total: must be at least 1"},
+		{"CRLF positions", "goal: g\r\nbudget:\r\n  steps: 3\r\n  bad: 1\r\n", "t.yaml:4:3: budget.bad: unknown field"},
 		{"duplicate key", "goal: a\ngoal: b\n", "t.yaml:2:1: syntax error: mapping key \"goal\" already defined at [1:1]"},
 		{"yaml syntax", "goal: [a\n", "t.yaml:1:7: syntax error: sequence end token ']' not found"},
 		{"json syntax", "{\"goal\": \"g\"\n", "t.yaml:1:1: syntax error: could not find flow mapping end token '}'"},

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,8 @@ func Parse(data []byte, name string) (*Contract, error) {
 	if len(data) > MaxSize {
 		return nil, fail(&Error{Msg: fmt.Sprintf("contract is larger than %d bytes", MaxSize)})
 	}
+	// Editors on Windows may save a byte-order mark; it is not content.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if e := checkNesting(data); e != nil {
 		return nil, fail(e)
 	}
