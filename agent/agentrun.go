@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -42,6 +43,32 @@ type agentRun struct {
 	sink     trace.Sink
 	lastFP   string // change-set fingerprint at the last commit
 	slot     slotState
+
+	retryMu sync.Mutex
+	retries []trace.Event // reported during a model call, stored with its step
+}
+
+// reportRetry traces a provider's failed attempt: emitted now, stored
+// with the step the call belongs to.
+func (a *agentRun) reportRetry(r RetryEvent) {
+	if a.id == "" { // the provider is being built
+		return
+	}
+	e := a.event(trace.EventRetry, map[string]any{"provider": r.Provider, "model": r.Model, "attempt": r.Attempt,
+		"class": string(r.Class), "error": a.h.redact.String(r.Err), "delay_ms": r.Delay.Milliseconds(), "next": r.Next})
+	a.retryMu.Lock()
+	a.retries = append(a.retries, e)
+	a.retryMu.Unlock()
+	a.emit(e)
+}
+
+// takeRetries returns and clears the retry events reported so far.
+func (a *agentRun) takeRetries() []trace.Event {
+	a.retryMu.Lock()
+	defer a.retryMu.Unlock()
+	out := a.retries
+	a.retries = nil
+	return out
 }
 
 // policyFor builds the policy of a contract over the harness's layers: the
@@ -107,7 +134,8 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	prov, err := h.opts.Providers(c)
+	a0 := &agentRun{h: h}
+	prov, err := h.opts.Providers(c, a0.reportRetry)
 	if err != nil {
 		return nil, fmt.Errorf("start run: provider %s: %w", c.Model.Provider, err)
 	}
@@ -118,11 +146,10 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 			cpath = abs
 		}
 	}
-	a := &agentRun{
-		h: h, id: newID("r-"), c: c, st: &runState{ContractPath: cpath},
-		base: base, pol: base, cs: workspace.NewChangeSet(h.opts.Root), provider: prov,
-		started: now, ledger: NewLedger(c.Budget.Tokens, c.Budget.CostUSD),
-	}
+	a := a0
+	a.id, a.c, a.st = newID("r-"), c, &runState{ContractPath: cpath}
+	a.base, a.pol, a.cs, a.provider = base, base, workspace.NewChangeSet(h.opts.Root), prov
+	a.started, a.ledger = now, NewLedger(c.Budget.Tokens, c.Budget.CostUSD)
 	a.rootID = a.id
 	a.tree = newTree(c.Agents)
 	a.setup(ctx)
@@ -180,7 +207,8 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	if err != nil {
 		return nil, err
 	}
-	prov, err := h.opts.Providers(&c)
+	a := &agentRun{h: h}
+	prov, err := h.opts.Providers(&c, a.reportRetry)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", c.Model.Provider, err)
 	}
@@ -193,10 +221,8 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 			return nil, fmt.Errorf("restore change set: %w", err)
 		}
 	}
-	a := &agentRun{
-		h: h, id: row.ID, rootID: row.ID, c: &c, st: st, base: base, cs: cs, provider: prov,
-		started: row.FirstStarted, totals: row.Totals, ledger: NewLedger(c.Budget.Tokens, c.Budget.CostUSD),
-	}
+	a.id, a.rootID, a.c, a.st, a.base, a.cs, a.provider = row.ID, row.ID, &c, st, base, cs, prov
+	a.started, a.totals, a.ledger = row.FirstStarted, row.Totals, NewLedger(c.Budget.Tokens, c.Budget.CostUSD)
 	if a.pol, err = a.withRemembered(); err != nil {
 		return nil, err
 	}

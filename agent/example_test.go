@@ -79,7 +79,7 @@ func Example() {
 	h, err := agent.New(agent.Options{
 		Root:      root,
 		Store:     store,
-		Providers: func(*contract.Contract) (model.Provider, error) { return prov, nil },
+		Providers: func(*contract.Contract, agent.RetryReporter) (model.Provider, error) { return prov, nil },
 		Approver:  applyAll{},
 		Events: trace.SinkFunc(func(e trace.Event) {
 			if e.Type == trace.EventToolCall {

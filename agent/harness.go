@@ -20,8 +20,25 @@ import (
 )
 
 // ProviderFactory builds the provider of a contract (its model section,
-// fallbacks and retry policy).
-type ProviderFactory func(c *contract.Contract) (model.Provider, error)
+// fallbacks and retry policy) for one agent of a run; the provider tells
+// report about every failed attempt it retries or falls back from, and
+// the harness traces it.
+type ProviderFactory func(c *contract.Contract, report RetryReporter) (model.Provider, error)
+
+// RetryReporter receives a provider's failed attempts.
+type RetryReporter func(RetryEvent)
+
+// RetryEvent is one failed model call attempt and what happens next.
+type RetryEvent struct {
+	Provider string
+	Model    string
+	Attempt  int
+	Class    model.Class
+	Err      string
+	Delay    time.Duration
+	// Next is the fallback provider tried next ("" for the same one).
+	Next string
+}
 
 // VerifyFunc runs a contract's checks against the workspace with changes
 // staged; verify.RunWith is the real one (and the default).

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -326,5 +327,36 @@ func TestApproveAndRejectLater(t *testing.T) {
 		if _, err := h2.Approve(context.Background(), res.RunID); !errors.Is(err, ErrNotPending) {
 			t.Errorf("second approve: %v, want ErrNotPending", err)
 		}
+	}
+}
+
+func TestProviderRetriesAreTraced(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	var report RetryReporter
+	prov := providerFunc(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		report(RetryEvent{Provider: "p", Attempt: 1, Class: model.ClassRateLimited, Err: "429", Next: ""})
+		return say(10, "finish", args{"summary": "s"}).resp, nil
+	})
+	h, err := New(Options{Root: f.root, Store: f.store, Providers: func(_ *contract.Contract, r RetryReporter) (model.Provider, error) {
+		report = r
+		return prov, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.Start(context.Background(), goal("g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait()
+	evs, _ := f.store.Events(context.Background(), r.ID())
+	var retries []string
+	for _, e := range evs {
+		if e.Type == trace.EventRetry {
+			retries = append(retries, fmt.Sprintf("step %d %v", e.Step, e.Fields["class"]))
+		}
+	}
+	if diff := cmp.Diff(retries, []string{"step 1 rate_limited"}); diff != "" {
+		t.Errorf("retry events (-got +want):\n%s", diff)
 	}
 }

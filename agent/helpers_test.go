@@ -210,7 +210,7 @@ func (f *fixture) harness(t *testing.T) *Harness {
 	t.Helper()
 	h, err := New(Options{
 		Root: f.root, Store: f.store, Approver: f.appr, Events: f.sink, Sandbox: copySandbox{t},
-		Providers: func(*contract.Contract) (model.Provider, error) { return f.prov, nil },
+		Providers: func(*contract.Contract, RetryReporter) (model.Provider, error) { return f.prov, nil },
 		Cost: func(_, _ string, u model.Usage) float64 {
 			return float64(u.InputTokens)*1e-6 + float64(u.OutputTokens)*5e-6
 		},

@@ -95,6 +95,7 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 		}
 	}
 	sc := a.newStepCtx(usage, cost)
+	sc.events = append(sc.events, a.takeRetries()...)
 	sc.add(a.event(trace.EventModelTurn, map[string]any{
 		"text": asst.Text, "tool_calls": len(asst.ToolCalls), "provider": resp.Provider, "model": resp.Model,
 		"input_tokens": usage.InputTokens, "output_tokens": usage.OutputTokens,

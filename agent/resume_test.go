@@ -54,7 +54,7 @@ func TestLeaseKeepsSecondDriverOut(t *testing.T) {
 		return say(10, "finish", args{"summary": "s"}).resp, nil
 	})
 	mk := func() *Harness {
-		h, err := New(Options{Root: f.root, Store: f.store, Providers: func(*contract.Contract) (model.Provider, error) { return prov, nil }})
+		h, err := New(Options{Root: f.root, Store: f.store, Providers: func(*contract.Contract, RetryReporter) (model.Provider, error) { return prov, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}

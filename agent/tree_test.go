@@ -67,7 +67,7 @@ func TestSubAgentTreeHoldsCapsAndLedger(t *testing.T) {
 	f := newFixture(t, map[string]string{"README": "r"}, nil)
 	prov := &treeProvider{fanout: 5, depth: 3}
 	h, err := New(Options{Root: f.root, Store: f.store, Approver: f.appr, Sandbox: copySandbox{t},
-		Providers: func(*contract.Contract) (model.Provider, error) { return prov, nil }})
+		Providers: func(*contract.Contract, RetryReporter) (model.Provider, error) { return prov, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestCancelStopsSubtree(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	h, err := New(Options{Root: f.root, Store: f.store, Providers: func(*contract.Contract) (model.Provider, error) { return prov, nil }})
+	h, err := New(Options{Root: f.root, Store: f.store, Providers: func(*contract.Contract, RetryReporter) (model.Provider, error) { return prov, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,9 +156,16 @@ func (o Options) withDefaults() Options {
 // providers builds each run's provider from its contract with the
 // overrides applied.
 func (o Options) providers() agent.ProviderFactory {
-	return func(c *contract.Contract) (model.Provider, error) {
+	return func(c *contract.Contract, report agent.RetryReporter) (model.Provider, error) {
 		m := ApplyOverrides(c.Model, o.Overrides)
-		p, err := provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record})
+		onRetry := func(r provider.RetryInfo) {
+			ev := agent.RetryEvent{Provider: r.Provider, Model: r.Model, Attempt: r.Attempt, Class: r.Class, Delay: r.Delay, Next: r.Next}
+			if r.Err != nil {
+				ev.Err = r.Err.Error()
+			}
+			report(ev)
+		}
+		p, err := provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record, OnRetry: onRetry})
 		if err != nil {
 			return nil, err
 		}
