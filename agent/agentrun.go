@@ -2,11 +2,11 @@ package agent
 
 import (
 	"context"
-	"sync"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
