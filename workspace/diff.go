@@ -10,9 +10,10 @@ import (
 // diffContext is the number of unchanged lines around each hunk.
 const diffContext = 3
 
-// maxEditDistance bounds the Myers search; past it the middle of the file
-// is reported as replaced wholesale (still a correct, applyable diff).
-const maxEditDistance = 4096
+// maxEditDistance bounds the Myers search (its saved frontiers take
+// O(D²) memory: 8 MiB at this bound); past it the middle of the file is
+// reported as replaced wholesale (still a correct, applyable diff).
+const maxEditDistance = 1024
 
 // splitLines splits data into lines that keep their "\n"; the last line
 // may lack it.
@@ -95,7 +96,8 @@ func myers(a, b []string, ao, bo int) []lineEdit {
 		if d > maxEditDistance {
 			return wholesale()
 		}
-		trace = append(trace, append([]int(nil), v...))
+		// Save the frontier of the previous round: diagonals -d..d.
+		trace = append(trace, append([]int(nil), v[off-d:off+d+1]...))
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
@@ -110,7 +112,7 @@ func myers(a, b []string, ao, bo int) []lineEdit {
 			}
 			v[off+k] = x
 			if x >= n && y >= m {
-				return backtrack(trace, a, b, d, off, ao, bo)
+				return backtrack(trace, a, b, d, ao, bo)
 			}
 		}
 	}
@@ -118,19 +120,22 @@ func myers(a, b []string, ao, bo int) []lineEdit {
 }
 
 // backtrack walks the saved frontiers back from (n, m) to (0, 0).
-func backtrack(trace [][]int, a, b []string, d, off, ao, bo int) []lineEdit {
+func backtrack(trace [][]int, a, b []string, d, ao, bo int) []lineEdit {
 	x, y := len(a), len(b)
 	var rev []lineEdit
 	for ; d > 0; d-- {
+		// trace[d] holds diagonals -d..d of the frontier before round d,
+		// shifted so diagonal k is at index k+d.
 		v := trace[d]
+		at := func(k int) int { return v[k+d] }
 		k := x - y
 		var pk int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+		if k == -d || (k != d && at(k-1) < at(k+1)) {
 			pk = k + 1
 		} else {
 			pk = k - 1
 		}
-		px := v[off+pk]
+		px := at(pk)
 		py := px - pk
 		for x > px && y > py {
 			x--

@@ -173,3 +173,28 @@ func TestMyersRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffLargeEditDistance goes past maxEditDistance: the diff falls back
+// to replacing the changed middle wholesale and still applies.
+func TestDiffLargeEditDistance(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&a, "line %d\n", i)
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "changed %d\n", i)
+		} else {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	r := newTestRoot(t, map[string]string{"big.txt": a.String()})
+	c := NewChangeSet(r)
+	c.stateFor(t, "big.txt", b.String())
+	c2 := NewChangeSet(r)
+	if _, err := c2.ApplyPatch([]byte(c.Diff())); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := c2.ReadFile("big.txt")
+	if string(got) != b.String() {
+		t.Error("large diff does not round-trip")
+	}
+}
