@@ -15,7 +15,14 @@ if [ -z "$ioh" ]; then
   ioh=$tmp/ioh-lsp
 fi
 echo "installing gopls@latest from the module proxy into $tmp/bin"
-GOBIN=$tmp/bin go install golang.org/x/tools/gopls@latest
+if ! GOBIN=$tmp/bin go install golang.org/x/tools/gopls@latest 2>"$tmp/gopls.err"; then
+  # The newest gopls may need a newer Go than this machine's toolchain;
+  # take the newest release that builds with it.
+  sed 's/^/  /' "$tmp/gopls.err"
+  echo "gopls@latest does not build with $(go env GOVERSION); trying gopls@v0.23.0"
+  GOBIN=$tmp/bin go install golang.org/x/tools/gopls@v0.23.0
+fi
+echo "reference: $("$tmp/bin/gopls" version | head -1)"
 (cd "$here/lspbench" && go build -o "$tmp/lspbench" .)
 
 ws=$(go env GOROOT)/src

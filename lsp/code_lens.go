@@ -60,6 +60,8 @@ func (s *Server) refreshLenses() {
 		return
 	}
 	s.post(func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
+		defer cancel()
 		if err := s.client.CodeLensRefresh(ctx); err != nil {
 			s.log.Debug("codeLens/refresh", "err", err)
 		}

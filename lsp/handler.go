@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +40,9 @@ func (Codec) Unmarshal(data []byte, v any) error {
 		*p = append(jsonrpc2.RawMessage(nil), data...)
 		return nil
 	}
-	return protocol.Unmarshal(data, v)
+	// Decoded values may alias their input, and the input is borrowed from
+	// the transport frame: decode from an owned copy.
+	return protocol.Unmarshal(bytes.Clone(data), v)
 }
 
 // newHandler assembles the connection's handler (STYLE 12):

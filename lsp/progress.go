@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -16,6 +17,11 @@ import (
 // and the end. Everything goes through the outbox, in order.
 
 func progressToken(id string) string { return "ioh/" + id }
+
+// clientCallTimeout bounds the calls the outbox makes to the client
+// (progress creation, lens refresh), so an unresponsive client cannot
+// stall the notifications queued behind them.
+const clientCallTimeout = 10 * time.Second
 
 func (s *Server) progressBegin(id string) {
 	s.mu.Lock()
@@ -35,7 +41,10 @@ func (s *Server) progressBegin(id string) {
 	s.runs.with(id, func(st *runState) { st.token = token })
 	yes := true
 	s.post(func(ctx context.Context) {
-		if err := s.client.WorkDoneProgressCreate(ctx, &protocol.WorkDoneProgressCreateParams{Token: protocol.String(token)}); err != nil {
+		cctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
+		err := s.client.WorkDoneProgressCreate(cctx, &protocol.WorkDoneProgressCreateParams{Token: protocol.String(token)})
+		cancel()
+		if err != nil {
 			s.log.Warn("workDoneProgress/create", "run", id, "err", err)
 			return
 		}
@@ -55,6 +64,9 @@ func (s *Server) progressReport(id string) {
 		msg += " · " + st.tool
 	}
 	token := st.token
+	if !s.runs.setLastReport(id, msg) {
+		return // nothing new to say
+	}
 	s.post(func(ctx context.Context) {
 		s.sendProgress(ctx, token, &protocol.WorkDoneProgressReport{Kind: "report", Message: &msg})
 	})

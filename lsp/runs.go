@@ -28,6 +28,7 @@ type runState struct {
 	events   []trace.Event
 	cancel   context.CancelFunc
 	token    string // work-done progress token, "" without progress
+	report   string // the last progress report sent
 	proposal *agent.Proposal
 	held     *heldProposal
 	result   *agent.Result
@@ -98,6 +99,19 @@ func (r *registry) byToken(token string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// setLastReport records msg as the run's last report; false when it is
+// the same as the previous one.
+func (r *registry) setLastReport(id, msg string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.runs[id]
+	if !ok || st.report == msg {
+		return false
+	}
+	st.report = msg
+	return true
 }
 
 // drop forgets a finished run.

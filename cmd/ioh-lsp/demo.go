@@ -348,7 +348,15 @@ func (d *demoRun) onApplyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEdi
 	}
 	res := d.editor.Apply(ctx, p.Edit)
 	if res.Applied {
-		d.say("approved: edit applied to the workspace")
+		d.say("approved: edit applied in the editor")
+		saved, err := d.editor.SaveAll(ctx)
+		if err != nil {
+			msg := err.Error()
+			return &protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: &msg}, nil
+		}
+		if len(saved) > 0 {
+			d.say("saved %s", strings.Join(saved, ", "))
+		}
 	} else {
 		d.say("edit NOT applied: %s", deref(res.FailureReason))
 	}

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 	"github.com/ioh-lsp/ioh-lsp/lsp"
 )
 
@@ -72,12 +72,21 @@ func (s stdio) Read(p []byte) (int, error)  { return s.r.Read(p) }
 func (s stdio) Write(p []byte) (int, error) { return s.w.Write(p) }
 func (s stdio) Close() error                { return nil }
 
-// errNoWiring is reported until the harness wiring is linked in.
-var errNoWiring = errors.New("the agent harness is not wired into this build")
-
-// engineFactory builds the harness of one workspace folder.
+// engineFactory builds the harness of one workspace folder through the
+// same wiring as `ioh-lsp run`.
 func engineFactory(env *cliEnv) lsp.HarnessFactory {
 	return func(ctx context.Context, s lsp.Session) (*lsp.Engine, error) {
-		return nil, errNoWiring
+		e, err := wire.NewHarness(ctx, wire.Options{
+			Root:           s.Root,
+			Getenv:         env.getenv,
+			Approver:       s.Approver,
+			Sink:           s.Sink,
+			EditorSettings: s.EditorSettings,
+			Logger:         s.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Close: e.Close}, nil
 	}
 }

@@ -63,6 +63,7 @@ func (e *Editor) EditFile(ctx context.Context, rel string, edits ...protocol.Tex
 	}
 	b.text = text
 	b.version++
+	b.dirty = true
 	version := b.version
 	e.mu.Unlock()
 	// Sent in reverse document order so each range is valid when applied
@@ -87,6 +88,7 @@ func (e *Editor) SaveFile(ctx context.Context, rel string) error {
 	var text string
 	if ok {
 		text = b.text
+		b.dirty = false
 	}
 	e.mu.Unlock()
 	if !ok {
@@ -96,6 +98,26 @@ func (e *Editor) SaveFile(ctx context.Context, rel string) error {
 		return fmt.Errorf("save %s: %w", rel, err)
 	}
 	return e.server.DidSave(ctx, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: u}, Text: &text})
+}
+
+// SaveAll saves every buffer with unsaved changes and returns their
+// workspace-relative paths.
+func (e *Editor) SaveAll(ctx context.Context) ([]string, error) {
+	e.mu.Lock()
+	var dirty []string
+	for u, b := range e.docs {
+		if b.dirty {
+			dirty = append(dirty, relOf(e.cfg.Root, u.FsPath()))
+		}
+	}
+	e.mu.Unlock()
+	sort.Strings(dirty)
+	for _, rel := range dirty {
+		if err := e.SaveFile(ctx, rel); err != nil {
+			return nil, err
+		}
+	}
+	return dirty, nil
 }
 
 // CloseFile closes a buffer (unsaved changes are dropped).

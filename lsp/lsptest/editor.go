@@ -65,6 +65,7 @@ type Editor struct {
 type buffer struct {
 	version int32
 	text    string
+	dirty   bool // changed since opened or saved
 }
 
 // State is what the editor has received so far.

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench/sandbox.sh: the sandbox's figures, each against a reference tool
+# measured in the same run (issue 3):
+#   1. per-spawn cost of `ioh-lsp sandbox run -- /bin/true` vs bare
+#      /bin/true vs bubblewrap doing comparable isolation;
+#   2. staging a verification view of $(go env GOROOT) with 3 changed files
+#      vs `cp -a` of it, and the staging cost on a small tree vs the whole
+#      GOROOT (flat means O(changed files), not O(tree)).
+# Needs hyperfine, bwrap, jq, go; installs the Debian packages when root.
+set -euo pipefail
+
+IOH_LSP=${IOH_LSP:-$(cd "$(dirname "$0")/.." && pwd)/bin/ioh-lsp}
+if [ ! -x "$IOH_LSP" ]; then
+	echo "building $IOH_LSP" >&2
+	(cd "$(dirname "$0")/.." && go build -o "$IOH_LSP" ./cmd/ioh-lsp)
+fi
+missing=""
+for p in hyperfine:hyperfine bwrap:bubblewrap jq:jq; do
+	command -v "${p%%:*}" >/dev/null 2>&1 || missing="$missing ${p#*:}"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	else
+		echo "bench/sandbox.sh: missing$missing (install them, or run as root)" >&2
+		exit 1
+	fi
+fi
+
+work=$(mktemp -d /var/tmp/ioh-bench-sandbox.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+runs=${BENCH_RUNS:-100}
+
+mean_ms() { jq -r ".results[$2].mean * 1000" "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
+fmt() { awk -v a="$1" 'BEGIN { printf "%.2f", a }'; }
+
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), kernel $(uname -r)"
+"$IOH_LSP" sandbox doctor | head -1
+
+bwrap_cmd="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp /bin/true"
+hyperfine -N --style none --warmup 10 --runs "$runs" --export-json spawn.json \
+	"$IOH_LSP sandbox run -- /bin/true" "/bin/true" "$bwrap_cmd" >/dev/null
+ioh=$(mean_ms spawn.json 0)
+bare=$(mean_ms spawn.json 1)
+bw=$(mean_ms spawn.json 2)
+echo
+echo "per-spawn (mean of $runs):"
+echo "  ioh-lsp sandbox run -- /bin/true  $(fmt "$ioh") ms"
+echo "  bare /bin/true                    $(fmt "$bare") ms"
+echo "  bwrap (comparable isolation)      $(fmt "$bw") ms"
+echo "  ratio ioh/bwrap                   $(ratio "$ioh" "$bw")   (goal < 1.0)"
+echo "  overhead over bare exec           $(minus "$ioh" "$bare") ms   (goal < 5 ms)"
+
+goroot=$(go env GOROOT)
+small="$goroot/src/fmt"
+hyperfine -N --style none --warmup 2 --runs 10 --export-json stage.json \
+	"$IOH_LSP sandbox stage-bench --changes 3 $goroot" \
+	"$IOH_LSP sandbox stage-bench --changes 3 $small" \
+	"$IOH_LSP sandbox run -- /bin/true" >/dev/null
+hyperfine --style none --warmup 1 --runs "${BENCH_CP_RUNS:-5}" --export-json cp.json \
+	--prepare "rm -rf $work/copy" "cp -a $goroot $work/copy" >/dev/null
+stage=$(mean_ms stage.json 0)
+stage_small=$(mean_ms stage.json 1)
+spawn=$(mean_ms stage.json 2)
+cp=$(mean_ms cp.json 0)
+files=$(find "$goroot" -type f | wc -l)
+small_files=$(find "$small" -type f | wc -l)
+echo
+echo "verification staging of GOROOT ($files files, $(du -sh "$goroot" | cut -f1)) with 3 changed files:"
+echo "  stage + sandboxed /bin/true       $(fmt "$stage") ms"
+echo "  of which staging (minus a spawn)  $(minus "$stage" "$spawn") ms"
+echo "  cp -a GOROOT                      $(fmt "$cp") ms"
+echo "  ratio cp/stage                    $(ratio "$cp" "$stage")x   (goal >= 50x; counts the spawn against staging)"
+echo "  flatness: $small_files-file tree $(fmt "$stage_small") ms vs $files-file tree $(fmt "$stage") ms, ratio $(ratio "$stage" "$stage_small") (flat is ~1.0)"
