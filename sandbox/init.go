@@ -24,3 +24,12 @@ func Init() bool {
 	os.Exit(stageMain(os.Args[1]))
 	return true
 }
+
+// init dispatches a re-executed stage before the rest of the binary's
+// package initializers run: Go initializes packages in import-path order,
+// so the sandbox (a leaf) comes before most of the heavy ones. runc does
+// the same for the same reason, with a C constructor. Init, called first
+// by main and TestMain, stays as the documented hook.
+func init() {
+	Init()
+}
