@@ -152,6 +152,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad policy act", "goal: g\npolicy:\n  rules:\n    - {act: delete, effect: deny, pattern: x}\n", "t.yaml:4:13: policy.rules[0].act: \"delete\" is not one of read, write, exec, net"},
 		{"policy rule missing pattern", "goal: g\npolicy: {rules: [{act: read, effect: deny}]}\n", "t.yaml:2:18: policy.rules[0].pattern: required field missing"},
 		{"max_total zero", "goal: g\nagents: {max_total: 0}\n", "t.yaml:2:21: agents.max_total: must be at least 1"},
+		{"json type error", `{"goal": "g", "budget": {"steps": "x"}}`, "t.yaml:1:35: budget.steps: expected integer, got string"},
+		{"json unknown key", "{\n\t\"goal\": \"g\",\n\t\"retries\": 3\n}\n", "t.yaml:3:2: retries: unknown field"},
 		{"CRLF positions", "goal: g\r\nbudget:\r\n  steps: 3\r\n  bad: 1\r\n", "t.yaml:4:3: budget.bad: unknown field"},
 		{"duplicate key", "goal: a\ngoal: b\n", "t.yaml:2:1: syntax error: mapping key \"goal\" already defined at [1:1]"},
 		{"yaml syntax", "goal: [a\n", "t.yaml:1:7: syntax error: sequence end token ']' not found"},
