@@ -48,8 +48,14 @@ H.run(function()
 
   vim.cmd("IohAsk make the failing test in calc_test.go pass")
   local review = require("ioh.review")
-  local run
-  if not H.wait(TIMEOUT, function()
+  local run, failed
+  H.wait(TIMEOUT, function()
+    for _, m in ipairs(msgs) do
+      if m:find("failed") or m:find("exited") then
+        failed = m
+        return true
+      end
+    end
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
       local id = vim.api.nvim_buf_get_name(b):match("ioh://review/(.+)$")
       if id then
@@ -57,7 +63,8 @@ H.run(function()
         return true
       end
     end
-  end, "the verified change is held and opens the review buffer", context) then
+  end, "the run ends or asks for review", context)
+  if not H.ok(run ~= nil and failed == nil, "the verified change is held and opens the review buffer", context()) then
     return
   end
   local rb = review.find(run)
