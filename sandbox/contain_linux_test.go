@@ -397,10 +397,10 @@ func TestContainCaps(t *testing.T) {
 		limits  Limits
 		wantCap string // "" when only rlimits apply and the cap shows as a failure
 	}{
-		{"fork bomb under process cap", []string{h, helperArg, "spawn", "80"}, Limits{Procs: 40}, CapProcesses},
-		{"memory bomb under memory cap", []string{h, helperArg, "alloc", fmt.Sprint(512 << 20)}, Limits{Memory: 128 << 20}, CapMemory},
-		{"cpu loop under wall cap", []string{h, helperArg, "spin", "1500ms"}, Limits{Wall: 300 * time.Millisecond}, CapWall},
-		{"cpu loop under cpu cap", []string{h, helperArg, "spin", "1500ms"}, Limits{CPU: time.Second}, CapCPU},
+		{"fork bomb under process cap", []string{h, helperArg, "spawn", "60"}, Limits{Procs: 30}, CapProcesses},
+		{"memory bomb under memory cap", []string{h, helperArg, "alloc", fmt.Sprint(256 << 20)}, Limits{Memory: 64 << 20}, CapMemory},
+		{"cpu loop under wall cap", []string{h, helperArg, "spin", "400ms"}, Limits{Wall: 150 * time.Millisecond}, CapWall},
+		{"cpu loop under cpu cap", []string{h, helperArg, "spin", "1200ms"}, Limits{CPU: time.Second}, CapCPU},
 		{"output flood", []string{"head", "-c", "4000000", "/dev/zero"}, Limits{Output: 64 << 10}, CapOutput},
 	}
 	for _, c := range cases {
