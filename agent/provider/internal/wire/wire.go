@@ -66,8 +66,6 @@ func ClassOfErr(ctx context.Context, err error) model.Class {
 		return model.ClassMalformed
 	case errors.As(err, &ne) && ne.Timeout():
 		return model.ClassTimeout
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return model.ClassTransport
 	}
 	return model.ClassTransport
 }
