@@ -376,7 +376,7 @@ func findProcs(needle string) []int {
 func TestContainSyscalls(t *testing.T) {
 	requireLinuxBackend(t)
 	h := helperPath(t)
-	for _, name := range []string{"io_uring_setup", "bpf", "keyctl", "perf_event_open"} {
+	for _, name := range []string{"io_uring_setup", "bpf", "keyctl", "perf_event_open", "clone_newuser"} {
 		t.Run(name, func(t *testing.T) {
 			argv := []string{h, helperArg, "syscall", name}
 			out, output := run(t, Spec{Argv: argv})

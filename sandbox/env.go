@@ -17,6 +17,8 @@ var envAllow = []string{
 	"CARGO_HOME", "RUSTUP_HOME", "NODE_PATH", "NPM_CONFIG_CACHE",
 	"PYTHONPATH", "VIRTUAL_ENV", "JAVA_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR",
 	"XDG_CACHE_HOME",
+	// Windows needs these to start most programs.
+	"SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "PROGRAMFILES", "PROGRAMDATA", "NUMBER_OF_PROCESSORS",
 }
 
 // secretName reports whether an environment variable name looks like a
@@ -46,7 +48,7 @@ func allowed(name string) bool {
 			if strings.HasPrefix(name, p) {
 				return true
 			}
-		} else if name == a {
+		} else if strings.EqualFold(name, a) { // Windows names are case-insensitive
 			return true
 		}
 	}

@@ -49,6 +49,7 @@ func TestSpecValidate(t *testing.T) {
 		{"negative limit", &Spec{Argv: []string{"x"}, Limits: Limits{Memory: -1}}, ErrBadSpec},
 		{"relative mask", &Spec{Argv: []string{"x"}, Masked: []string{"rel"}}, ErrBadSpec},
 		{"unknown backend", &Spec{Argv: []string{"x"}, Backend: "jail"}, ErrUnknownBackend},
+		{"writable root /", &Spec{Argv: []string{"x"}, Writable: []string{"/"}}, ErrBadSpec},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := tc.spec.validate(); !errors.Is(err, tc.want) {

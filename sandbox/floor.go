@@ -61,7 +61,7 @@ func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*O
 		return nil, err
 	}
 	env := BuildEnv(parentEnv(), home, s.Env)
-	env = append(env, "TMPDIR="+tmp)
+	env = append(env, "TMPDIR="+tmp, "TEMP="+tmp, "TMP="+tmp, "USERPROFILE="+home)
 	runCtx, cancel := context.WithTimeout(ctx, s.Limits.Wall)
 	defer cancel()
 	cmd, stageMechs, cleanup, err := floorCommand(s, env)

@@ -60,6 +60,7 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 	cmd.Env = []string{} // the init child's own environment stays empty
 	cmd.ExtraFiles = []*os.File{cfgR, stW}
 	cmd.Stdin = s.Stdin
+	cmd.WaitDelay = 5 * time.Second // a stuck stdin reader must not hang the run
 	killed := make(chan struct{}, 1)
 	kill := func() {
 		if cmd.Process != nil {

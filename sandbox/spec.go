@@ -134,6 +134,9 @@ func (s *Spec) validate() (*Spec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("writable root %q: %w", w, err)
 		}
+		if abs == string(filepath.Separator) || abs == filepath.VolumeName(abs)+string(filepath.Separator) {
+			return nil, fmt.Errorf("%w: writable root %q would expose the whole system", ErrBadSpec, w)
+		}
 		c.Writable = append(c.Writable, abs)
 	}
 	c.Masked = nil
