@@ -1,6 +1,9 @@
 package lsp
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
@@ -25,6 +28,11 @@ func (k sink) Emit(e trace.Event) {
 		case trace.EventToolCall:
 			st.tool = fieldString(e.Fields, "tool", "name")
 			report = true
+		case trace.EventVerification:
+			if check := fieldString(e.Fields, "check"); check != "" {
+				st.tool = verificationNote(check, e.Fields)
+				report = true
+			}
 		case trace.EventModelTurn, trace.EventBudget:
 			in, _ := fieldInt(e.Fields, "input_tokens")
 			out, _ := fieldInt(e.Fields, "output_tokens")
@@ -46,6 +54,32 @@ func (k sink) Emit(e trace.Event) {
 	if report {
 		s.progressReport(e.Run)
 	}
+}
+
+// verificationNote describes one check's sandboxed result.
+func verificationNote(check string, f map[string]any) string {
+	verdict := "FAILED"
+	if p, _ := f["passed"].(bool); p {
+		verdict = "passed"
+	}
+	note := fmt.Sprintf("sandboxed check %q %s", check, verdict)
+	if phase := fieldString(f, "phase"); phase == "red" {
+		note += " on the unchanged tree"
+	}
+	var extra []string
+	if b := fieldString(f, "backend"); b != "" {
+		extra = append(extra, "backend "+b)
+	}
+	if code, ok := fieldInt(f, "exit_code"); ok {
+		extra = append(extra, fmt.Sprintf("exit %d", code))
+	}
+	if ms, ok := fieldInt(f, "duration_ms"); ok {
+		extra = append(extra, fmt.Sprintf("%.1fs", float64(ms)/1000))
+	}
+	if len(extra) > 0 {
+		note += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return note
 }
 
 // fieldString returns the first string field among keys.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -87,6 +88,9 @@ type Server struct {
 	eng   *engines
 }
 
+// closeGrace bounds the wait for the connection to drain at the end.
+const closeGrace = 2 * time.Second
+
 // New returns a server; Serve runs it on a stream.
 func New(o Options) *Server {
 	if o.Logger == nil {
@@ -118,9 +122,22 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	case <-ctx.Done():
 	}
 	cancel() // ends every run started by this session
-	s.eng.closeAll()
-	_ = conn.Close()
 	s.runs.waitAll()
+	s.eng.closeAll()
+	// Close the stream so the read loop ends. A read blocked on a pipe that
+	// cannot be interrupted (a blocking stdin) keeps the connection from
+	// draining; after exit that must not keep the process alive, so the
+	// wait is bounded: the process ends when Serve returns.
+	_ = rwc.Close()
+	closed := make(chan struct{})
+	go func() { _ = conn.Close(); close(closed) }()
+	grace := time.NewTimer(closeGrace)
+	select {
+	case <-closed:
+	case <-grace.C:
+		s.log.Warn("connection did not close after exit; leaving it")
+	}
+	grace.Stop()
 	s.mu.Lock()
 	clean := s.shutdown
 	s.mu.Unlock()

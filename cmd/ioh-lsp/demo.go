@@ -106,7 +106,7 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	if len(fails) == 0 {
 		return fmt.Errorf("go test failed without a file:line failure:\n%s", out)
 	}
-	d.say("go test ./... FAILS before the fix:")
+	d.say("go test -count=1 ./... FAILS before the fix:")
 	d.block(strings.TrimSpace(out))
 
 	// 2. Start the real server as a child over stdio.
@@ -114,9 +114,16 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("find own binary: %w", err)
 	}
+	// The sandboxed verification builds with the user's Go build cache
+	// (writable in the sandbox through the editor settings), offline.
+	gocache, err := goEnv(ctx, "GOCACHE")
+	if err != nil {
+		return err
+	}
 	child := exec.CommandContext(ctx, exe, "serve")
 	child.Dir = d.layout.Project
-	child.Env = append(os.Environ(), "IOH_STATE_DIR="+filepath.Join(tmp, "state"))
+	child.Env = append(os.Environ(), "IOH_STATE_DIR="+filepath.Join(tmp, "state"),
+		"GOCACHE="+gocache, "GOFLAGS=", "GOTOOLCHAIN=local", "GOPROXY=off")
 	if verbose {
 		child.Stderr = stderr
 	} else {
@@ -145,7 +152,10 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	}()
 	d.say("started `ioh-lsp serve` (pid %d) over stdio", child.Process.Pid)
 
-	settings := map[string]any{"model": map[string]any{"provider": "replay", "name": "demo-cassette", "cassette": d.layout.Cassette}}
+	settings := map[string]any{
+		"model":   map[string]any{"provider": "replay", "name": "demo-cassette", "cassette": d.layout.Cassette},
+		"sandbox": map[string]any{"writable": []string{gocache}},
+	}
 	caps := lsptest.FullCapabilities()
 	d.editor, err = lsptest.Connect(ctx, pipeRWC{stdout, stdin}, lsptest.Config{
 		Root: d.layout.Project, Capabilities: &caps, Settings: settings,
@@ -169,12 +179,13 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	if !passed {
 		return fmt.Errorf("go test still fails after the fix:\n%s", out)
 	}
-	d.say("go test ./... PASSES after the fix:")
+	d.say("go test -count=1 ./... PASSES after the fix, on the real workspace:")
 	d.block(strings.TrimSpace(out))
 
 	if err := d.editor.Shutdown(ctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	_ = d.editor.Close() // the editor closes the pipes after exit
 	select {
 	case err := <-exited:
 		exited <- err
@@ -384,7 +395,7 @@ func severityName(s protocol.DiagnosticSeverity) string {
 
 // goTest runs `go test ./...` in dir, offline.
 func goTest(ctx context.Context, dir string) (string, bool, error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "./...")
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "./...")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=local", "GOPROXY=off")
 	out, err := cmd.CombinedOutput()
@@ -396,6 +407,19 @@ func goTest(ctx context.Context, dir string) (string, bool, error) {
 		return string(out), false, nil
 	}
 	return "", false, fmt.Errorf("run go test: %w", err)
+}
+
+// goEnv reads one `go env` value.
+func goEnv(ctx context.Context, key string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", key).Output()
+	if err != nil {
+		return "", fmt.Errorf("go env %s: %w", key, err)
+	}
+	v := strings.TrimSpace(string(out))
+	if v == "" || v == "off" {
+		return "", fmt.Errorf("go env %s is %q; the demo needs a build cache", key, v)
+	}
+	return v, nil
 }
 
 type goFailure struct {

@@ -70,7 +70,14 @@ type stdio struct {
 
 func (s stdio) Read(p []byte) (int, error)  { return s.r.Read(p) }
 func (s stdio) Write(p []byte) (int, error) { return s.w.Write(p) }
-func (s stdio) Close() error                { return nil }
+
+// Close closes stdin, which ends a read blocked on it.
+func (s stdio) Close() error {
+	if c, ok := s.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 // engineFactory builds the harness of one workspace folder through the
 // same wiring as `ioh-lsp run`.
