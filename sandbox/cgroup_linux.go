@@ -30,19 +30,32 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 		return nil, nil
 	}
 	name := fmt.Sprintf("ioh-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
-	if dir, _ := v2Base(); dir != "" {
+	dir, v2why := v2Base()
+	if dir != "" {
 		leaf := filepath.Join(dir, name)
-		if err := os.Mkdir(leaf, 0o755); err == nil {
-			cg := &cgroup{v2: leaf}
-			var ms []Mechanism
+		if err := os.Mkdir(leaf, 0o755); err != nil {
+			v2why = err.Error()
+		} else {
+			var errs []error
 			if l.Memory > 0 {
-				ms = append(ms, mech("cgroup-memory", writeFile(leaf, "memory.max", l.Memory), "v2 "+leaf))
+				errs = append(errs, writeFile(leaf, "memory.max", l.Memory))
 				_ = writeFile(leaf, "memory.swap.max", 0)
 			}
 			if l.Procs > 0 {
-				ms = append(ms, mech("cgroup-pids", writeFile(leaf, "pids.max", int64(l.Procs)), "v2 "+leaf))
+				errs = append(errs, writeFile(leaf, "pids.max", int64(l.Procs)))
 			}
-			return cg, ms
+			if err := errors.Join(errs...); err == nil {
+				var ms []Mechanism
+				if l.Memory > 0 {
+					ms = append(ms, Mechanism{"cgroup-memory", StateApplied, "v2 " + leaf})
+				}
+				if l.Procs > 0 {
+					ms = append(ms, Mechanism{"cgroup-pids", StateApplied, "v2 " + leaf})
+				}
+				return &cgroup{v2: leaf}, ms
+			}
+			_ = os.Remove(leaf)
+			v2why = errors.Join(errs...).Error()
 		}
 	}
 	cg := &cgroup{}
@@ -50,13 +63,15 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 	if l.Memory > 0 {
 		dir := filepath.Join("/sys/fs/cgroup/memory", name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			ms = append(ms, Mechanism{"cgroup-memory", StateUnavailable, "no writable cgroup v2 memory controller or v1 memory hierarchy: " + err.Error() + "; rlimit address space instead"})
+			ms = append(ms, Mechanism{"cgroup-memory", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit address space instead"})
 		} else {
-			cg.memory = dir
 			err := writeFile(dir, "memory.limit_in_bytes", l.Memory)
 			if err == nil {
+				cg.memory = dir
 				_ = writeFile(dir, "memory.memsw.limit_in_bytes", l.Memory) // absent without swap accounting
 				_ = writeFile(dir, "memory.swappiness", 0)
+			} else {
+				_ = os.Remove(dir) // the rlimit takes over
 			}
 			ms = append(ms, mech("cgroup-memory", err, "v1 "+dir))
 		}
@@ -64,10 +79,15 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 	if l.Procs > 0 {
 		dir := filepath.Join("/sys/fs/cgroup/pids", name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			ms = append(ms, Mechanism{"cgroup-pids", StateUnavailable, "no writable cgroup v2 pids controller or v1 pids hierarchy: " + err.Error() + "; rlimit processes instead"})
+			ms = append(ms, Mechanism{"cgroup-pids", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit processes instead"})
 		} else {
-			cg.pids = dir
-			ms = append(ms, mech("cgroup-pids", writeFile(dir, "pids.max", int64(l.Procs)), "v1 "+dir))
+			err := writeFile(dir, "pids.max", int64(l.Procs))
+			if err == nil {
+				cg.pids = dir
+			} else {
+				_ = os.Remove(dir) // the rlimit takes over
+			}
+			ms = append(ms, mech("cgroup-pids", err, "v1 "+dir))
 		}
 	}
 	if cg.memory == "" && cg.pids == "" {
