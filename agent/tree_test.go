@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -196,4 +198,57 @@ type providerFunc func(ctx context.Context, req *model.Request) (*model.Response
 func (providerFunc) Name() string { return "func" }
 func (f providerFunc) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
 	return f(ctx, req)
+}
+
+// A sub-agent writes only inside its scope (within the parent's policy),
+// its changes merge into the parent's, and two children changing one file
+// differently conflict: the second merge is refused and reported.
+func TestSubAgentScopeAndMerge(t *testing.T) {
+	f := newFixture(t, map[string]string{"same.txt": "base\n"}, map[string][]turn{
+		"": {
+			say(10, "spawn_agent", args{"goal": "docs", "scope": args{"write": []string{"docs/**"}}}),
+			say(10, "spawn_agent", args{"goal": "one"}, "spawn_agent", args{"goal": "two"}),
+			say(10, "finish", args{"summary": "s"}),
+		},
+		"docs": {
+			say(10, "write_file", args{"path": "src/x.go", "content": "x"}, "write_file", args{"path": "docs/a.md", "content": "a"}),
+			say(10, "finish", args{"summary": "docs done"}),
+		},
+		"one": {say(10, "write_file", args{"path": "same.txt", "content": "one\n"}), say(10, "finish", args{"summary": "1"})},
+		"two": {say(10, "write_file", args{"path": "same.txt", "content": "two\n"}), say(10, "finish", args{"summary": "2"})},
+	})
+	res := f.run(t, goal("split"))
+	if res.Outcome != OutcomeApplied {
+		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "src/x.go")); err == nil {
+		t.Error("the docs agent wrote outside its scope")
+	}
+	if got := f.read(t, "docs/a.md"); got != "a" {
+		t.Errorf("docs/a.md = %q", got)
+	}
+	// The two children ran side by side from one base: whichever merged
+	// second conflicts.
+	var results []string
+	for _, r := range f.prov.requests() {
+		if r.Agent == "" && len(r.Messages) == 5 {
+			for _, tr := range r.Messages[4].ToolResults {
+				results = append(results, tr.Content)
+			}
+		}
+	}
+	if len(results) != 2 || strings.Contains(results[0], "NOT merged") == strings.Contains(results[1], "NOT merged") {
+		t.Fatalf("want exactly one conflicting child, got %q", results)
+	}
+	winner := "one\n"
+	if strings.Contains(results[0], "NOT merged") {
+		winner = "two\n"
+	}
+	if got := f.read(t, "same.txt"); got != winner {
+		t.Errorf("same.txt = %q, want %q (the merged child's)", got, winner)
+	}
+	rows, _ := f.store.Tree(context.Background(), res.RunID)
+	if len(rows) != 4 {
+		t.Errorf("%d runs in the tree, want 4", len(rows))
+	}
 }
