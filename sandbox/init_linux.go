@@ -34,6 +34,9 @@ func stageMain(name string) int {
 // command exits, reports on fd 4, and exits, which makes the kernel kill
 // whatever is left in the PID namespace.
 func initMain() int {
+	// Descriptors the caller inherited without close-on-exec stop here:
+	// marked close-on-exec (not closed, the runtime may own some by now).
+	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	cfgF := os.NewFile(3, "config")
 	stF := os.NewFile(4, "status")
 	unix.CloseOnExec(3)
