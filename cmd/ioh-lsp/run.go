@@ -17,7 +17,6 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
-	"github.com/ioh-lsp/ioh-lsp/lsp"
 )
 
 // runFlags are the flags shared by run and resume (SPEC §2).
@@ -203,20 +202,6 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	s.stdout.Write(append(b, '\n'))
 }
 
-// lspEngineFactory is the language server's harness factory: the same
-// wiring as `run`, with the editor's approver, sink and settings.
-func lspEngineFactory(env *cliEnv) lsp.HarnessFactory {
-	return func(ctx context.Context, s lsp.Session) (*lsp.Engine, error) {
-		eng, err := wire.NewHarness(ctx, wire.Options{
-			Root: s.Root, Getenv: env.getenv, Approver: s.Approver, Sink: s.Sink,
-			EditorSettings: s.EditorSettings, Logger: s.Logger,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return &lsp.Engine{Harness: eng.Harness, Root: eng.Root, Close: eng.Close}, nil
-	}
-}
 
 // progressLine renders an event for a person watching stderr; "" skips it.
 func progressLine(e trace.Event) string {
