@@ -195,3 +195,14 @@ func (f *fixture) runsByID(ctx context.Context) map[string]lsp.RunInfo {
 	}
 	return out
 }
+
+type lspServer = lsp.Server
+
+func newWireServer(state string) *lsp.Server {
+	return lsp.New(lsp.Options{
+		Logger:     slog.New(slog.DiscardHandler),
+		NewHarness: wireFactory(state),
+		Version:    "test",
+		StateDir:   filepath.Join(state, "lsp"),
+	})
+}
