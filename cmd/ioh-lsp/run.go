@@ -202,7 +202,6 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	s.stdout.Write(append(b, '\n'))
 }
 
-
 // progressLine renders an event for a person watching stderr; "" skips it.
 func progressLine(e trace.Event) string {
 	who := ""
