@@ -32,13 +32,18 @@ func (a *agentRun) execCalls(ctx context.Context, sc *stepCtx, calls []model.Too
 		}
 		batch := make([]model.ToolResult, j-i)
 		allowed := make([]bool, j-i)
+		deferred := false
 		for k := i; k < j; k++ {
 			res, ok, def, err := a.authorize(ctx, sc, calls[k])
 			if err != nil {
 				return nil, nil, false, err
 			}
 			if def {
-				return append(results, batch[:k-i]...), nil, true, nil
+				// Answer the calls authorized before the deferred one; the
+				// rest are asked again on resume.
+				deferred, j = true, k
+				batch, allowed = batch[:k-i], allowed[:k-i]
+				break
 			}
 			batch[k-i], allowed[k-i] = res, ok
 		}
@@ -73,6 +78,9 @@ func (a *agentRun) execCalls(ctx context.Context, sc *stepCtx, calls []model.Too
 			return nil, nil, false, firstErr
 		}
 		results = append(results, batch...)
+		if deferred {
+			return results, finished, true, nil
+		}
 		i = j
 	}
 	return results, finished, false, nil

@@ -360,3 +360,35 @@ func TestProviderRetriesAreTraced(t *testing.T) {
 		t.Errorf("retry events (-got +want):\n%s", diff)
 	}
 }
+
+// A deferral in the middle of parallel reads answers the reads before it
+// and asks again about the rest on resume.
+func TestDeferInParallelBatch(t *testing.T) {
+	f := newFixture(t, map[string]string{"a.txt": "a\n", ".env": "SECRET=1\n", "b.txt": "b\n"}, map[string][]turn{"": {
+		say(10, "read_file", args{"path": "a.txt"}, "read_file", args{"path": ".env"}, "read_file", args{"path": "b.txt"}),
+		say(10, "finish", args{"summary": "s"}),
+	}})
+	f.appr.act = Decision{Answer: Defer}
+	res := f.run(t, goal("read"))
+	if res.Outcome != OutcomeAwaitingApproval {
+		t.Fatalf("outcome %s", res.Outcome)
+	}
+	f.appr.act = Decision{Answer: Deny, Reason: "private"}
+	r, err := f.harness(t).Resume(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// It then finishes with nothing changed after a denial: denied.
+	if got := r.Wait(); got.Outcome != OutcomeDenied {
+		t.Fatalf("resumed: %s (%v)", got.Outcome, got.Err)
+	}
+	reqs := f.prov.requests()
+	var got []string
+	for _, tr := range reqs[len(reqs)-1].Messages[2].ToolResults {
+		got = append(got, fmt.Sprintf("%s %v %s", tr.CallID, tr.IsError, strings.SplitN(tr.Content, ":", 2)[0]))
+	}
+	want := []string{"call_1_0 false a\n", "call_1_1 true denied by the user", "call_1_2 false b\n"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("results (-got +want):\n%s", diff)
+	}
+}
