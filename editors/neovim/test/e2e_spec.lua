@@ -88,6 +88,9 @@ H.run(function()
       end
     end
   end, "ioh diagnostics are shown", function() return vim.inspect(vim.diagnostic.get(buf)) end)
+  H.eq(vim.bo[buf].modified, false, "the edited buffer is saved")
+  H.wait(30000, function() return require("ioh").status() == "" end, "the statusline is idle after the run",
+    function() return vim.inspect(require("ioh").status()) end)
   if vim.fn.executable("go") == 1 then
     local out = vim.fn.system({ "sh", "-c", "cd " .. vim.fn.shellescape(dir) .. " && GOFLAGS=-mod=mod go test ./... 2>&1" })
     H.eq(vim.v.shell_error, 0, "the project's test passes after the change (" .. vim.trim(out) .. ")")
