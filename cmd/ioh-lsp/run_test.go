@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,15 +99,58 @@ func finalState(t *testing.T, bin, dir string, env []string, id string) runEnd {
 	return e
 }
 
-// TestCrashAndResume kills `ioh-lsp run` with SIGKILL at several points,
+// TestBinary builds ioh-lsp once and runs it as a child process: crash
+// and resume, secrets, interruption.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it many times")
+	}
+	bin := buildBinary(t)
+	t.Run("crash and resume", func(t *testing.T) { testCrashAndResume(t, bin) })
+	t.Run("secrets never written", func(t *testing.T) { testSecretsNeverWritten(t, bin) })
+	t.Run("interrupt", func(t *testing.T) { testInterrupt(t, bin) })
+}
+
+// testInterrupt: SIGINT during a run ends it as cancelled, exit 130, and
+// the trace says so.
+func testInterrupt(t *testing.T, bin string) {
+	dir, env := newCrashWorkspace(t)
+	env = append(env, "IOH_TEST_MODEL_DELAY=1h")
+	cmd := exec.Command(bin, "run", "task.ioh.yaml", "--approve", "auto", "--json")
+	cmd.Dir, cmd.Env = dir, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	var id string
+	for sc.Scan() && id == "" {
+		var ev map[string]any
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev["type"] == "run_started" {
+			id, _ = ev["run"].(string)
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	for sc.Scan() {
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitCancelled {
+		t.Fatalf("exit: %v, want %d", err, exitCancelled)
+	}
+	if got := finalState(t, bin, dir, env, id); got.outcome != "cancelled" {
+		t.Errorf("outcome %q, want cancelled", got.outcome)
+	}
+}
+
+// testCrashAndResume kills `ioh-lsp run` with SIGKILL at several points,
 // resumes, and checks the end state equals an uninterrupted run's: same
 // files (edits applied once), outcome, steps and tokens (nothing charged
 // twice).
-func TestCrashAndResume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs it several times")
-	}
-	bin := buildBinary(t)
+func testCrashAndResume(t *testing.T, bin string) {
 	ref := func() runEnd {
 		dir, env := newCrashWorkspace(t)
 		cmd := exec.Command(bin, "run", "task.ioh.yaml", "--approve", "auto", "--json")
@@ -232,15 +276,11 @@ func TestRunUsageErrors(t *testing.T) {
 	}
 }
 
-// TestSecretsNeverWritten plants an API key in the environment and in a
+// testSecretsNeverWritten plants an API key in the environment and in a
 // workspace file the agent reads, runs a task, and greps every byte the
 // run wrote (database, WAL, stdout, stderr) for it.
-func TestSecretsNeverWritten(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+func testSecretsNeverWritten(t *testing.T, bin string) {
 	const key = "sk-ant-planted-0123456789abcdefXYZ"
-	bin := buildBinary(t)
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
 	cassette := `{"version": 1, "turns": [
