@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 )
 
 // helpRequested is returned by parseFlags when -h or --help was given; the
@@ -19,14 +20,21 @@ func (helpRequested) Error() string { return "help requested" }
 func newFlagSet(name string, w io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	// The flag package calls Usage on every parse error; parseFlags prints
+	// the usage only when help was asked for (errors stay one line).
+	fs.Usage = func() {}
+	usages.Store(fs, func() {
 		fmt.Fprintf(w, "usage: ioh-lsp %s [flags]\n", name)
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-	}
+	})
 	return fs
 }
+
+// usages maps each FlagSet to its help printer (in-process tests may run
+// commands concurrently).
+var usages sync.Map // *flag.FlagSet → func()
 
 // parseFlags parses args allowing flags before and after positional
 // arguments (SPEC §2). "--" ends the flags: everything after it is
@@ -37,7 +45,9 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				if u, ok := usages.Load(fs); ok {
+					u.(func())()
+				}
 				return nil, helpRequested{}
 			}
 			return nil, firstLine(err)

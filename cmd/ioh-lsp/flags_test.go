@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,5 +46,25 @@ func TestParseFlagsInterleaved(t *testing.T) {
 		if diff := cmp.Diff([]string(g), tt.wantG); diff != "" {
 			t.Errorf("%q: --glob (-got +want):\n%s", tt.args, diff)
 		}
+	}
+}
+
+func TestParseFlagsErrorIsOneLine(t *testing.T) {
+	var out strings.Builder
+	fs := newFlagSet("t", &out)
+	fs.Bool("F", false, "fixed strings")
+	_, err := parseFlags(fs, []string{"--nope"})
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %q, want a one-line error", err)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("a parse error printed usage:\n%s", out.String())
+	}
+	_, err = parseFlags(fs, []string{"-h"})
+	if _, ok := err.(helpRequested); !ok {
+		t.Fatalf("-h: err = %v, want helpRequested", err)
+	}
+	if !strings.Contains(out.String(), "fixed strings") {
+		t.Fatalf("-h did not print usage: %q", out.String())
 	}
 }
