@@ -45,7 +45,6 @@ func buildMacProfile(writable, masked []string, tmp string, network bool) macPro
 		b.WriteString("(deny network*)\n")
 	}
 	b.WriteString("(deny signal)\n(allow signal (target same-sandbox))\n")
-	b.WriteString("(deny process-info* (target others))\n")
 	p.Text = b.String()
 	return p
 }
