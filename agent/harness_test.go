@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 func TestRunEditsVerifiesAndApplies(t *testing.T) {
@@ -390,5 +393,64 @@ func TestDeferInParallelBatch(t *testing.T) {
 	want := []string{"call_1_0 false a\n", "call_1_1 true denied by the user", "call_1_2 false b\n"}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("results (-got +want):\n%s", diff)
+	}
+}
+
+// A pending change whose file changed on disk since is not applied
+// blindly: approving it reports the conflict and leaves the file alone.
+func TestApproveRefusesConflict(t *testing.T) {
+	f := newFixture(t, map[string]string{"f": "old"}, map[string][]turn{"": {
+		say(10, "edit_file", args{"path": "f", "old": "old", "new": "new"}),
+		say(10, "finish", args{"summary": "s"}),
+	}})
+	f.appr.change = Decision{Answer: Defer}
+	res := f.run(t, goal("g"))
+	if err := os.WriteFile(filepath.Join(f.dir, "f"), []byte("edited by hand"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.harness(t).Approve(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Outcome != OutcomeRejected || got.Err == nil || !errors.Is(got.Err, workspace.ErrConflict) {
+		t.Errorf("outcome %s (%v), want rejected with a conflict", got.Outcome, got.Err)
+	}
+	if f.read(t, "f") != "edited by hand" {
+		t.Errorf("the file was overwritten: %q", f.read(t, "f"))
+	}
+}
+
+func TestVerificationEnds(t *testing.T) {
+	tests := []struct {
+		name     string
+		redGreen bool
+		check    string
+		calls    int
+	}{
+		// Fails every time: fed back twice, the third failure ends the run.
+		{"keeps failing", false, "exit 1", 3},
+		// Passes before the change too: proves nothing, ends at once.
+		{"red/green", true, "true", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ts []turn
+			for i := 0; i < 5; i++ {
+				ts = append(ts, say(10, "write_file", args{"path": "x", "content": fmt.Sprint(i)}, "finish", args{"summary": "s"}))
+			}
+			f := newFixture(t, nil, map[string][]turn{"": ts})
+			c := goal("g")
+			c.Verify = contract.Verify{RedGreen: tt.redGreen, Checks: []contract.Check{{Name: "c", Shell: tt.check}}}
+			res := f.run(t, c)
+			if res.Outcome != OutcomeVerificationFailed || res.Outcome.ExitCode() != 1 {
+				t.Errorf("outcome %s", res.Outcome)
+			}
+			if f.prov.calls != tt.calls {
+				t.Errorf("%d calls, want %d", f.prov.calls, tt.calls)
+			}
+			if _, err := os.Stat(filepath.Join(f.dir, "x")); err == nil {
+				t.Error("an unverified change was applied")
+			}
+		})
 	}
 }
