@@ -189,6 +189,12 @@ func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
 	if row.Parent != "" {
 		return nil, fmt.Errorf("resume %s: a sub-agent run is resumed through its root run %s", id, row.Root)
 	}
+	h.mu.Lock()
+	_, busy := h.running[id]
+	h.mu.Unlock()
+	if busy {
+		return nil, fmt.Errorf("resume %s: it is running in this process: %w", id, trace.ErrLeased)
+	}
 	if o := Outcome(row.Outcome); o != OutcomeRunning && o != OutcomeAwaitingApproval {
 		r := &Run{id: id, done: make(chan struct{})}
 		r.res = h.storedResult(row)

@@ -69,6 +69,9 @@ func TestLeaseKeepsSecondDriverOut(t *testing.T) {
 	if _, err := mk().Resume(context.Background(), r.ID()); !errors.Is(err, trace.ErrLeased) {
 		t.Errorf("second driver: %v, want ErrLeased", err)
 	}
+	if _, err := h1.Resume(context.Background(), r.ID()); !errors.Is(err, trace.ErrLeased) {
+		t.Errorf("second driver in the same harness: %v, want ErrLeased", err)
+	}
 	close(release)
 	if res := r.Wait(); res.Outcome != OutcomeUnverified {
 		t.Errorf("outcome %s", res.Outcome)
