@@ -191,10 +191,21 @@ func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
 	}
 	h.mu.Lock()
 	_, busy := h.running[id]
+	if !busy {
+		h.running[id] = func() {} // reserved until launch registers the run
+	}
 	h.mu.Unlock()
 	if busy {
 		return nil, fmt.Errorf("resume %s: it is running in this process: %w", id, trace.ErrLeased)
 	}
+	reserved := true
+	defer func() {
+		if reserved {
+			h.mu.Lock()
+			delete(h.running, id)
+			h.mu.Unlock()
+		}
+	}()
 	if o := Outcome(row.Outcome); o != OutcomeRunning && o != OutcomeAwaitingApproval {
 		r := &Run{id: id, done: make(chan struct{})}
 		r.res = h.storedResult(row)
@@ -205,6 +216,7 @@ func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
 	}
+	reserved = false
 	return h.launch(ctx, a), nil
 }
 
