@@ -65,6 +65,22 @@ func (p *treeProvider) Complete(ctx context.Context, req *model.Request) (*model
 }
 
 func TestSubAgentTreeHoldsCapsAndLedger(t *testing.T) {
+	tests := []struct {
+		name      string
+		tokens    int64
+		minAgents int
+	}{
+		// Enough for the cap of 100 agents to be what stops the tree.
+		{"total cap", 400000, 100},
+		// A tight ledger: most agents run out; nobody overdraws.
+		{"tight ledger", 40000, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { testTree(t, tt.tokens, tt.minAgents) })
+	}
+}
+
+func testTree(t *testing.T, ledger int64, minAgents int) {
 	before := runtime.NumGoroutine()
 	f := newFixture(t, map[string]string{"README": "r"}, nil)
 	prov := &treeProvider{fanout: 5, depth: 3}
@@ -75,7 +91,7 @@ func TestSubAgentTreeHoldsCapsAndLedger(t *testing.T) {
 	}
 	c := goal("tree")
 	c.Agents = contract.Agents{MaxTotal: 100, MaxDepth: 3, MaxConcurrent: 4}
-	c.Budget.Tokens = 400000
+	c.Budget.Tokens = ledger
 	r, err := h.Start(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +101,7 @@ func TestSubAgentTreeHoldsCapsAndLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomeApplied && res.Outcome != OutcomeBudgetExceeded {
+	if res.Outcome != OutcomeApplied && res.Outcome != OutcomeBudgetExceeded && res.Outcome != OutcomeUnverified {
 		for _, row := range rows[:min(len(rows), 8)] {
 			t.Logf("%s parent %s: %s %s %s", row.ID, row.Parent, row.Goal, row.Outcome, row.Error)
 		}
@@ -118,8 +134,8 @@ func TestSubAgentTreeHoldsCapsAndLedger(t *testing.T) {
 	if prov.peak > 4 {
 		t.Errorf("%d model calls overlapped, max_concurrent is 4", prov.peak)
 	}
-	if len(rows) < 50 {
-		t.Errorf("only %d agents ran: the tree did not grow", len(rows))
+	if len(rows) < minAgents {
+		t.Errorf("only %d agents ran, want at least %d", len(rows), minAgents)
 	}
 	t.Logf("%d agents, %d tokens of %d, peak concurrency %d, outcome %s", len(rows), tokens, c.Budget.Tokens, prov.peak, res.Outcome)
 	// Every goroutine the run started has ended.
