@@ -32,12 +32,36 @@ type Store struct {
 // path and migrates it. secrets are values never to be written: every text
 // and blob the store writes is redacted with them.
 func Open(ctx context.Context, path string, secrets []string) (*Store, error) {
+	return OpenWith(ctx, path, Options{Secrets: secrets})
+}
+
+// Options tune OpenWith.
+type Options struct {
+	// Secrets are values never to be written.
+	Secrets []string
+	// Synchronous is SQLite's synchronous level: "FULL" (the default; every
+	// commit is durable) or "NORMAL" (survives a process crash, may lose
+	// the last commits on power loss; for measurements and tests).
+	Synchronous string
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	secrets := o.Secrets
+	sync := "FULL"
+	switch o.Synchronous {
+	case "", "FULL":
+	case "NORMAL":
+		sync = "NORMAL"
+	default:
+		return nil, fmt.Errorf("open trace database: synchronous level %q (want FULL or NORMAL)", o.Synchronous)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "synchronous("+sync+")")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
