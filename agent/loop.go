@@ -170,6 +170,9 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 				compacted = true
 				a.emit(a.event(trace.EventRetry, map[string]any{"class": string(model.ClassContextOverflow), "action": "compacted transcript"}))
 				req = a.request()
+				if e := a.checkBudget(req); e != nil {
+					return nil, model.Usage{}, 0, errOverdraw{e.err.Error()}
+				}
 				continue
 			}
 			return nil, model.Usage{}, 0, fmt.Errorf("model call: %w", err)
