@@ -110,6 +110,13 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 func (a *agentRun) runTurn(ctx context.Context, sc *stepCtx, asst model.Message, done []model.ToolResult) (*end, error) {
 	results, finished, deferred, err := a.execCalls(ctx, sc, asst.ToolCalls, done)
 	if err != nil {
+		// The model call was paid for: record its usage (the transcript
+		// stays as it was, so a resume asks again).
+		if sc.usage != (model.Usage{}) {
+			if cerr := a.commit(ctx, sc, nil); cerr != nil {
+				a.h.log.Warn("record an interrupted step", "run", a.id, "err", cerr)
+			}
+		}
 		return nil, err
 	}
 	if deferred {
