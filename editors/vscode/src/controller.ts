@@ -3,6 +3,7 @@
 
 import * as vscode from 'vscode';
 import {
+  DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -140,12 +141,21 @@ export class Controller implements vscode.Disposable {
     if (!this.disposed) await this.start();
   }
 
-  /** configChanged tells the server to pull `ioh` again (workspace/configuration). */
+  /**
+   * configChanged tells the server that `ioh` changed: an empty
+   * didChangeConfiguration makes it pull the section again through
+   * workspace/configuration (answered by the middleware above).
+   */
   async configChanged(): Promise<void> {
     try {
       serverConfig(getter());
     } catch (err) {
       void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    const c = this.client;
+    if (c && c.state === State.Running) {
+      await c.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
     }
   }
 

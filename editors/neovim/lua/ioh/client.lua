@@ -47,11 +47,24 @@ function M.root_for(path)
   end
 end
 
+-- Client methods are called with ":" from 0.11 on (the "." form is
+-- deprecated there) and with "." before.
+local method_style = vim.fn.has("nvim-0.11") == 1
+
+--- call invokes a client method the way this Neovim expects.
+function M.call(c, name, ...)
+  if method_style then
+    return c[name](c, ...)
+  end
+  return c[name](...)
+end
+
 --- clients lists the running ioh-lsp clients.
 function M.clients()
   local out = {}
-  for _, c in ipairs(vim.lsp.get_active_clients()) do
-    if c.name == M.name and not c.is_stopped() then
+  local all = vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+  for _, c in ipairs(all) do
+    if c.name == M.name and not M.call(c, "is_stopped") then
       table.insert(out, c)
     end
   end
@@ -139,17 +152,17 @@ function M.execute(command, arg, cb, bufnr)
     return
   end
   local params = { command = command, arguments = arg ~= nil and { arg } or {} }
-  c.request("workspace/executeCommand", params, function(err, result)
+  M.call(c, "request", "workspace/executeCommand", params, function(err, result)
     vim.schedule(function()
       cb(err, result)
     end)
   end, bufnr)
 end
 
---- forget drops the client bookkeeping (tests, :IohRestart).
+--- stop stops every ioh-lsp client and forgets the runs' status.
 function M.stop()
   for _, c in ipairs(M.clients()) do
-    c.stop()
+    M.call(c, "stop")
   end
   by_root = {}
   status.reset()
