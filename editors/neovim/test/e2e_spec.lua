@@ -21,12 +21,7 @@ H.run(function()
   vim.env.IOH_STATE_DIR = vim.fn.tempname()
   vim.lsp.set_log_level("warn")
 
-  local msgs = {}
-  local orig = vim.notify
-  vim.notify = function(m, level)
-    table.insert(msgs, m)
-    orig(m, level)
-  end
+  local msgs = H.messages
   local function context()
     return "notifications: " .. vim.inspect(msgs) .. "\nLSP log: " .. vim.lsp.get_log_path()
   end
@@ -95,6 +90,5 @@ H.run(function()
     local out = vim.fn.system({ "sh", "-c", "cd " .. vim.fn.shellescape(dir) .. " && GOFLAGS=-mod=mod go test ./... 2>&1" })
     H.eq(vim.v.shell_error, 0, "the project's test passes after the change (" .. vim.trim(out) .. ")")
   end
-  vim.notify = orig
   client.stop()
 end)

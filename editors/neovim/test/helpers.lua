@@ -57,8 +57,15 @@ function H.copy_fixture(src)
   return dst
 end
 
+--- messages holds every vim.notify text, also echoed on its own line.
+H.messages = {}
+
 --- run calls body, then exits nvim: 0 when every check passed.
 function H.run(body)
+  vim.notify = function(m)
+    table.insert(H.messages, tostring(m))
+    out("  notify: " .. tostring(m))
+  end
   local ok, err = xpcall(body, debug.traceback)
   if not ok then
     H.failed = H.failed + 1

@@ -135,6 +135,19 @@ H.run(function()
   local rl = vim.api.nvim_buf_get_lines(vim.fn.bufnr("ioh://runs"), 0, -1, false)
   H.match(rl[2], "^r%-1%s+applied", ":IohRuns shows the applied run")
 
+  -- A second proposal, rejected from the review buffer with a reason.
+  vim.api.nvim_set_current_buf(buf)
+  vim.cmd("IohAsk rename Add")
+  H.wait(5000, function() return require("ioh.review").find("r-2") ~= nil end, "the second proposal opens its review")
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(require("ioh.review").find("r-2")))
+  local input = vim.ui.input
+  vim.ui.input = function(_, cb) cb("too broad") end
+  vim.api.nvim_feedkeys("r", "x", false)
+  vim.ui.input = input
+  H.wait(5000, function() return require("ioh.review").find("r-2") == nil end, "rejecting closes the review")
+  H.eq((find("workspace/executeCommand", "ioh.reject") or {}).arguments, { { runId = "r-2", reason = "too broad" } }, "ioh.reject arguments")
+  H.eq(vim.api.nvim_buf_get_lines(buf, 4, 5, false)[1], "\treturn a + b", "a rejected proposal changes nothing")
+
   -- Bad input from the user: a clear message, no request.
   local msgs = {}
   local orig = vim.notify
