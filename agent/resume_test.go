@@ -3,8 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
+	"sort"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
@@ -122,5 +125,46 @@ func TestResumeRestoresTranscriptAndChanges(t *testing.T) {
 	last := reqs[len(reqs)-1]
 	if got := last.Messages[len(last.Messages)-1].ToolResults[0].Content; got != "one\ntwo\n" {
 		t.Errorf("the resumed read saw %q, not the restored change set", got)
+	}
+}
+
+// A crash while a sub-agent works: on resume the orphaned child is closed
+// as cancelled and the parent redoes the spawning step with a new child.
+func TestResumeRedoesSpawn(t *testing.T) {
+	f := newFixture(t, nil, map[string][]turn{
+		"":      {say(10, "spawn_agent", args{"goal": "child"}), say(10, "finish", args{"summary": "s"})},
+		"child": {say(10, "write_file", args{"path": "c.txt", "content": "c"}), say(10, "finish", args{"summary": "c"})},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	orig := f.prov.turns["child"][0]
+	f.prov.turns["child"][0] = turn{fn: func(*model.Request) (*model.Response, error) {
+		cancel()
+		return nil, context.Canceled
+	}}
+	r, err := f.h.Start(ctx, goal("parent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait()
+	rows, _ := f.store.Tree(context.Background(), r.ID())
+	for _, row := range rows { // as a SIGKILL would have left them
+		f.store.SetOutcome(context.Background(), row.ID, string(OutcomeRunning), "", "", nil)
+	}
+	f.prov.turns["child"][0] = orig
+	r2, err := f.harness(t).Resume(context.Background(), r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r2.Wait(); res.Outcome != OutcomeApplied || f.read(t, "c.txt") != "c" {
+		t.Fatalf("resumed: %s (%v)", res.Outcome, res.Err)
+	}
+	rows, _ = f.store.Tree(context.Background(), r.ID())
+	var outcomes []string
+	for _, row := range rows {
+		outcomes = append(outcomes, row.Outcome)
+	}
+	sort.Strings(outcomes)
+	if diff := cmp.Diff(outcomes, []string{"applied", "cancelled", "unverified"}); diff != "" {
+		t.Errorf("tree outcomes (-got +want):\n%s", diff)
 	}
 }

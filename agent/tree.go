@@ -123,6 +123,10 @@ func (s spawner) Spawn(ctx context.Context, p tools.SpawnParams) (tools.Result, 
 		a.tree.release()
 	}
 	child.slot.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		// The parent is being cancelled: its step ends unanswered.
+		return tools.Result{}, err
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "sub-agent %s (%q) ended: %s", child.id, p.Goal, res.Outcome)
