@@ -53,6 +53,21 @@ echo "  bare /bin/true                    $(fmt "$bare") ms"
 echo "  bwrap (comparable isolation)      $(fmt "$bw") ms"
 echo "  ratio ioh/bwrap                   $(ratio "$ioh" "$bw")   (goal < 1.0)"
 echo "  overhead over bare exec           $(minus "$ioh" "$bare") ms   (goal < 5 ms)"
+cpu_ms() { jq -r "(.results[$2].user + .results[$2].system) * 1000" "$1"; }
+echo "  CPU per run: ioh $(fmt "$(cpu_ms spawn.json 0)") ms, bwrap $(fmt "$(cpu_ms spawn.json 2)") ms"
+hyperfine -N --style none --warmup 5 --runs "$runs" --export-json version.json "$IOH_LSP version" >/dev/null
+echo "  of which ioh-lsp's own start-up (\`ioh-lsp version\`): $(fmt "$(mean_ms version.json 0)") ms"
+
+# The server's case: spawns from one running process, all three kinds
+# measured by the same loop.
+read -r _ sb _ sbare _ sbw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" -- $bwrap_cmd)
+echo
+echo "per-spawn from a running process (the server's case, mean of $runs):"
+echo "  contained /bin/true               $(fmt "$sb") ms"
+echo "  bare /bin/true                    $(fmt "$sbare") ms"
+echo "  bwrap                             $(fmt "$sbw") ms"
+echo "  ratio sandbox/bwrap               $(ratio "$sb" "$sbw")   (goal < 1.0)"
+echo "  overhead over bare exec           $(minus "$sb" "$sbare") ms   (goal < 5 ms)"
 
 goroot=$(go env GOROOT)
 small="$goroot/src/fmt"

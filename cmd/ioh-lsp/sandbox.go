@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,6 +35,8 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) int {
 		return cmdSandboxDoctor(ctx, env, args[1:])
 	case "stage-bench":
 		return cmdSandboxStageBench(ctx, env, args[1:])
+	case "spawn-bench":
+		return cmdSandboxSpawnBench(ctx, env, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintln(env.stdout, "usage: ioh-lsp sandbox run [flags] -- CMD [ARGS] | ioh-lsp sandbox doctor [--json]")
 		return exitOK
@@ -255,4 +258,56 @@ func cmdSandboxStageBench(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.stderr, "staged %d changes over %s and ran in %s (%s)\n", len(changes), pos[0], time.Since(start).Round(time.Microsecond), out.Backend)
 	return out.ExitCode
+}
+
+// cmdSandboxSpawnBench is a hidden helper for bench/sandbox.sh: from this
+// one running process (the server's situation) it spawns N contained
+// /bin/true, N bare /bin/true and N of the given reference command, and
+// prints each mean in milliseconds: "sandbox B bare B reference R".
+func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("sandbox spawn-bench", env.stderr)
+	n := fs.Int("n", 100, "spawns of each kind")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return usageError(env, "sandbox spawn-bench", err)
+	}
+	if *n <= 0 || len(pos) == 0 {
+		return usageError(env, "sandbox spawn-bench", errors.New("want -n > 0 and a reference command"))
+	}
+	r := sandbox.NewRunner(nil)
+	timeIt := func(f func() error) (float64, error) {
+		if err := f(); err != nil { // warm-up
+			return 0, err
+		}
+		start := time.Now()
+		for i := 0; i < *n; i++ {
+			if err := f(); err != nil {
+				return 0, err
+			}
+		}
+		return float64(time.Since(start).Microseconds()) / 1000 / float64(*n), nil
+	}
+	sb, err := timeIt(func() error {
+		out, err := r.Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Dir: "/"})
+		if err == nil && out.ExitCode != 0 {
+			err = fmt.Errorf("exit %d", out.ExitCode)
+		}
+		return err
+	})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox spawn-bench: %v\n", err)
+		return exitSandboxSetup
+	}
+	bare, err := timeIt(func() error { return exec.CommandContext(ctx, "/bin/true").Run() })
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox spawn-bench: %v\n", err)
+		return exitFailed
+	}
+	ref, err := timeIt(func() error { return exec.CommandContext(ctx, pos[0], pos[1:]...).Run() })
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox spawn-bench: reference: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(env.stdout, "sandbox %.3f bare %.3f reference %.3f\n", sb, bare, ref)
+	return exitOK
 }

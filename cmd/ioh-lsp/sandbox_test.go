@@ -116,3 +116,21 @@ func TestSandboxDoctorCLI(t *testing.T) {
 		t.Errorf("doctor with an argument: code %d, want 2", code)
 	}
 }
+
+func TestSandboxBenchHelpers(t *testing.T) {
+	code, out, errs := runCLI(t, "sandbox", "spawn-bench", "-n", "2", "--", "/bin/true")
+	if f := strings.Fields(out); code != 0 || len(f) != 6 || f[0] != "sandbox" || f[2] != "bare" || f[4] != "reference" {
+		t.Errorf("spawn-bench: code %d out %q err %q", code, out, errs)
+	}
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b", "c", "d"} {
+		os.WriteFile(filepath.Join(dir, n), []byte(n), 0o644)
+	}
+	code, _, errs = runCLI(t, "sandbox", "stage-bench", "--changes", "3", dir)
+	if code != 0 || !strings.Contains(errs, "staged 3 changes") {
+		t.Errorf("stage-bench: code %d err %q", code, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a")); string(b) != "a" {
+		t.Errorf("stage-bench changed the real tree: %q", b)
+	}
+}
