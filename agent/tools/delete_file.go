@@ -43,7 +43,7 @@ func (t deleteFile) Call(_ context.Context, args json.RawMessage) (Result, error
 		return Errorf("%v", err), nil
 	}
 	if err := t.cs.Delete(p.Path); err != nil {
-		return Errorf("delete %s: %v", p.Path, err), nil
+		return Errorf("%v", err), nil
 	}
 	return Result{Content: "deleted " + p.Path}, nil
 }

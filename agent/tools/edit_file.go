@@ -51,7 +51,7 @@ func (t editFile) Call(_ context.Context, args json.RawMessage) (Result, error) 
 	}
 	n, err := t.cs.Edit(p.Path, p.Old, p.New, p.ReplaceAll)
 	if err != nil {
-		return Errorf("edit %s: %v", p.Path, err), nil
+		return Errorf("%v", err), nil
 	}
 	return Result{Content: fmt.Sprintf("replaced %d occurrence(s) in %s", n, p.Path)}, nil
 }

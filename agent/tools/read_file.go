@@ -47,7 +47,7 @@ func (t readFile) Call(_ context.Context, args json.RawMessage) (Result, error) 
 	}
 	b, err := t.cs.ReadFile(p.Path)
 	if err != nil {
-		return Errorf("read %s: %v", p.Path, err), nil
+		return Errorf("%v", err), nil
 	}
 	s := string(b)
 	if p.Offset > 1 || p.Limit > 0 {

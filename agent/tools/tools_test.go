@@ -38,6 +38,7 @@ func TestToolCalls(t *testing.T) {
 		{"read_file", `{"path":"a.txt","bogus":1}`, "bad arguments", true},
 		{"edit_file", `{"path":"a.txt","old":"two","new":"2"}`, "replaced 1 occurrence(s) in a.txt", false},
 		{"edit_file", `{"path":"a.txt","old":"","new":"2"}`, "bad arguments: old must not be empty", true},
+		{"edit_file", `{"path":"a.txt","old":"absent","new":"2"}`, "edit a.txt: old text not found", true},
 		{"write_file", `{"path":"b/c.txt","content":"x"}`, "wrote 1 bytes to b/c.txt", false},
 		{"list_dir", `{}`, "a.txt 12\nb/\n", false}, // after the edit
 		{"grep", `{"pattern":"thr"}`, "a.txt:3:three\n", false},
@@ -52,6 +53,9 @@ func TestToolCalls(t *testing.T) {
 		r, err := set[tt.tool].Call(context.Background(), json.RawMessage(tt.args))
 		if err != nil {
 			t.Fatalf("%s %s: %v", tt.tool, tt.args, err)
+		}
+		if strings.Count(r.Content, tt.tool[:strings.IndexByte(tt.tool+"_", '_')]+" ") > 1 && tt.isErr {
+			t.Errorf("%s %s = %q: the operation is named twice", tt.tool, tt.args, r.Content)
 		}
 		if r.IsError != tt.isErr || !strings.HasPrefix(r.Content, tt.want) {
 			t.Errorf("%s %s = %q (error %v), want prefix %q (error %v)", tt.tool, tt.args, r.Content, r.IsError, tt.want, tt.isErr)

@@ -45,7 +45,7 @@ func (t writeFile) Call(_ context.Context, args json.RawMessage) (Result, error)
 		return Errorf("%v", err), nil
 	}
 	if err := t.cs.WriteFile(p.Path, []byte(p.Content)); err != nil {
-		return Errorf("write %s: %v", p.Path, err), nil
+		return Errorf("%v", err), nil
 	}
 	return Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(p.Content), p.Path)}, nil
 }
