@@ -42,14 +42,9 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 	return out, nil
 }
 
-// resumable reports outcomes a resume can continue.
-func resumable(o agent.Outcome) bool {
-	switch o {
-	case agent.OutcomeCancelled, agent.OutcomeAwaitingApproval, agent.OutcomeBudgetExceeded, agent.OutcomeProviderFailed:
-		return true
-	}
-	return false
-}
+// resumable reports outcomes a resume can continue: a run waiting for an
+// approval (a crashed run shows as running in another process).
+func resumable(o agent.Outcome) bool { return o == agent.OutcomeAwaitingApproval }
 
 // refreshLenses asks the client to re-request code lenses.
 func (s *Server) refreshLenses() {

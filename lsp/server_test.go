@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -231,5 +233,38 @@ func TestExitWithoutShutdownIsAnError(t *testing.T) {
 	c.notify("exit", nil)
 	if err := <-served; err == nil {
 		t.Error("Serve = nil after exit without shutdown, want an error")
+	}
+}
+
+// waitFor reads until the server sends method (a call or notification).
+func (c *rawClient) waitFor(method string) {
+	c.t.Helper()
+	for {
+		msg, _, err := c.stream.Read(context.Background())
+		if err != nil {
+			c.t.Fatalf("read: %v", err)
+		}
+		switch m := msg.(type) {
+		case *jsonrpc2.Call:
+			if m.Method() == method {
+				return
+			}
+		case *jsonrpc2.Notification:
+			if m.Method() == method {
+				return
+			}
+		}
+	}
+}
+
+func errorsAs(err error, target **jsonrpc2.Error) bool { return errors.As(err, target) }
+
+func writeFile(t *testing.T, p, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
