@@ -170,6 +170,12 @@ export function isTaskFile(path: string): boolean {
   return /(^|\/)\.ioh\/tasks\/.+\.(ya?ml|json)$/.test(p);
 }
 
+/** traceFile is the rendered trace file the server wrote, if it names one. */
+export function traceFile(result: unknown): string | undefined {
+  const f = (result as { file?: unknown } | null)?.file;
+  return typeof f === 'string' && f !== '' ? f : undefined;
+}
+
 /** formatTrace renders an ioh.trace result for an output channel. */
 export function formatTrace(result: unknown): string {
   if (typeof result === 'string') return result;

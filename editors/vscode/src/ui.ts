@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import {
   askArgs, clearTraceArgs, formatTrace, isTaskFile, parseRunId, pickableRuns, PickAction,
-  rejectArgs, runArgs, runIdArgs,
+  rejectArgs, runArgs, runIdArgs, traceFile,
 } from './commands';
 import type { Controller } from './controller';
 import { DEFAULT_KEY_ENV, isKeyEnvName, readModel } from './settings';
@@ -47,6 +47,12 @@ function started(result: unknown): void {
 export function registerCommands(context: vscode.ExtensionContext, ctl: Controller): void {
   const traceDoc = async (runId: string): Promise<void> => {
     const res = await ctl.execute('ioh.trace', runIdArgs(runId));
+    const file = traceFile(res);
+    if (file) {
+      // The server wrote the rendered trace (and opened it when it could).
+      await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+      return;
+    }
     const doc = await vscode.workspace.openTextDocument({ content: formatTrace(res), language: typeof res === 'string' ? 'plaintext' : 'json' });
     await vscode.window.showTextDocument(doc, { preview: true });
   };

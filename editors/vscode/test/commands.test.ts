@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
-  ArgumentError, askArgs, clearTraceArgs, formatTrace, isTaskFile, needsGoal, parseRunId, parseRuns,
+  ArgumentError, askArgs, clearTraceArgs, formatTrace, traceFile, isTaskFile, needsGoal, parseRunId, parseRuns,
   pickableRuns, rejectArgs, runArgs, runIdArgs, RunSummary, SERVER_COMMANDS, withGoal,
 } from '../src/commands';
 
@@ -54,6 +54,9 @@ test('results from the server', () => {
   ]);
   assert.throws(() => parseRuns({ runs: [] }), /want an array/);
   assert.throws(() => parseRuns([{ id: 'r-1' }]), /ioh.runs\[0\]: no runId/);
+  assert.equal(traceFile({ runId: 'r-1', file: '/state/r-1.trace.md' }), '/state/r-1.trace.md');
+  assert.equal(traceFile({ runId: 'r-1' }), undefined);
+  assert.equal(traceFile(null), undefined);
   assert.equal(formatTrace('plain'), 'plain');
   assert.equal(formatTrace({ a: 1 }), '{\n  "a": 1\n}');
   assert.equal(formatTrace(null), '(empty trace)');

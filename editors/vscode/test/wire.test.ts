@@ -13,7 +13,7 @@ import {
   ApplyWorkspaceEditParams, createProtocolConnection, StreamMessageReader, StreamMessageWriter, TextEdit,
 } from 'vscode-languageserver-protocol/node';
 import { ensureReviewCapabilities } from '../src/capabilities';
-import { askArgs, parseRunId, parseRuns, runIdArgs } from '../src/commands';
+import { askArgs, parseRunId, parseRuns, runIdArgs, traceFile } from '../src/commands';
 import { initializationOptions, serverConfig } from '../src/settings';
 
 const FIXTURE = path.resolve('..', 'neovim', 'test', 'fixture', 'calc');
@@ -132,7 +132,8 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
   }
   assert.equal(outcome, 'applied');
   const trace = await conn.sendRequest('workspace/executeCommand', { command: 'ioh.trace', arguments: [runIdArgs(runId)] });
-  assert.ok(trace && typeof trace === 'object', 'ioh.trace returns a summary');
+  const traced = traceFile(trace);
+  assert.ok(traced && fs.readFileSync(traced, 'utf8').includes(runId), `ioh.trace names a rendered trace of ${runId}: ${JSON.stringify(trace)}`);
 
   await conn.sendRequest('shutdown');
   await conn.sendNotification('exit');
