@@ -38,7 +38,8 @@ minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 fmt() { awk -v a="$1" 'BEGIN { printf "%.2f", a }'; }
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), kernel $(uname -r)"
-"$IOH_LSP" sandbox doctor | head -1
+"$IOH_LSP" sandbox doctor >doctor.txt || true
+head -1 doctor.txt
 
 bwrap_cmd="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp /bin/true"
 hyperfine -N --style none --warmup 10 --runs "$runs" --export-json spawn.json \
