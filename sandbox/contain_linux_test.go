@@ -313,6 +313,13 @@ func TestContainProcesses(t *testing.T) {
 		})
 	}
 
+	t.Run("signalling the sandbox's PID 1 does not cut the run short", func(t *testing.T) {
+		out, output := run(t, Spec{Argv: []string{"sh", "-c", "kill -TERM 1; kill -INT 1; kill -HUP 1; sleep 0.2; exit 4"}})
+		if out.ExitCode != 4 || out.Signal != "" {
+			t.Errorf("exit %d signal %q, want the command's own exit 4; output:\n%s", out.ExitCode, out.Signal, output)
+		}
+	})
+
 	t.Run("mount unshare chroot", func(t *testing.T) {
 		dir := outsideDir(t)
 		for _, argv := range [][]string{

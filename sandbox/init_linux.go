@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,6 +56,10 @@ func initMain() int {
 	}
 	cfgF.Close()
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	// The command shares this PID namespace: it must not end the run early
+	// by signalling PID 1. Catching (not ignoring) keeps the command's own
+	// dispositions at their defaults across exec.
+	signal.Notify(make(chan os.Signal, 1), unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
 
 	mechs := []Mechanism{
 		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", cfg.HostUID)},
