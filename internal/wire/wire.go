@@ -97,6 +97,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		l := cfg.Sandbox.Limits
 		ad, err := sandboxexec.New(sandboxexec.Options{
 			Log: o.Logger, Masked: cfg.Sandbox.Masked, Writable: cfg.Sandbox.Writable,
+			Env:    toolchainEnv(o.Getenv),
 			Limits: sandbox.Limits{Wall: l.Wall, CPU: l.CPU, Memory: l.Memory, Procs: l.Procs, Files: l.Files, Output: l.Output},
 		})
 		if err != nil {

@@ -1,0 +1,96 @@
+package wire
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
+	"github.com/ioh-lsp/ioh-lsp/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	if sandbox.Init() {
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func TestToolchainEnv(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".cache/go-build", "go/pkg/mod", "gp/pkg/mod", "xdg/go-build"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"defaults under HOME", map[string]string{"HOME": home},
+			[]string{"GOCACHE=" + home + "/.cache/go-build", "GOMODCACHE=" + home + "/go/pkg/mod", "GOTOOLCHAIN=local"}},
+		{"XDG cache and GOPATH", map[string]string{"HOME": home, "XDG_CACHE_HOME": home + "/xdg", "GOPATH": home + "/gp"},
+			[]string{"GOCACHE=" + home + "/xdg/go-build", "GOMODCACHE=" + home + "/gp/pkg/mod", "GOTOOLCHAIN=local"}},
+		{"cache off, toolchain chosen by the user", map[string]string{"HOME": home, "GOCACHE": "off", "GOTOOLCHAIN": "go1.26.8"},
+			[]string{"GOMODCACHE=" + home + "/go/pkg/mod"}},
+		{"missing caches are left out", map[string]string{"HOME": home + "/nowhere"},
+			[]string{"GOTOOLCHAIN=local"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := toolchainEnv(func(k string) string { return tt.env[k] })
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("(-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSandboxSeesHostCacheReadOnly: a sandboxed command gets the host's Go
+// build cache to read, and cannot write into it (so it cannot poison the
+// user's builds); the same write uncontained succeeds.
+func TestSandboxSeesHostCacheReadOnly(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the read-only host root is the Linux backend's")
+	}
+	// Not under /tmp: the sandbox has a private /tmp.
+	cache, err := os.MkdirTemp("/var/tmp", "ioh-wire-cache-")
+	if err != nil {
+		t.Skip("no /var/tmp to hold a fake cache:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(cache) })
+	env := map[string]string{"GOCACHE": cache, "HOME": t.TempDir()}
+	ad, err := sandboxexec.New(sandboxexec.Options{Env: toolchainEnv(func(k string) string { return env[k] })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := `echo "cache=$GOCACHE"; echo poison > "$GOCACHE/probe" && echo wrote`
+	res, err := ad.Exec(context.Background(), &contain.Request{Shell: probe, Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Output)
+	if !strings.Contains(out, "cache="+cache) {
+		t.Fatalf("sandboxed command did not get GOCACHE=%s:\n%s", cache, out)
+	}
+	if res.ExitCode == 0 || strings.Contains(out, "wrote") {
+		t.Fatalf("sandboxed command wrote into the host cache (exit %d):\n%s", res.ExitCode, out)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "probe")); err == nil {
+		t.Fatal("the probe file exists in the host cache")
+	}
+	// Control: the same command uncontained writes the file.
+	cmd := exec.Command("/bin/sh", "-c", probe)
+	cmd.Env = append(os.Environ(), "GOCACHE="+cache)
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "wrote") {
+		t.Fatalf("uncontained control failed: %v\n%s", err, b)
+	}
+}
