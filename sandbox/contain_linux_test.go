@@ -341,16 +341,24 @@ func TestContainProcesses(t *testing.T) {
 	})
 
 	t.Run("daemon does not survive", func(t *testing.T) {
-		mark := fmt.Sprint(900000 + os.Getpid()%99999)
-		out, output := run(t, Spec{Argv: []string{"sh", "-c", "setsid sleep " + mark + " >/dev/null 2>&1 < /dev/null & echo started"}})
+		if _, err := exec.LookPath("pgrep"); err != nil {
+			t.Skip("needs pgrep (procps)")
+		}
+		off := os.Getpid() % 99999
+		mark := fmt.Sprint(900000 + off)
+		// The script computes the mark so that only the daemon's own
+		// command line carries it, and returns once the daemon runs.
+		script := fmt.Sprintf(`m=$((900000 + %d)); setsid sleep $m >/dev/null 2>&1 </dev/null &
+for i in $(seq 200); do pgrep -f "^sleep $m\$" >/dev/null && exit 0; sleep 0.02; done; exit 1`, off)
+		out, output := run(t, Spec{Argv: []string{"sh", "-c", script}})
 		if out.ExitCode != 0 {
-			t.Fatalf("contained daemon start failed: %s", output)
+			t.Fatalf("contained daemon did not start: %s", output)
 		}
 		if pids := findProcs("sleep\x00" + mark); len(pids) > 0 {
 			t.Errorf("daemonised process outlived the run: pids %v", pids)
 		}
-		// Control: uncontained, the same daemon survives.
-		control(t, "/", "sh", "-c", "setsid sleep "+mark+" >/dev/null 2>&1 < /dev/null &")
+		// Control: uncontained, the same daemon survives its parent.
+		control(t, "/", "sh", "-c", script)
 		pids := findProcs("sleep\x00" + mark)
 		for _, p := range pids {
 			if pr, err := os.FindProcess(p); err == nil {
