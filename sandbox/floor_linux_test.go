@@ -79,13 +79,17 @@ func TestFloorBackend(t *testing.T) {
 		t.Errorf("outcome %+v", out)
 	}
 
-	mark := fmt.Sprint(800000 + os.Getpid()%99999)
-	out, err = r.Run(context.Background(), &Spec{Argv: []string{"sh", "-c", "sleep " + mark + " & sleep 30"}, Dir: work, Writable: []string{work}, Backend: BackendFloor, Limits: Limits{Wall: 300 * time.Millisecond}})
+	off := os.Getpid() % 99999
+	mark := fmt.Sprint(800000 + off)
+	// A child in the run's group, running before the wall cap fires.
+	script := fmt.Sprintf(`m=$((800000 + %d)); sleep $m & while ! pgrep -f "^sleep $m\$" >/dev/null; do sleep 0.02; done; echo up; sleep 30`, off)
+	var up strings.Builder
+	out, err = r.Run(context.Background(), &Spec{Argv: []string{"sh", "-c", script}, Dir: work, Writable: []string{work}, Backend: BackendFloor, Limits: Limits{Wall: 2 * time.Second}, Stdout: &up})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.CapHit != CapWall || out.Signal != "SIGKILL" {
-		t.Errorf("wall cap: %+v", out)
+	if out.CapHit != CapWall || out.Signal != "SIGKILL" || up.String() != "up\n" {
+		t.Errorf("wall cap: %+v, output %q", out, up.String())
 	}
 	if pids := findProcs("sleep\x00" + mark); len(pids) > 0 {
 		t.Errorf("a process of the floor's group outlived the run: %v", pids)
