@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // run runs argv contained under the Linux backend and returns the outcome
@@ -160,6 +162,29 @@ func TestContainSecrets(t *testing.T) {
 			control(t, "/", argv...)
 		})
 	}
+
+	t.Run("inherited descriptors stay out", func(t *testing.T) {
+		// A descriptor the caller holds without close-on-exec (say, one
+		// its own parent leaked) must not reach the command.
+		fd, err := unix.Open(filepath.Join(home, ".netrc"), unix.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Dup2(fd, 100); err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(100)
+		argv := []string{"sh", "-c", "cat /proc/self/fd/100"}
+		out, output := run(t, Spec{Argv: argv})
+		if strings.Contains(output, "TOP-SECRET") {
+			t.Errorf("inherited descriptor leaked the secret:\n%s", output)
+		}
+		refused(t, out, output)
+		if got := control(t, "/", argv...); !strings.Contains(got, "TOP-SECRET") {
+			t.Errorf("control did not inherit the descriptor: %q", got)
+		}
+	})
 
 	t.Run("API keys stay out", func(t *testing.T) {
 		for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "MY_SECRET"} {
