@@ -21,7 +21,10 @@ import (
 // lenses and a window/showMessageRequest (Apply / Show diff / Reject);
 // Apply sends the plain edit. A change whose base files changed since the
 // agent read them is reported as a conflict and never applied.
-type approver struct{ s *Server }
+type approver struct {
+	s      *Server
+	folder string
+}
 
 // Titles of the message actions.
 const (
@@ -91,6 +94,9 @@ func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.D
 		st.proposal = p
 		if st.goal == "" {
 			st.goal = p.Goal
+		}
+		if st.folder == "" {
+			st.folder = a.folder
 		}
 		folder = st.folder
 	})

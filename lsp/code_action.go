@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 )
 
 // kindAgent is the code action kind of agent tasks that are not fixes.
@@ -149,6 +148,3 @@ func (s *Server) pendingAt(abs string) []runState {
 	}
 	return out
 }
-
-// fileURI is the URI of an absolute path.
-func fileURI(abs string) uri.URI { return uri.File(abs) }

@@ -259,8 +259,7 @@ func (s *Server) commandRuns(ctx context.Context, _ json.RawMessage) (any, error
 	return out, nil
 }
 
-// commandClearTrace removes a run's diagnostics (all runs without runId)
-// and forgets finished runs that are cleared.
+// commandClearTrace removes a run's diagnostics (all runs without runId).
 func (s *Server) commandClearTrace(ctx context.Context, arg json.RawMessage) (any, error) {
 	var a runRef
 	if err := decodeArg(cmdClearTrace, arg, &a); err != nil {

@@ -40,8 +40,8 @@ func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
 	s.mu.Unlock()
 	eng, err := s.opts.NewHarness(ctx, Session{
 		Root:           folder,
-		Approver:       approver{s},
-		Sink:           sink{s},
+		Approver:       approver{s, folder},
+		Sink:           sink{s, folder},
 		EditorSettings: settings,
 		Logger:         s.log,
 	})
@@ -149,7 +149,7 @@ func (s *Server) onceEngine(ctx context.Context, folder, act, target string) (*E
 	if err != nil {
 		return nil, err
 	}
-	eng, err := s.opts.NewHarness(ctx, Session{Root: folder, Approver: approver{s}, Sink: sink{s}, EditorSettings: settings, Logger: s.log})
+	eng, err := s.opts.NewHarness(ctx, Session{Root: folder, Approver: approver{s, folder}, Sink: sink{s, folder}, EditorSettings: settings, Logger: s.log})
 	if err != nil {
 		return nil, fmt.Errorf("start agent for %s: %w", folder, err)
 	}

@@ -8,14 +8,21 @@ import (
 )
 
 // sink receives the agent's events (from the run's goroutine, so it only
-// records and queues; it never waits on the client).
-type sink struct{ s *Server }
+// records and queues; it never waits on the client). Each engine has its
+// own, naming its folder: events can arrive before Start returns the id.
+type sink struct {
+	s      *Server
+	folder string
+}
 
 // Emit records e on its run and queues a progress report.
 func (k sink) Emit(e trace.Event) {
 	s := k.s
 	report := false
 	s.runs.with(e.Run, func(st *runState) {
+		if st.folder == "" {
+			st.folder = k.folder
+		}
 		st.events = append(st.events, e)
 		if e.Step > st.steps {
 			st.steps = e.Step

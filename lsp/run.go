@@ -66,9 +66,15 @@ func (s *Server) track(run *agent.Run, folder string, eng *Engine, c *contract.C
 		if c != nil {
 			st.contract, st.goal = c, c.Goal
 		}
+		// Events (and even a held proposal) may already have arrived from
+		// the run's goroutine: keep them. finishRun only runs after this.
 		st.outcome = agent.OutcomeRunning
-		st.result, st.held = nil, nil
-		st.done = make(chan struct{})
+		st.result = nil
+		select {
+		case <-st.done:
+			st.done = make(chan struct{}) // a resumed run
+		default:
+		}
 	})
 	s.progressBegin(id)
 	s.runs.wg.Add(1)
@@ -98,7 +104,10 @@ func (s *Server) finishRun(id string, res *agent.Result) {
 		st.held = nil
 		done = st.done
 	})
-	if res != nil && res.Report != nil {
+	switch {
+	case res != nil && res.Outcome == agent.OutcomeRejected:
+		s.clearRun(id) // the change was dropped: so is its trace
+	case res != nil && res.Report != nil:
 		s.publishReport(id, res.Report)
 	}
 	s.progressEnd(id, res)

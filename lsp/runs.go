@@ -114,13 +114,6 @@ func (r *registry) setLastReport(id, msg string) bool {
 	return true
 }
 
-// drop forgets a finished run.
-func (r *registry) drop(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.runs, id)
-}
-
 func (r *registry) cancelAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

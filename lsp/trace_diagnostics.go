@@ -89,11 +89,9 @@ func (s *Server) publishHeld(folder string, p *agent.Proposal) {
 	var entries []diagEntry
 	for _, c := range p.Changes.Changes() {
 		abs := filepath.Join(folder, filepath.FromSlash(c.Path))
-		if c.Op == "delete" || c.From != "" {
-			// Mark deleted and renamed files where they are now.
-			if c.From != "" {
-				abs = filepath.Join(folder, filepath.FromSlash(c.From))
-			}
+		if c.From != "" {
+			// A renamed file is marked where it is now.
+			abs = filepath.Join(folder, filepath.FromSlash(c.From))
 		}
 		rng := lineRange(s.fileText(abs), 1)
 		msg := fmt.Sprintf("run %s: verified change pending review (%s) — Apply, Show diff or Reject", p.Run, c.Op)
