@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -129,5 +130,36 @@ func TestExecBadRequests(t *testing.T) {
 	}
 	if _, err := New(Options{Writable: []string{"relative"}}); err == nil {
 		t.Error("New accepted a relative writable dir")
+	}
+}
+
+func TestGoCachesRunGoInside(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go toolchain on PATH")
+	}
+	w, env, err := GoCaches(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 2 || len(env) != 2 {
+		t.Fatalf("GoCaches = %q, %q; want both caches", w, env)
+	}
+	a, err := New(Options{Writable: w, Env: append(env, "GOTOOLCHAIN=local", "GOTELEMETRY=off")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	res, err := a.Exec(context.Background(), &contain.Request{
+		Argv: []string{"go", "vet", "./..."}, Root: root,
+		Changes: []workspace.Change{
+			{Path: "go.mod", Op: workspace.OpCreate, Content: []byte("module example.com/v\n\ngo 1.21\n")},
+			{Path: "v.go", Op: workspace.OpCreate, Content: []byte("package v\n\nfunc V() int { return 1 }\n")},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Passed(0) {
+		t.Errorf("go vet over the staged module: %+v\n%s", res, res.Output)
 	}
 }
