@@ -126,7 +126,11 @@ func v2Base() (string, string) {
 	}
 	f := strings.Fields(string(sub))
 	if !contains(f, "memory") || !contains(f, "pids") {
-		return "", "cgroup v2 at " + dir + " delegates " + strings.Join(f, ",") + ", not memory and pids"
+		got := strings.Join(f, ",")
+		if got == "" {
+			got = "no controller"
+		}
+		return "", "cgroup v2 at " + dir + " delegates " + got + ", not memory and pids"
 	}
 	return dir, ""
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,9 +36,18 @@ func floorCommand(s *Spec, env []string) (*exec.Cmd, []Mechanism, func(), error)
 	cmd := exec.Command(self, floorArg)
 	cmd.ExtraFiles = []*os.File{r}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	set := []string{"core"}
+	for _, l := range []struct {
+		name string
+		on   bool
+	}{{"cpu", s.Limits.CPU > 0}, {"address space", s.Limits.Memory > 0}, {"processes", s.Limits.Procs > 0}, {"open files", s.Limits.Files > 0}} {
+		if l.on {
+			set = append(set, l.name)
+		}
+	}
 	mechs := []Mechanism{
 		{"process-group", StateApplied, "killed as a whole"},
-		{"rlimits", StateApplied, "cpu, address space, processes, open files"},
+		{"rlimits", StateApplied, strings.Join(set, ", ")},
 	}
 	return cmd, mechs, func() { r.Close() }, nil
 }
