@@ -23,6 +23,7 @@ type clientCaps struct {
 	codeLensRefresh   bool
 	codeActionData    bool
 	codeActionResolve bool
+	watchFiles        bool // dynamic registration of didChangeWatchedFiles
 }
 
 func (c clientCaps) canResource(k protocol.ResourceOperationKind) bool {
@@ -39,6 +40,7 @@ func captureCaps(cc protocol.ClientCapabilities) clientCaps {
 			c.resourceOps = we.ResourceOperations
 		}
 		c.configuration = w.Configuration != nil && *w.Configuration
+		c.watchFiles = w.DidChangeWatchedFiles != nil && w.DidChangeWatchedFiles.DynamicRegistration != nil && *w.DidChangeWatchedFiles.DynamicRegistration
 		c.codeLensRefresh = w.CodeLens != nil && w.CodeLens.RefreshSupport != nil && *w.CodeLens.RefreshSupport
 	}
 	if w := cc.Window; w != nil {
@@ -129,14 +131,39 @@ func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 // offers workspace/configuration and registers file watching.
 func (s *Server) Initialized(ctx context.Context, _ *protocol.InitializedParams) error {
 	s.mu.Lock()
-	pull := s.caps.configuration
+	pull, watch := s.caps.configuration, s.caps.watchFiles
 	s.mu.Unlock()
 	s.startOutbox()
+	// Calls back to the client must not run on the read loop.
 	if pull {
-		// A call back to the client: it must not run on the read loop.
 		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))
 	}
+	if watch {
+		go s.watchTaskFiles(jsonrpc2.DetachContext(ctx))
+	}
 	return nil
+}
+
+// watchTaskFiles asks the client to report changes to task files, whose
+// lenses depend on them.
+func (s *Server) watchTaskFiles(ctx context.Context) {
+	opts, err := protocol.Marshal(&protocol.DidChangeWatchedFilesRegistrationOptions{Watchers: []protocol.FileSystemWatcher{
+		{GlobPattern: protocol.Pattern("**/*.ioh.yaml")},
+		{GlobPattern: protocol.Pattern("**/*.ioh.yml")},
+		{GlobPattern: protocol.Pattern("**/.ioh/tasks/**")},
+	}})
+	if err != nil {
+		s.log.Error("marshal watchers", "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
+	defer cancel()
+	err = s.client.RegisterCapability(ctx, &protocol.RegistrationParams{Registrations: []protocol.Registration{{
+		ID: "ioh-task-files", Method: protocol.MethodWorkspaceDidChangeWatchedFiles, RegisterOptions: opts,
+	}}})
+	if err != nil {
+		s.log.Warn("register file watching", "err", err)
+	}
 }
 
 // Shutdown ends every run; exit follows.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/ioh-lsp/ioh-lsp/lsp"
 	"github.com/ioh-lsp/ioh-lsp/lsp/lsptest"
@@ -122,6 +123,20 @@ func TestInitializeAdvertisesSpecCapabilities(t *testing.T) {
 	}
 	if caps.Workspace == nil || caps.Workspace.WorkspaceFolders == nil || !*caps.Workspace.WorkspaceFolders.Supported {
 		t.Error("workspace folders not supported")
+	}
+	// File watching: task files are watched; a change refreshes lenses.
+	ctx := context.Background()
+	if _, err := e.Await(ctx, "file watching registration", func(s lsptest.State) bool {
+		return slices.Contains(s.Registered, "workspace/didChangeWatchedFiles")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := e.Server().DidChangeWatchedFiles(ctx, &protocol.DidChangeWatchedFilesParams{Changes: []protocol.FileEvent{{URI: e.URI("x.ioh.yaml"), Type: protocol.FileChangeTypeCreated}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Await(ctx, "lens refresh", func(s lsptest.State) bool { return s.LensRefresh > 0 }); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -266,5 +281,41 @@ func writeFile(t *testing.T, p, body string) {
 	}
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestWorkspaceFoldersDecideTaskFiles(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	e := lsptest.Start(t, newServer(), lsptest.Config{Root: a})
+	ctx := context.Background()
+	task := protocol.TextDocumentIdentifier{URI: uri.File(filepath.Join(b, ".ioh", "tasks", "t.yaml"))}
+	hasRunTask := func() bool {
+		t.Helper()
+		res, err := e.Server().CodeAction(ctx, &protocol.CodeActionParams{TextDocument: task, Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if ca, ok := r.(*protocol.CodeAction); ok && ca.Title == "Run task" {
+				return true
+			}
+		}
+		return false
+	}
+	if hasRunTask() {
+		t.Error("a file outside every folder counts as a task file")
+	}
+	folder := protocol.WorkspaceFolder{URI: uri.File(b), Name: "b"}
+	if err := e.Server().DidChangeWorkspaceFolders(ctx, &protocol.DidChangeWorkspaceFoldersParams{Event: protocol.WorkspaceFoldersChangeEvent{Added: []protocol.WorkspaceFolder{folder}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !hasRunTask() {
+		t.Error("no Run task under .ioh/tasks of an added folder")
+	}
+	if err := e.Server().DidChangeWorkspaceFolders(ctx, &protocol.DidChangeWorkspaceFoldersParams{Event: protocol.WorkspaceFoldersChangeEvent{Removed: []protocol.WorkspaceFolder{folder}}}); err != nil {
+		t.Fatal(err)
+	}
+	if hasRunTask() {
+		t.Error("Run task still offered after the folder was removed")
 	}
 }

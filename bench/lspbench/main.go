@@ -198,7 +198,7 @@ func report(servers []server, rs []figures) {
 	}
 	for i, s := range servers[:len(servers)-1] {
 		f := rs[i]
-		fmt.Printf("ratio %s/%s: init %.2fx, RSS %.2fx, codeAction p50 %.3fx, p99 %.3fx (%d requests)\n", s.name, refName,
+		fmt.Printf("ratio %s/%s: init %.3gx, RSS %.3gx, codeAction p50 %.3gx, p99 %.3gx (%d requests)\n", s.name, refName,
 			ratio(f.initMedian, ref.initMedian), float64(f.rssKB)/float64(ref.rssKB), ratio(f.p50, ref.p50), ratio(f.p99, ref.p99), f.actions)
 	}
 }

@@ -140,3 +140,13 @@ func (c *client) CodeLensRefresh(ctx context.Context) error {
 	c.e.mu.Unlock()
 	return nil
 }
+
+func (c *client) RegisterCapability(ctx context.Context, p *protocol.RegistrationParams) error {
+	c.e.mu.Lock()
+	for _, r := range p.Registrations {
+		c.e.state.Registered = append(c.e.state.Registered, r.Method)
+	}
+	c.e.bump()
+	c.e.mu.Unlock()
+	return nil
+}

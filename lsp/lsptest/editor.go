@@ -79,6 +79,7 @@ type State struct {
 	Shown       []uri.URI
 	LensRefresh int
 	Logs        []string
+	Registered  []string // methods the server registered dynamically
 }
 
 // Progress is one $/progress value.
@@ -101,9 +102,10 @@ func FullCapabilities() protocol.ClientCapabilities {
 				ResourceOperations:      []protocol.ResourceOperationKind{protocol.ResourceOperationKindCreate, protocol.ResourceOperationKindRename, protocol.ResourceOperationKindDelete},
 				ChangeAnnotationSupport: &protocol.ChangeAnnotationsSupportOptions{GroupsOnLabel: &yes},
 			},
-			Configuration:    &yes,
-			WorkspaceFolders: &yes,
-			CodeLens:         &protocol.CodeLensWorkspaceClientCapabilities{RefreshSupport: &yes},
+			Configuration:         &yes,
+			WorkspaceFolders:      &yes,
+			CodeLens:              &protocol.CodeLensWorkspaceClientCapabilities{RefreshSupport: &yes},
+			DidChangeWatchedFiles: &protocol.DidChangeWatchedFilesClientCapabilities{DynamicRegistration: &yes},
 		},
 		Window: &protocol.WindowClientCapabilities{
 			WorkDoneProgress: &yes,
@@ -250,6 +252,7 @@ func (e *Editor) snapshotLocked() State {
 	s.Edits = append([]protocol.ApplyWorkspaceEditParams(nil), e.state.Edits...)
 	s.Shown = append([]uri.URI(nil), e.state.Shown...)
 	s.Logs = append([]string(nil), e.state.Logs...)
+	s.Registered = append([]string(nil), e.state.Registered...)
 	return s
 }
 
