@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -250,12 +251,48 @@ func (s *Server) commandResume(ctx context.Context, arg json.RawMessage) (any, e
 	return a, nil
 }
 
-// commandRuns lists the session's runs.
+// commandRuns lists the workspace's root runs: those recorded in the
+// trace stores of the open folders, with this session's runs (fresher
+// while they are in flight) over them.
 func (s *Server) commandRuns(ctx context.Context, _ json.RawMessage) (any, error) {
-	out := []RunInfo{}
-	for _, st := range s.runs.list() {
-		out = append(out, infoOf(st))
+	byID := map[string]RunInfo{}
+	for _, folder := range s.folderPaths() {
+		eng, err := s.engine(ctx, folder)
+		if err != nil || eng.Store == nil {
+			continue // the session's own runs are still listed
+		}
+		rows, err := eng.Store.Runs(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list runs of %s: %w", folder, err)
+		}
+		for _, r := range rows {
+			if r.Parent != "" {
+				continue
+			}
+			byID[r.ID] = RunInfo{
+				RunID: r.ID, Goal: r.Goal, Outcome: r.Outcome, Steps: r.Totals.Steps,
+				Tokens: r.Totals.InputTokens + r.Totals.OutputTokens, CostUSD: r.Totals.CostUSD,
+				Started: r.FirstStarted.UTC().Format(time.RFC3339),
+			}
+		}
 	}
+	for _, st := range s.runs.list() {
+		info := infoOf(st)
+		if old, ok := byID[st.id]; ok && info.Goal == "" {
+			info.Goal = old.Goal
+		}
+		byID[st.id] = info
+	}
+	out := make([]RunInfo, 0, len(byID))
+	for _, r := range byID {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Started != out[j].Started {
+			return out[i].Started < out[j].Started
+		}
+		return out[i].RunID < out[j].RunID
+	})
 	return out, nil
 }
 

@@ -321,3 +321,31 @@ func TestVerificationFailurePublishesErrorsAtLocations(t *testing.T) {
 func newServerFor(f *fixture) *lspServer { return newWireServer(f.state) }
 
 var _ = context.Background
+
+func TestRunsAndTraceOutliveTheSession(t *testing.T) {
+	f := newFixture(t, map[string]string{"a.txt": "hello\n"}, lsptest.Config{})
+	ctx := f.ctx()
+	id := f.start(ctx, "ioh.run", inline("greet", f.cassette(edit("a.txt", "hello", "world"), finish("greeted")), []string{"grep", "-q", "world", "a.txt"}))
+	f.awaitEnd(ctx, id)
+	if err := f.editor.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A new session on the same workspace and state reads the store.
+	e := lsptest.Start(t, newWireServer(f.state), lsptest.Config{Root: f.dir})
+	f.editor = e
+	r, ok := f.runsByID(ctx)[id]
+	if !ok || r.Outcome != "applied" || r.Goal != "greet" || r.Steps == 0 || r.Tokens == 0 {
+		t.Fatalf("ioh.runs in a new session: %+v (found %v)", r, ok)
+	}
+	raw, err := e.ExecuteCommand(ctx, "ioh.trace", map[string]string{"runId": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Outcome string         `json:"outcome"`
+		Types   map[string]int `json:"types"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil || sum.Outcome != "applied" || sum.Types["tool_call"] == 0 {
+		t.Errorf("stored trace summary = %s", raw)
+	}
+}

@@ -35,6 +35,9 @@ type Session struct {
 type Engine struct {
 	Harness *agent.Harness
 	Root    *workspace.Root
+	// Store is the workspace's trace database (may be nil): ioh.runs and
+	// ioh.trace read runs from before this session there.
+	Store *trace.Store
 	// Close releases the harness (trace store, leases); may be nil.
 	Close func()
 }

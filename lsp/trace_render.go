@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
@@ -33,7 +34,12 @@ func (s *Server) commandTrace(ctx context.Context, arg json.RawMessage) (any, er
 	}
 	st, ok := s.runs.lookup(a.RunID)
 	if !ok {
-		return nil, invalidParams("%s: no run %q in this session", cmdTrace, a.RunID)
+		// A run from before this session: read it from the trace store.
+		stored, err := s.storedRun(ctx, a.RunID)
+		if err != nil {
+			return nil, err
+		}
+		st = stored
 	}
 	sum := traceSummary{RunInfo: infoOf(st), Events: len(st.events), Types: map[string]int{}}
 	for _, e := range st.events {
@@ -193,4 +199,29 @@ func renderFields(e trace.Event) string {
 		return ""
 	}
 	return ": " + strings.Join(parts, " ")
+}
+
+// storedRun reads a run recorded before this session from the trace store
+// of an open folder.
+func (s *Server) storedRun(ctx context.Context, id string) (runState, error) {
+	for _, folder := range s.folderPaths() {
+		eng, err := s.engine(ctx, folder)
+		if err != nil || eng.Store == nil {
+			continue
+		}
+		row, err := eng.Store.Run(ctx, id)
+		if err != nil {
+			continue
+		}
+		events, err := eng.Store.Events(ctx, id)
+		if err != nil {
+			return runState{}, fmt.Errorf("read trace of %s: %w", id, err)
+		}
+		return runState{
+			id: row.ID, goal: row.Goal, folder: folder, started: row.FirstStarted,
+			outcome: agent.Outcome(row.Outcome), steps: row.Totals.Steps,
+			tokens: row.Totals.InputTokens + row.Totals.OutputTokens, cost: row.Totals.CostUSD, events: events,
+		}, nil
+	}
+	return runState{}, invalidParams("%s: no run %q in this session or the trace stores of the open folders", cmdTrace, id)
 }
