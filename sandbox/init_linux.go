@@ -26,6 +26,8 @@ func stageMain(name string) int {
 		return execMain()
 	case floorArg:
 		return floorMain()
+	case spawnArg:
+		return spawnMain()
 	}
 	return 2
 }

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -56,7 +54,11 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Limits.Wall)
 	defer cancel()
-	cmd := exec.Command("/proc/self/exe", initArg)
+	flags := unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+	if !cfg.Network {
+		flags |= unix.CLONE_NEWNET
+	}
+	cmd := initCommand(uintptr(flags))
 	cmd.Env = []string{} // the init child's own environment stays empty
 	cmd.ExtraFiles = []*os.File{cfgR, stW}
 	cmd.Stdin = s.Stdin
@@ -74,17 +76,6 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 		}
 	})
 	cmd.Stdout, cmd.Stderr = outW, errW
-	flags := unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
-	if !cfg.Network {
-		flags |= unix.CLONE_NEWNET
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 uintptr(flags),
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		Pdeathsig:                  syscall.SIGKILL,
-	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: start init child: %w", ErrSetup, err)
 	}
