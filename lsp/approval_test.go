@@ -3,6 +3,8 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -241,5 +243,62 @@ func TestConflictingProposalIsNeverApplied(t *testing.T) {
 	}
 	if end := f.awaitEnd(ctx, id); !strings.Contains(end, "rejected") {
 		t.Errorf("end %q, want rejected (conflict)", end)
+	}
+}
+
+func TestCreatedAndDeletedFilesUseResourceOperations(t *testing.T) {
+	f := newFixture(t, map[string]string{"old.txt": "bye\n", "keep.txt": "k\n"}, lsptest.Config{})
+	ctx := f.ctx()
+	calls := f.cassette(
+		[]call{{Name: "write_file", Args: map[string]any{"path": "docs/new.txt", "content": "hi\n"}}},
+		[]call{{Name: "delete_file", Args: map[string]any{"path": "old.txt"}}},
+		finish("moved the greeting"),
+	)
+	id := f.start(ctx, "ioh.run", inline("move greeting", calls, []string{"test", "-f", "docs/new.txt"}))
+	if end := f.awaitEnd(ctx, id); !strings.HasPrefix(end, "completed: applied") {
+		t.Fatalf("end %q", end)
+	}
+	var kinds []string
+	for _, dc := range f.editor.Snapshot().Edits[0].Edit.DocumentChanges {
+		switch c := dc.(type) {
+		case *protocol.CreateFile:
+			kinds = append(kinds, "create "+filepath.Base(c.URI.FsPath())+" "+string(c.AnnotationID))
+		case *protocol.DeleteFile:
+			kinds = append(kinds, "delete "+filepath.Base(c.URI.FsPath())+" "+string(c.AnnotationID))
+		case *protocol.TextDocumentEdit:
+			kinds = append(kinds, "edit "+filepath.Base(c.TextDocument.URI.FsPath()))
+		}
+	}
+	want := []string{"create new.txt ioh.implementation", "edit new.txt", "delete old.txt ioh.implementation"}
+	if diff := cmp.Diff(kinds, want); diff != "" {
+		t.Errorf("document changes (-got +want):\n%s", diff)
+	}
+	if got := f.read("docs/new.txt"); got != "hi\n" {
+		t.Errorf("docs/new.txt = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "old.txt")); !os.IsNotExist(err) {
+		t.Errorf("old.txt still there: %v", err)
+	}
+}
+
+func TestDeletionWithoutResourceOperationsIsDeferred(t *testing.T) {
+	yes := true
+	caps := protocol.ClientCapabilities{Workspace: &protocol.WorkspaceClientCapabilities{
+		ApplyEdit: &yes,
+		WorkspaceEdit: &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes,
+			ChangeAnnotationSupport: &protocol.ChangeAnnotationsSupportOptions{}},
+	}}
+	f := newFixture(t, map[string]string{"old.txt": "bye\n"}, lsptest.Config{Capabilities: &caps})
+	ctx := f.ctx()
+	calls := f.cassette([]call{{Name: "delete_file", Args: map[string]any{"path": "old.txt"}}}, finish("deleted"))
+	id := f.start(ctx, "ioh.run", inline("delete", calls, []string{"test", "!", "-e", "old.txt"}))
+	if end := f.awaitEnd(ctx, id); !strings.Contains(end, "awaiting_approval") {
+		t.Fatalf("end %q, want awaiting_approval", end)
+	}
+	if n := len(f.editor.Snapshot().Edits); n != 0 {
+		t.Errorf("%d edits sent that the client cannot apply", n)
+	}
+	if got := f.read("old.txt"); got != "bye\n" {
+		t.Errorf("old.txt = %q", got)
 	}
 }

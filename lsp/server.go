@@ -14,7 +14,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -46,16 +45,11 @@ type Engine struct {
 // harness; the server never constructs one itself.
 type HarnessFactory func(ctx context.Context, s Session) (*Engine, error)
 
-// ContractLoader parses a task contract (YAML or JSON) named name, applying
-// defaults and validation.
-type ContractLoader func(name string, data []byte) (*contract.Contract, error)
-
 // Options are the server's dependencies.
 type Options struct {
-	Logger       *slog.Logger
-	NewHarness   HarnessFactory
-	LoadContract ContractLoader
-	Version      string
+	Logger     *slog.Logger
+	NewHarness HarnessFactory
+	Version    string
 	// StateDir is where rendered traces and diffs are written for
 	// window/showDocument; a temporary directory when empty.
 	StateDir string
