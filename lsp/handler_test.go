@@ -1,0 +1,138 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// pair connects a client conn to a server conn running h.
+func pair(t *testing.T, h jsonrpc2.Handler) jsonrpc2.Conn {
+	t.Helper()
+	a, b := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a), jsonrpc2.WithCodec(Codec{}))
+	srv.Go(ctx, newHandler(slog.New(slog.DiscardHandler), h))
+	cli := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(b), jsonrpc2.WithCodec(Codec{}))
+	cli.Go(ctx, jsonrpc2.MethodNotFoundHandler)
+	t.Cleanup(func() {
+		cancel()
+		cli.Close()
+		srv.Close()
+	})
+	return cli
+}
+
+func TestHandlerPanicBecomesAnErrorReplyNotADeadServer(t *testing.T) {
+	cli := pair(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		switch req.Method() {
+		case "boom", "boom/notify":
+			panic("kaboom")
+		}
+		return "alive", nil
+	})
+	ctx := context.Background()
+	_, err := cli.Call(ctx, "boom", nil, nil)
+	var we *jsonrpc2.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc2.InternalError {
+		t.Fatalf("panicking call answered %v, want InternalError", err)
+	}
+	if err := cli.Notify(ctx, "boom/notify", nil); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if _, err := cli.Call(ctx, "ping", nil, &got); err != nil || got != "alive" {
+		t.Fatalf("after panics: %q, %v", got, err)
+	}
+}
+
+func TestNotificationsInOrderWhileCallsRunConcurrently(t *testing.T) {
+	var mu sync.Mutex
+	var seen []int
+	release := make(chan struct{})
+	cli := pair(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		switch req.Method() {
+		case "slow":
+			<-release // a call blocked here must not hold up anything else
+			return "slow done", nil
+		case "note":
+			var n int
+			if err := json.Unmarshal(req.Params(), &n); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			seen = append(seen, n)
+			mu.Unlock()
+			return nil, nil
+		case "count":
+			mu.Lock()
+			defer mu.Unlock()
+			return len(seen), nil
+		}
+		return nil, jsonrpc2.ErrMethodNotFound
+	})
+	ctx := context.Background()
+	slow := make(chan error, 1)
+	go func() { _, err := cli.Call(ctx, "slow", nil, nil); slow <- err }()
+	for i := 0; i < 500; i++ {
+		if err := cli.Notify(ctx, "note", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if _, err := cli.Call(ctx, "count", nil, &n); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n != 500 || len(seen) != 500 {
+		t.Fatalf("count %d, seen %d, want 500 before the slow call finished", n, len(seen))
+	}
+	for i, v := range seen {
+		if v != i {
+			t.Fatalf("notification %d handled at position %d: out of order", v, i)
+		}
+	}
+}
+
+func TestCancelledCallAnswersRequestCancelled(t *testing.T) {
+	started := make(chan struct{})
+	a, b := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a), jsonrpc2.WithCodec(Codec{}))
+	srv.Go(ctx, newHandler(slog.New(slog.DiscardHandler), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	defer srv.Close()
+	stream := jsonrpc2.NewHeaderStream(b)
+	defer b.Close()
+	if _, err := stream.Write(ctx, jsonrpc2.NewCall(jsonrpc2.NewStringID("x-1"), "wait", nil)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if _, err := stream.Write(ctx, jsonrpc2.NewNotification("$/cancelRequest", jsonrpc2.RawMessage(`{"id":"x-1"}`))); err != nil {
+		t.Fatal(err)
+	}
+	msg, _, err := stream.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, ok := msg.(*jsonrpc2.Response)
+	var we *jsonrpc2.Error
+	if !ok || !errors.As(resp.Err(), &we) || we.Code != -32800 {
+		t.Fatalf("answer %#v, want -32800", msg)
+	}
+}
