@@ -134,6 +134,7 @@ func (s *Server) Initialized(ctx context.Context, _ *protocol.InitializedParams)
 	pull, watch := s.caps.configuration, s.caps.watchFiles
 	s.mu.Unlock()
 	s.startOutbox()
+	s.live.Store(true)
 	// Calls back to the client must not run on the read loop.
 	if pull {
 		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))

@@ -75,20 +75,3 @@ func (o *outbox) run(ctx context.Context, log *slog.Logger) {
 		}
 	}
 }
-
-// flush waits until everything queued so far has been sent (or the
-// server ended).
-func (s *Server) flush() {
-	s.mu.Lock()
-	o := s.out
-	s.mu.Unlock()
-	if o == nil {
-		return
-	}
-	done := make(chan struct{})
-	s.post(func(context.Context) { close(done) })
-	select {
-	case <-done:
-	case <-s.ctx.Done():
-	}
-}

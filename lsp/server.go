@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -77,6 +78,7 @@ type Server struct {
 	shutdown    bool
 	exited      chan struct{}
 	exitOnce    sync.Once
+	live        atomic.Bool // the outbox runs: logs may be mirrored
 
 	out   *outbox
 	docs  *documents
@@ -93,7 +95,8 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: o, log: o.Logger, exited: make(chan struct{})}
+	s := &Server{opts: o, exited: make(chan struct{})}
+	s.log = slog.New(clientLog{o.Logger.Handler(), s})
 	s.docs = newDocuments()
 	s.runs = newRegistry()
 	s.diags = newDiagnostics()

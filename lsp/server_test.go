@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -204,6 +205,12 @@ func TestMalformedParamsAreInvalidParams(t *testing.T) {
 	raw, err := e.ExecuteCommand(ctx, "ioh.runs", nil)
 	if err != nil {
 		t.Fatalf("server dead after malformed notifications: %v", err)
+	}
+	// The failure is mirrored to the editor's log.
+	if _, err := e.Await(ctx, "window/logMessage", func(s lsptest.State) bool {
+		return slices.ContainsFunc(s.Logs, func(l string) bool { return strings.Contains(l, "textDocument/didChange") })
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if diff := cmp.Diff(string(raw), "[]"); diff != "" {
 		t.Errorf("ioh.runs (-got +want):\n%s", diff)
