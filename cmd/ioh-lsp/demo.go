@@ -114,8 +114,8 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("find own binary: %w", err)
 	}
-	// The sandboxed verification builds with the user's Go build cache
-	// (writable in the sandbox through the editor settings), offline.
+	// The sandboxed verification reads the user's Go build cache (read-only
+	// inside the sandbox: see internal/wire) and builds offline.
 	gocache, err := goEnv(ctx, "GOCACHE")
 	if err != nil {
 		return err
@@ -153,8 +153,7 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	d.say("started `ioh-lsp serve` (pid %d) over stdio", child.Process.Pid)
 
 	settings := map[string]any{
-		"model":   map[string]any{"provider": "replay", "name": "demo-cassette", "cassette": d.layout.Cassette},
-		"sandbox": map[string]any{"writable": []string{gocache}},
+		"model": map[string]any{"provider": "replay", "name": "demo-cassette", "cassette": d.layout.Cassette},
 	}
 	caps := lsptest.FullCapabilities()
 	d.editor, err = lsptest.Connect(ctx, pipeRWC{stdout, stdin}, lsptest.Config{
