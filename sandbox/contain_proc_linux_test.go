@@ -77,7 +77,7 @@ func TestContainProcesses(t *testing.T) {
 		// The script computes the mark so that only the daemon's own
 		// command line carries it, and returns once the daemon runs.
 		script := fmt.Sprintf(`m=$((900000 + %d)); setsid sleep $m >/dev/null 2>&1 </dev/null &
-for i in $(seq 200); do pgrep -f "^sleep $m\$" >/dev/null && exit 0; sleep 0.02; done; exit 1`, off)
+for i in $(seq 1500); do pgrep -f "^sleep $m\$" >/dev/null && exit 0; sleep 0.02; done; exit 1`, off)
 		out, output := run(t, Spec{Argv: []string{"sh", "-c", script}})
 		if out.ExitCode != 0 {
 			t.Fatalf("contained daemon did not start: %s", output)
