@@ -45,10 +45,11 @@ func (f *runFlags) check() error {
 	return fmt.Errorf("bad --approve %q (want ask, auto or never)", f.approve)
 }
 
-// cmdRun runs a task contract headless in the workspace holding it.
-func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
-	var f runFlags
-	fs := newFlagSet("run FILE", env.stderr)
+// parseRunArgs parses the flags shared by run and resume and their one
+// positional argument; when ok is false the command exits with code.
+func parseRunArgs(env *cliEnv, cmd, arg string, args []string) (f *runFlags, pos []string, code int, ok bool) {
+	f = new(runFlags)
+	fs := newFlagSet(cmd+" "+arg, env.stderr)
 	f.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err == nil {
@@ -58,7 +59,16 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		err = f.check()
 	}
 	if err != nil {
-		return usageError(env, "run", err)
+		return nil, nil, usageError(env, cmd, err), false
+	}
+	return f, pos, 0, true
+}
+
+// cmdRun runs a task contract headless in the workspace holding it.
+func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
+	f, pos, code, ok := parseRunArgs(env, "run", "FILE", args)
+	if !ok {
+		return code
 	}
 	c, err := contract.Load(pos[0])
 	if err != nil {
@@ -67,7 +77,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	cwd, _ := os.Getwd()
 	root := wire.FindRoot(pos[0], cwd)
-	return drive(ctx, env, &f, root, func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+	return drive(ctx, env, f, root, func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
 		return h.Start(ctx, c)
 	})
 }
@@ -75,21 +85,12 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 // cmdResume continues an interrupted or deferred run of the workspace at
 // the current directory.
 func cmdResume(ctx context.Context, env *cliEnv, args []string) int {
-	var f runFlags
-	fs := newFlagSet("resume RUN_ID", env.stderr)
-	f.register(fs)
-	pos, err := parseFlags(fs, args)
-	if err == nil {
-		err = wantArgs(pos, 1, 1)
-	}
-	if err == nil {
-		err = f.check()
-	}
-	if err != nil {
-		return usageError(env, "resume", err)
+	f, pos, code, ok := parseRunArgs(env, "resume", "RUN_ID", args)
+	if !ok {
+		return code
 	}
 	cwd, _ := os.Getwd()
-	return drive(ctx, env, &f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+	return drive(ctx, env, f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
 		return h.Resume(ctx, pos[0])
 	})
 }
