@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,13 +33,24 @@ const nsCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | 
 // refused; clone3 passes its flags in memory a filter cannot read, so it
 // fails with ENOSYS and libc falls back to clone, which is checked.
 // TIOCSTI (typing into a terminal) is refused on any fd.
-func seccompPolicy() seccomp.Policy {
+func seccompPolicy() (seccomp.Policy, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return seccomp.Policy{}, fmt.Errorf("seccomp: %w", err)
+	}
+	// Some calls do not exist on every architecture (iopl on arm64).
+	var names []string
+	for _, n := range deniedSyscalls {
+		if _, ok := info.SyscallNames[n]; ok {
+			names = append(names, n)
+		}
+	}
 	eperm := seccomp.ActionErrno | seccomp.Action(unix.EPERM)
 	enosys := seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{
-			{Action: eperm, Names: deniedSyscalls},
+			{Action: eperm, Names: names},
 			{Action: eperm, NamesWithCondtions: []seccomp.NameWithConditions{
 				{Name: "clone", Conditions: seccomp.ArgumentConditions{
 					{Argument: 0, Operation: seccomp.BitsSet, Value: nsCloneFlags}}},
@@ -49,7 +61,7 @@ func seccompPolicy() seccomp.Policy {
 			}},
 			{Action: enosys, Names: []string{"clone3"}},
 		},
-	}
+	}, nil
 }
 
 // applySeccomp loads the filter on the calling thread (which then execs
@@ -58,9 +70,13 @@ func applySeccomp() (Mechanism, error) {
 	if !seccomp.Supported() {
 		return Mechanism{"seccomp", StateUnavailable, "kernel has no seccomp filter support"}, nil
 	}
-	if err := seccomp.LoadFilter(seccomp.Filter{Policy: seccompPolicy()}); err != nil {
+	policy, err := seccompPolicy()
+	if err != nil {
+		return Mechanism{}, err
+	}
+	if err := seccomp.LoadFilter(seccomp.Filter{Policy: policy}); err != nil {
 		return Mechanism{}, fmt.Errorf("load seccomp filter: %w", err)
 	}
 	return Mechanism{"seccomp", StateApplied, fmt.Sprintf("deny-list of %d calls (%s, …), clone with namespace flags, clone3→ENOSYS",
-		len(deniedSyscalls), strings.Join(deniedSyscalls[:3], ", "))}, nil
+		len(policy.Syscalls[0].Names), strings.Join(deniedSyscalls[:3], ", "))}, nil
 }
