@@ -64,6 +64,13 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int 
 		report(initStatus{Done: true, Exit: 127})
 		return 127
 	}
+	if err := unix.Chdir(cfg.Dir); err != nil {
+		// exec would report a failed chdir as "fork/exec ARGV0: ...",
+		// which names the wrong thing. (PID 1 entering it is harmless.)
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v): it may be masked; run from elsewhere or make it a writable root\n", cfg.Dir, err)
+		report(initStatus{Done: true, Exit: 126})
+		return 126
+	}
 	cmd := &exec.Cmd{Path: path, Args: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}

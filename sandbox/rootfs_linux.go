@@ -79,6 +79,14 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 		}
 	}
 	mechs = append(mechs, Mechanism{"writable-roots", StateApplied, strings.Join(cfg.Writable, ":")})
+	if hiddenByPrivateTmp(cfg) {
+		// The working directory would vanish under the private /tmp: show
+		// it read-only, like the rest of the host.
+		if err := bindInto("/oldroot"+cfg.Dir, nr(cfg.Dir), true); err != nil {
+			return nil, fmt.Errorf("working directory %s: %w", cfg.Dir, err)
+		}
+		mechs = append(mechs, Mechanism{"workdir", StateApplied, cfg.Dir + " (under /tmp) bound read-only"})
+	}
 	if cfg.StageLower != "" {
 		if err := mountStage(cfg, nr(cfg.StageLower)); err != nil {
 			return nil, err
@@ -243,4 +251,19 @@ func remountTreeRO(root string) error {
 		}
 	}
 	return nil
+}
+
+// hiddenByPrivateTmp reports whether the working directory lies under /tmp
+// (replaced by a private tmpfs) without a writable root or the stage
+// covering it.
+func hiddenByPrivateTmp(cfg *initConfig) bool {
+	if cfg.Dir == "" || !within(cfg.Dir, "/tmp") || cfg.Dir == "/tmp" {
+		return false
+	}
+	for _, w := range append([]string{cfg.StageLower}, cfg.Writable...) {
+		if w != "" && within(cfg.Dir, w) {
+			return false
+		}
+	}
+	return true
 }
