@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 GOTEST_TIMEOUT ?= 25m
 
-.PHONY: all build test test-go test-cross test-vscode test-neovim lint bench demo vscode install deps-test clean
+.PHONY: all build test test-go test-cross test-vscode test-neovim lint lint-fast bench demo vscode install deps-test clean
 
 all: build
 
@@ -33,9 +33,10 @@ lint-fast:
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 lint: lint-fast
-	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@latest || \
-	  { echo "staticcheck could not be installed from the module proxy; skipped"; exit 0; }
-	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+	@export PATH="$$PATH:$$($(GO) env GOPATH)/bin"; \
+	  if ! command -v staticcheck >/dev/null 2>&1 && ! $(GO) install honnef.co/go/tools/cmd/staticcheck@latest; then \
+	    echo "staticcheck could not be installed from the module proxy; skipped"; exit 0; fi; \
+	  staticcheck ./...
 
 test-vscode:
 	@if [ -f editors/vscode/package.json ]; then $(MAKE) -C editors/vscode test; else echo "editors/vscode: nothing to test yet"; fi
