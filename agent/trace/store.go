@@ -26,6 +26,52 @@ type Store struct {
 	db     *sql.DB
 	path   string
 	redact Redactor
+	// stmts are the hot-path statements, prepared once per store instead of
+	// parsing SQL on every step commit. database/sql prepares each once per
+	// pooled connection and reuses it inside a Tx (Tx.StmtContext).
+	stmts storeStmts
+}
+
+// storeStmts are the statements every step commit runs.
+type storeStmts struct {
+	insertStep, updateRun, updateRunChanges, insertEvent *sql.Stmt
+}
+
+const (
+	sqlInsertStep = `INSERT INTO steps (run, n, time, messages, usage, cost_usd, changes) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	sqlUpdateRun  = `UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ?, cache_read = ?, cache_write = ?, cost_usd = ?, state = ?, updated = ? WHERE id = ?`
+	// sqlUpdateRunChanges also replaces the change set (a step that changed it).
+	sqlUpdateRunChanges = `UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ?, cache_read = ?, cache_write = ?, cost_usd = ?, state = ?, updated = ?, changes = ? WHERE id = ?`
+	sqlInsertEvent      = `INSERT INTO events (run, step, type, time, body) VALUES (?, ?, ?, ?, ?)`
+)
+
+// prepare prepares the hot-path statements.
+func (s *Store) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.stmts.insertStep, sqlInsertStep},
+		{&s.stmts.updateRun, sqlUpdateRun},
+		{&s.stmts.updateRunChanges, sqlUpdateRunChanges},
+		{&s.stmts.insertEvent, sqlInsertEvent},
+	} {
+		st, err := s.db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			s.closeStmts()
+			return fmt.Errorf("prepare %q: %w", p.sql, err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+func (s *Store) closeStmts() {
+	for _, st := range []*sql.Stmt{s.stmts.insertStep, s.stmts.updateRun, s.stmts.updateRunChanges, s.stmts.insertEvent} {
+		if st != nil {
+			st.Close()
+		}
+	}
 }
 
 // Open opens (creating it and its directory if needed) the database at
@@ -73,14 +119,22 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open trace database %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, redact: NewRedactor(secrets)}, nil
+	s := &Store{db: db, path: path, redact: NewRedactor(secrets)}
+	if err := s.prepare(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open trace database %s: %w", path, err)
+	}
+	return s, nil
 }
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.closeStmts()
+	return s.db.Close()
+}
 
 // Totals are a run's accumulated spend.
 type Totals struct {
@@ -160,7 +214,7 @@ func (s *Store) CommitStep(ctx context.Context, st *Step) error {
 		if st.Changes != nil {
 			changes = s.redact.Bytes(st.Changes)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO steps (run, n, time, messages, usage, cost_usd, changes) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.StmtContext(ctx, s.stmts.insertStep).ExecContext(ctx,
 			st.Run, st.N, st.Time.UnixNano(), s.redact.String(string(st.Messages)), string(st.Usage), st.CostUSD, changes)
 		if err != nil {
 			var n int
@@ -170,15 +224,14 @@ func (s *Store) CommitStep(ctx context.Context, st *Step) error {
 			return fmt.Errorf("insert step %d of %s: %w", st.N, st.Run, err)
 		}
 		t := st.Totals
-		q := `UPDATE runs SET steps = ?, input_tokens = ?, output_tokens = ?, cache_read = ?, cache_write = ?, cost_usd = ?, state = ?, updated = ?`
+		stmt := s.stmts.updateRun
 		args := []any{t.Steps, t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheWriteTokens, t.CostUSD, s.redact.String(string(st.State)), time.Now().UnixNano()}
 		if st.Changes != nil {
-			q += `, changes = ?`
+			stmt = s.stmts.updateRunChanges
 			args = append(args, changes)
 		}
-		q += ` WHERE id = ?`
 		args = append(args, st.Run)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("update run %s: %w", st.Run, err)
 		}
 		return s.insertEvents(ctx, tx, st.Events)
@@ -220,13 +273,10 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []Event) er
 	if len(events) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (run, step, type, time, body) VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("prepare event insert: %w", err)
-	}
+	stmt := tx.StmtContext(ctx, s.stmts.insertEvent)
 	defer stmt.Close()
 	for _, e := range events {
-		body, err := json.Marshal(e)
+		body, err := e.MarshalJSON() // compact already: skip json.Marshal's re-validation pass
 		if err != nil {
 			return fmt.Errorf("encode %s event: %w", e.Type, err)
 		}

@@ -190,3 +190,61 @@ func TestStateDir(t *testing.T) {
 		t.Error("two workspaces share a database")
 	}
 }
+
+// The step commit's statements are prepared once per store and reused:
+// steps that change the change set and steps that keep it alternate on
+// the same store, each with its own events, and every one lands whole.
+func TestCommitStepReusesStatements(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	if err := s.CreateRun(ctx, &RunRow{ID: "r", Root: "r", Goal: "g", Contract: json.RawMessage(`{}`), Outcome: "running", FirstStarted: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		changes     []byte
+		wantChanges string
+		events      int
+	}{
+		{[]byte("cs1"), "cs1", 2},
+		{nil, "cs1", 0},
+		{[]byte("cs3"), "cs3", 1},
+		{nil, "cs3", 3},
+	}
+	wantEvents := 0
+	for i, tc := range tests {
+		n := i + 1
+		var evs []Event
+		for j := 0; j < tc.events; j++ {
+			evs = append(evs, Event{Run: "r", Step: n, Type: EventToolCall, Fields: map[string]any{"j": float64(j)}})
+		}
+		wantEvents += tc.events
+		st := &Step{Run: "r", N: n, Time: time.Now(), Messages: json.RawMessage(`[]`), Usage: json.RawMessage(`{}`),
+			Changes: tc.changes, State: json.RawMessage(`{"n":` + string(rune('0'+n)) + `}`), Totals: Totals{Steps: n}, Events: evs}
+		if err := s.CommitStep(ctx, st); err != nil {
+			t.Fatalf("step %d: %v", n, err)
+		}
+		row, err := s.Run(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{string(row.Changes), string(row.State)}
+		want := []string{tc.wantChanges, `{"n":` + string(rune('0'+n)) + `}`}
+		if diff := cmp.Diff(got, want); diff != "" {
+			t.Errorf("step %d changes, state (-got +want):\n%s", n, diff)
+		}
+		stored, err := s.Events(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored) != wantEvents {
+			t.Errorf("step %d: %d events stored, want %d", n, len(stored), wantEvents)
+		}
+	}
+	steps, err := s.Steps(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != len(tests) {
+		t.Errorf("%d steps stored, want %d", len(steps), len(tests))
+	}
+}
