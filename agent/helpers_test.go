@@ -169,16 +169,6 @@ type sinkRec struct {
 
 func (s *sinkRec) Emit(e trace.Event) { s.mu.Lock(); s.ev = append(s.ev, e); s.mu.Unlock() }
 
-func (s *sinkRec) types() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, e := range s.ev {
-		out = append(out, e.Type)
-	}
-	return out
-}
-
 func newFixture(t *testing.T, files map[string]string, turns map[string][]turn) *fixture {
 	t.Helper()
 	dir := t.TempDir()

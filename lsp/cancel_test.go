@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,7 +19,6 @@ func runTrue() []call { return []call{{Name: "run", Args: map[string]any{"argv":
 // gate is a showMessageRequest hook that records questions and answers
 // them only when released (or with a fixed answer).
 type gate struct {
-	mu      sync.Mutex
 	asked   chan *protocol.ShowMessageRequestParams
 	release chan string
 }

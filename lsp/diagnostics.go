@@ -155,24 +155,6 @@ func (s *Server) publish(paths map[string]bool) {
 	}
 }
 
-// runDiagsAt returns the ioh diagnostics of a file (for code actions).
-func (s *Server) runDiagsAt(path string) []protocol.Diagnostic {
-	d := s.diags
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []protocol.Diagnostic
-	for _, kinds := range d.byRun {
-		for _, es := range kinds {
-			for _, e := range es {
-				if e.path == path {
-					out = append(out, e.diag)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // newDiag builds an ioh diagnostic.
 func newDiag(rng protocol.Range, sev protocol.DiagnosticSeverity, msg string, data diagData, code string) protocol.Diagnostic {
 	raw, _ := json.Marshal(data)

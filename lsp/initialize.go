@@ -81,8 +81,12 @@ func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 			}
 		}
 	}
-	if len(s.folders) == 0 && p.RootURI != nil {
-		if d, err := pathOf(*p.RootURI); err == nil {
+	// Clients without workspace folders still send only rootUri, which LSP
+	// 3.18 deprecates but allows.
+	//lint:ignore SA1019 the fallback for clients that send only rootUri
+	root := p.RootURI
+	if len(s.folders) == 0 && root != nil {
+		if d, err := pathOf(*root); err == nil {
 			s.folders = append(s.folders, d)
 		}
 	}

@@ -146,7 +146,7 @@ func rawSyscall(name string) error {
 		r1, _, errno = unix.Syscall(unix.SYS_BPF, 0, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr))
 	case "keyctl":
 		// KEYCTL_GET_KEYRING_ID of the process keyring, creating it.
-		r1, _, errno = unix.Syscall(unix.SYS_KEYCTL, 0, ^uintptr(1) /* -2 */, 1)
+		_, _, errno = unix.Syscall(unix.SYS_KEYCTL, 0, ^uintptr(1) /* -2 */, 1)
 		return errnoErr(errno)
 	case "clone_newuser": // fork into a new user namespace; the child exits at once
 		pid, _, e := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)

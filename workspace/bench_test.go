@@ -3,14 +3,13 @@ package workspace
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
 // BenchmarkGoroot searches and lists the Go source tree (for profiling;
 // bench/grep.sh compares with ripgrep).
 func BenchmarkGoroot(b *testing.B) {
-	r, err := NewRoot(filepath.Join(runtime.GOROOT(), "src"))
+	r, err := NewRoot(filepath.Join(goroot(b), "src"))
 	if err != nil {
 		b.Skip(err)
 	}

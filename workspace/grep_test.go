@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp/syntax"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -258,7 +257,7 @@ func TestAgainstRipgrep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the whole Go source tree")
 	}
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(goroot(t), "src")
 	if _, err := os.Stat(src); err != nil {
 		t.Skipf("no Go source tree: %v", err)
 	}

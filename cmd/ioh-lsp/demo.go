@@ -263,7 +263,7 @@ func (d *demoRun) fix(ctx context.Context, f goFailure) error {
 		return fmt.Errorf("run did not end applied: %s", end)
 	}
 	srcURI := e.URI(d.layout.File)
-	st, err = e.Await(ctx, "the edit's trace diagnostic", func(s lsptest.State) bool {
+	_, err = e.Await(ctx, "the edit's trace diagnostic", func(s lsptest.State) bool {
 		for _, dg := range s.Diagnostics[srcURI] {
 			if src, _ := dg.Source.Get(); src == "ioh" {
 				return true

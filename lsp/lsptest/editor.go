@@ -54,12 +54,11 @@ type Editor struct {
 	conn   jsonrpc2.Conn
 	server protocol.Server
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every state change
-	docs     map[uri.URI]*buffer
-	state    State
-	initRes  *protocol.InitializeResult
-	closeErr error
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every state change
+	docs    map[uri.URI]*buffer
+	state   State
+	initRes *protocol.InitializeResult
 }
 
 type buffer struct {
@@ -179,6 +178,7 @@ func (e *Editor) initialize(ctx context.Context) error {
 	if e.cfg.Root != "" {
 		u := uri.File(e.cfg.Root)
 		p.WorkspaceFolders = protocol.NewNullable([]protocol.WorkspaceFolder{{URI: u, Name: filepath.Base(e.cfg.Root)}})
+		//lint:ignore SA1019 sent as older clients do, to exercise the fallback
 		p.RootURI = &u
 	}
 	if e.cfg.Settings != nil {
