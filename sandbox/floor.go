@@ -20,19 +20,7 @@ type floorBackend struct{}
 func (floorBackend) name() string { return BackendFloor }
 
 func (b floorBackend) probe(ctx context.Context) ([]Mechanism, error) {
-	dir, err := os.MkdirTemp("", "ioh-floor-probe-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
-	}
-	defer os.RemoveAll(dir)
-	out, err := b.run(ctx, &Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}, Limits: Limits{Wall: 30 * time.Second, Output: 1 << 10}.withDefaults()})
-	if err != nil {
-		return nil, err
-	}
-	if out.ExitCode != 0 {
-		return out.Mechanisms, fmt.Errorf("%w: probe exited %d", ErrSetup, out.ExitCode)
-	}
-	return out.Mechanisms, nil
+	return probeByRunning(ctx, b, Limits{Wall: 30 * time.Second, Output: 1 << 10})
 }
 
 func (floorBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {

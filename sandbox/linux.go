@@ -189,12 +189,5 @@ func (b linuxBackend) probe(ctx context.Context) ([]Mechanism, error) {
 		Masked: maskTargets([]string{"/run"}), Limits: probeLimits,
 		Env: BuildEnv(nil, privateHome, nil),
 	}
-	out, err := b.spawn(ctx, cfg, &Spec{})
-	if err != nil {
-		return nil, err
-	}
-	if out.ExitCode != 0 {
-		return out.Mechanisms, fmt.Errorf("%w: probe exited %d", ErrSetup, out.ExitCode)
-	}
-	return out.Mechanisms, nil
+	return probeOutcome(b.spawn(ctx, cfg, &Spec{}))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"sync"
 )
@@ -128,4 +129,31 @@ func joinReasons(rs []string) string {
 		s += r
 	}
 	return s
+}
+
+// probeByRunning is the probe of backends that have no dry-run mode: it
+// runs the platform's `true` under b in a throwaway writable directory.
+func probeByRunning(ctx context.Context, b backend, limits Limits) ([]Mechanism, error) {
+	dir, err := os.MkdirTemp("", "ioh-"+b.name()+"-probe-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	defer os.RemoveAll(dir)
+	s, err := (&Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}, Limits: limits}).validate()
+	if err != nil {
+		return nil, err
+	}
+	return probeOutcome(b.run(ctx, s))
+}
+
+// probeOutcome turns a probe run into the mechanisms that applied, or an
+// ErrSetup when the trivial command did not exit 0.
+func probeOutcome(out *Outcome, err error) ([]Mechanism, error) {
+	if err != nil {
+		return nil, err
+	}
+	if out.ExitCode != 0 {
+		return out.Mechanisms, fmt.Errorf("%w: probe exited %d", ErrSetup, out.ExitCode)
+	}
+	return out.Mechanisms, nil
 }

@@ -4,8 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
 )
 
@@ -26,21 +24,5 @@ func (windowsBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 }
 
 func (b windowsBackend) probe(ctx context.Context) ([]Mechanism, error) {
-	dir, err := os.MkdirTemp("", "ioh-win-probe-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
-	}
-	defer os.RemoveAll(dir)
-	s, err := (&Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}}).validate()
-	if err != nil {
-		return nil, err
-	}
-	out, err := b.run(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	if out.ExitCode != 0 {
-		return out.Mechanisms, fmt.Errorf("%w: probe exited %d", ErrSetup, out.ExitCode)
-	}
-	return out.Mechanisms, nil
+	return probeByRunning(ctx, b, Limits{})
 }
