@@ -27,14 +27,7 @@ func (deleteFile) Spec() model.ToolSpec { return spec("delete_file", deleteFileD
 func (deleteFile) ReadOnly() bool       { return false }
 
 func (deleteFile) Acts(args json.RawMessage) ([]Act, error) {
-	var p DeleteFileParams
-	if err := decode(args, &p); err != nil {
-		return nil, err
-	}
-	if err := requirePath(p.Path); err != nil {
-		return nil, err
-	}
-	return []Act{{Act: policy.ActWrite, Target: p.Path}}, nil
+	return pathAct(args, policy.ActWrite, func(p *DeleteFileParams) string { return p.Path })
 }
 
 func (t deleteFile) Call(_ context.Context, args json.RawMessage) (Result, error) {

@@ -31,14 +31,7 @@ func (editFile) Spec() model.ToolSpec { return spec("edit_file", editFileDesc, e
 func (editFile) ReadOnly() bool       { return false }
 
 func (editFile) Acts(args json.RawMessage) ([]Act, error) {
-	var p EditFileParams
-	if err := decode(args, &p); err != nil {
-		return nil, err
-	}
-	if err := requirePath(p.Path); err != nil {
-		return nil, err
-	}
-	return []Act{{Act: policy.ActWrite, Target: p.Path}}, nil
+	return pathAct(args, policy.ActWrite, func(p *EditFileParams) string { return p.Path })
 }
 
 func (t editFile) Call(_ context.Context, args json.RawMessage) (Result, error) {

@@ -30,14 +30,7 @@ func (readFile) Spec() model.ToolSpec { return spec("read_file", readFileDesc, r
 func (readFile) ReadOnly() bool       { return true }
 
 func (readFile) Acts(args json.RawMessage) ([]Act, error) {
-	var p ReadFileParams
-	if err := decode(args, &p); err != nil {
-		return nil, err
-	}
-	if err := requirePath(p.Path); err != nil {
-		return nil, err
-	}
-	return []Act{{Act: policy.ActRead, Target: p.Path}}, nil
+	return pathAct(args, policy.ActRead, func(p *ReadFileParams) string { return p.Path })
 }
 
 func (t readFile) Call(_ context.Context, args json.RawMessage) (Result, error) {

@@ -117,6 +117,19 @@ func spec(name, desc, schema string) model.ToolSpec {
 	return model.ToolSpec{Name: name, Description: desc, Schema: json.RawMessage(schema)}
 }
 
+// pathAct decodes args into P and returns the one act on its required
+// path: the Acts of the single-file tools.
+func pathAct[P any](args json.RawMessage, act policy.Act, path func(*P) string) ([]Act, error) {
+	var p P
+	if err := decode(args, &p); err != nil {
+		return nil, err
+	}
+	if err := requirePath(path(&p)); err != nil {
+		return nil, err
+	}
+	return []Act{{Act: act, Target: path(&p)}}, nil
+}
+
 func requirePath(p string) error {
 	if strings.TrimSpace(p) == "" {
 		return fmt.Errorf("bad arguments: path is required")

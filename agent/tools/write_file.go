@@ -29,14 +29,7 @@ func (writeFile) Spec() model.ToolSpec { return spec("write_file", writeFileDesc
 func (writeFile) ReadOnly() bool       { return false }
 
 func (writeFile) Acts(args json.RawMessage) ([]Act, error) {
-	var p WriteFileParams
-	if err := decode(args, &p); err != nil {
-		return nil, err
-	}
-	if err := requirePath(p.Path); err != nil {
-		return nil, err
-	}
-	return []Act{{Act: policy.ActWrite, Target: p.Path}}, nil
+	return pathAct(args, policy.ActWrite, func(p *WriteFileParams) string { return p.Path })
 }
 
 func (t writeFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
