@@ -122,13 +122,13 @@ func (s *Server) publish(paths map[string]bool) {
 		diags []protocol.Diagnostic
 	}
 	var pubs []pub
+	runs := make([]string, 0, len(d.byRun))
+	for r := range d.byRun {
+		runs = append(runs, r)
+	}
+	sort.Strings(runs)
 	for p := range paths {
 		list := []protocol.Diagnostic{}
-		runs := make([]string, 0, len(d.byRun))
-		for r := range d.byRun {
-			runs = append(runs, r)
-		}
-		sort.Strings(runs)
 		for _, r := range runs {
 			for _, k := range []string{kindEdit, kindCheck, kindPolicy, kindHeld} {
 				for _, e := range d.byRun[r][k] {
@@ -210,7 +210,7 @@ func (s *Server) publishReport(run string, rep *verify.Report) {
 			rng := lineRange(text, loc.Line)
 			if loc.Col > 0 {
 				starts := lineStarts(text)
-				if loc.Line-1 < len(starts) {
+				if loc.Line >= 1 && loc.Line-1 < len(starts) {
 					off := starts[loc.Line-1] + loc.Col - 1
 					if off <= len(text) {
 						rng.Start = positionOf(text, starts, off)

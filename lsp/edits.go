@@ -144,15 +144,18 @@ func (s *Server) buildEdit(folder string, changes []workspace.Change, run, summa
 			if !caps.documentChanges {
 				return we, nil, fmt.Errorf("create %s: %w (no documentChanges)", c.Path, errCannotExpress)
 			}
-			if caps.canResource(protocol.ResourceOperationKindCreate) {
-				we.DocumentChanges = append(we.DocumentChanges, &protocol.CreateFile{Kind: "create", URI: u,
-					ResourceOperation: protocol.ResourceOperation{Kind: "create", AnnotationID: ann}})
+			if !caps.canResource(protocol.ResourceOperationKindCreate) {
+				// An edit to a file that does not exist is not a creation
+				// everywhere; hold the change rather than have it refused.
+				return we, nil, fmt.Errorf("create %s: %w (no create resource operation)", c.Path, errCannotExpress)
 			}
+			we.DocumentChanges = append(we.DocumentChanges, &protocol.CreateFile{Kind: "create", URI: u,
+				ResourceOperation: protocol.ResourceOperation{Kind: "create", AnnotationID: ann}})
 		}
-		te, rng := textEdit(old, c.Content, ann)
 		if bytes.Equal(old, c.Content) && exists {
 			continue
 		}
+		te, rng := textEdit(old, c.Content, ann)
 		if caps.documentChanges {
 			we.DocumentChanges = append(we.DocumentChanges, &protocol.TextDocumentEdit{
 				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: version},

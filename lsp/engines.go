@@ -90,19 +90,27 @@ func (e *engines) closeAll() {
 func (e *engines) setDocument(abs string, text []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, eng := range e.live {
-		if rel, ok := relTo(eng.Root.Dir(), abs); ok {
-			eng.Root.SetDocument(rel, text)
-		}
-	}
+	e.each(abs, func(eng *Engine, rel string) { eng.Root.SetDocument(rel, text) })
 }
 
 func (e *engines) closeDocument(abs string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.each(abs, func(eng *Engine, rel string) { eng.Root.CloseDocument(rel) })
+}
+
+// each calls f for every engine, live or retired (runs still in flight on
+// a retired engine read the buffers too), whose root holds abs. The caller
+// holds e.mu.
+func (e *engines) each(abs string, f func(eng *Engine, rel string)) {
 	for _, eng := range e.live {
 		if rel, ok := relTo(eng.Root.Dir(), abs); ok {
-			eng.Root.CloseDocument(rel)
+			f(eng, rel)
+		}
+	}
+	for _, eng := range e.retired {
+		if rel, ok := relTo(eng.Root.Dir(), abs); ok {
+			f(eng, rel)
 		}
 	}
 }

@@ -18,7 +18,6 @@ type clientCaps struct {
 	resourceOps       []protocol.ResourceOperationKind
 	workDoneProgress  bool
 	showDocument      bool
-	showMessageReq    bool
 	configuration     bool
 	codeLensRefresh   bool
 	codeActionData    bool
@@ -46,16 +45,13 @@ func captureCaps(cc protocol.ClientCapabilities) clientCaps {
 	if w := cc.Window; w != nil {
 		c.workDoneProgress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
 		c.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
-		c.showMessageReq = true
-	} else {
-		// showMessageRequest predates capability negotiation; every client
-		// answers it.
-		c.showMessageReq = true
 	}
 	if td := cc.TextDocument; td != nil && td.CodeAction != nil {
 		ca := td.CodeAction
 		c.codeActionData = ca.DataSupport != nil && *ca.DataSupport
-		c.codeActionResolve = slices.Contains(ca.ResolveSupport.Properties, "edit") || slices.Contains(ca.ResolveSupport.Properties, "command")
+		// The listed action leaves out its command, so resolving is only
+		// lazy for a client that can resolve the command.
+		c.codeActionResolve = slices.Contains(ca.ResolveSupport.Properties, "command")
 	}
 	return c
 }

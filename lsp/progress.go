@@ -45,7 +45,13 @@ func (s *Server) progressBegin(id string) {
 		err := s.client.WorkDoneProgressCreate(cctx, &protocol.WorkDoneProgressCreateParams{Token: protocol.String(token)})
 		cancel()
 		if err != nil {
+			// Without a created token the client would drop every report:
+			// fall back to messages, as for clients without progress.
 			s.log.Warn("workDoneProgress/create", "run", id, "err", err)
+			s.runs.with(id, func(st *runState) { st.token = "" })
+			_ = s.client.ShowMessage(ctx, &protocol.ShowMessageParams{
+				Type: protocol.MessageTypeInfo, Message: fmt.Sprintf("%s (run %s) started", title, id),
+			})
 			return
 		}
 		msg := "run " + id
@@ -147,10 +153,10 @@ func oneLine(s string, n int) string {
 		if r == '\n' || r == '\r' {
 			r = ' '
 		}
-		out = append(out, r)
-		if len(out) >= n {
+		if len(out) == n {
 			return string(out) + "…"
 		}
+		out = append(out, r)
 	}
 	return string(out)
 }

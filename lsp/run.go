@@ -127,7 +127,7 @@ func (s *Server) cancelRun(id string) bool {
 	if st.eng != nil {
 		hit = st.eng.Harness.Cancel(id)
 	}
-	if st.cancel != nil {
+	if st.cancel != nil && st.outcome == agent.OutcomeRunning {
 		st.cancel()
 		hit = true
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 	"github.com/ioh-lsp/ioh-lsp/lsp"
 )
@@ -48,18 +48,13 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 // serveStateDir is where rendered traces and diffs go: under the state
-// directory of SPEC §6, outside any workspace.
+// directory of SPEC §6 (trace.StateDir), outside any workspace.
 func serveStateDir(getenv func(string) string) string {
-	if d := getenv("IOH_STATE_DIR"); d != "" {
-		return filepath.Join(d, "lsp")
+	d, err := trace.StateDir(getenv)
+	if err != nil {
+		return ""
 	}
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "ioh", "lsp")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".local", "state", "ioh", "lsp")
-	}
-	return ""
+	return filepath.Join(d, "lsp")
 }
 
 // stdio joins the process's stdin and stdout into one stream.
