@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -119,25 +120,25 @@ func (a *agentRun) contractRel() string { return a.h.contractRel(a.st.ContractPa
 // newRoot creates a root run's row and state.
 func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun, error) {
 	if c == nil || strings.TrimSpace(c.Goal) == "" {
-		return nil, fmt.Errorf("start run: contract has no goal")
+		return nil, fmt.Errorf("start run: %w", configError{errors.New("contract has no goal")})
 	}
 	var warnings []string
 	if h.opts.Prepare != nil {
 		cp := *c
 		w, err := h.opts.Prepare(&cp)
 		if err != nil {
-			return nil, fmt.Errorf("start run: %w", err)
+			return nil, fmt.Errorf("start run: %w", configError{err})
 		}
 		c, warnings = &cp, w
 	}
 	base, err := h.policyFor(c, nil)
 	if err != nil {
-		return nil, fmt.Errorf("start run: %w", err)
+		return nil, fmt.Errorf("start run: %w", configError{err})
 	}
 	a0 := &agentRun{h: h}
 	prov, err := h.opts.Providers(c, a0.reportRetry)
 	if err != nil {
-		return nil, fmt.Errorf("start run: provider %s: %w", c.Model.Provider, err)
+		return nil, fmt.Errorf("start run: %w", configError{err})
 	}
 	now := time.Now()
 	cpath := c.Path
@@ -210,7 +211,7 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	a := &agentRun{h: h}
 	prov, err := h.opts.Providers(&c, a.reportRetry)
 	if err != nil {
-		return nil, fmt.Errorf("provider %s: %w", c.Model.Provider, err)
+		return nil, configError{err}
 	}
 	if err := h.opts.Store.Acquire(ctx, row.ID, h.opts.Owner, h.opts.LeaseTTL); err != nil {
 		return nil, err

@@ -55,6 +55,19 @@ func (h *Harness) Reject(ctx context.Context, id, reason string) (*Result, error
 	}, "rejected: "+orNone(reason))
 }
 
+// ErrConfig marks a run that could not start because of its contract or
+// configuration (no goal, a bad policy rule, an unknown or unconfigured
+// provider, an unusable --record path): a usage error, not a failed run.
+var ErrConfig = errors.New("bad task configuration")
+
+// configError wraps a setup failure so errors.Is(err, ErrConfig) holds
+// while the message stays the underlying one.
+type configError struct{ err error }
+
+func (e configError) Error() string        { return e.err.Error() }
+func (e configError) Unwrap() error        { return e.err }
+func (e configError) Is(target error) bool { return target == ErrConfig }
+
 // ErrNotPending: the run has no change awaiting approval.
 var ErrNotPending = errors.New("run has no change awaiting approval")
 

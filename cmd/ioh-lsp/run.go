@@ -134,7 +134,7 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 	run, err := start(ctx, eng.Harness)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
-		if errors.Is(err, trace.ErrNotFound) {
+		if errors.Is(err, trace.ErrNotFound) || errors.Is(err, agent.ErrConfig) {
 			return exitUsage
 		}
 		return exitFailed

@@ -254,6 +254,9 @@ func TestRunUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("version: 1\ngoal: x\nbogus: 1\n"), 0o644)
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("version: 1\ngoal: x\n"), 0o644)
+	state := filepath.Join(dir, "state")
 	tests := []struct {
 		args []string
 		want string
@@ -265,10 +268,19 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"resume"}, "missing argument"},
 		{[]string{"trace"}, "missing argument"},
 		{[]string{"reject", "a", "b"}, "unexpected argument"},
+		// Setup problems are usage errors too, not failed runs (exit 1).
+		{[]string{"run", good, "--approve", "never"}, "no model provider configured"},
+		{[]string{"run", good, "--provider", "bogus", "--approve", "never"}, `unknown provider "bogus"`},
 	}
 	for _, tt := range tests {
 		var stderr bytes.Buffer
-		env := &cliEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr, getenv: func(string) string { return "" }}
+		getenv := func(k string) string {
+			if k == "IOH_STATE_DIR" {
+				return state
+			}
+			return ""
+		}
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr, getenv: getenv}
 		code := dispatch(context.Background(), env, tt.args)
 		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) || strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q on one line", tt.args, code, stderr.String(), tt.want)
