@@ -52,5 +52,5 @@ func (b macBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 }
 
 func (b macBackend) probe(ctx context.Context) ([]Mechanism, error) {
-	return probeByRunning(ctx, b, Limits{})
+	return probeByRunning(ctx, b)
 }

@@ -20,7 +20,7 @@ type floorBackend struct{}
 func (floorBackend) name() string { return BackendFloor }
 
 func (b floorBackend) probe(ctx context.Context) ([]Mechanism, error) {
-	return probeByRunning(ctx, b, Limits{Wall: 30 * time.Second, Output: 1 << 10})
+	return probeByRunning(ctx, b)
 }
 
 func (floorBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
@@ -139,7 +139,7 @@ func privateWorkdir(s *Spec, tmp string) (string, []Mechanism, error) {
 			return "", nil, fmt.Errorf("%w: %w", ErrSetup, err)
 		}
 		rel, err := filepath.Rel(s.Stage.lower, s.Dir)
-		if err != nil || strings.HasPrefix(rel, "..") {
+		if err != nil || !within(s.Dir, s.Stage.lower) {
 			rel = "."
 		}
 		return filepath.Join(view, rel), []Mechanism{{"private-workdir", StateApplied, "staged view copied (cloned where the filesystem can)"}}, nil

@@ -132,14 +132,15 @@ func joinReasons(rs []string) string {
 }
 
 // probeByRunning is the probe of backends that have no dry-run mode: it
-// runs the platform's `true` under b in a throwaway writable directory.
-func probeByRunning(ctx context.Context, b backend, limits Limits) ([]Mechanism, error) {
+// runs the platform's `true` under b in a throwaway writable directory,
+// with the probe caps so the limit mechanisms are exercised too.
+func probeByRunning(ctx context.Context, b backend) ([]Mechanism, error) {
 	dir, err := os.MkdirTemp("", "ioh-"+b.name()+"-probe-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	defer os.RemoveAll(dir)
-	s, err := (&Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}, Limits: limits}).validate()
+	s, err := (&Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}, Limits: probeLimits}).validate()
 	if err != nil {
 		return nil, err
 	}

@@ -24,5 +24,5 @@ func (windowsBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 }
 
 func (b windowsBackend) probe(ctx context.Context) ([]Mechanism, error) {
-	return probeByRunning(ctx, b, Limits{})
+	return probeByRunning(ctx, b)
 }
