@@ -62,7 +62,7 @@ install:
 # root; otherwise it names what is missing and the tests that need them skip).
 deps-test:
 	@command -v dpkg >/dev/null 2>&1 || exit 0; \
-	  missing=""; for p in ripgrep bubblewrap neovim hyperfine fd-find python3 procps; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  missing=""; for p in ripgrep bubblewrap neovim hyperfine fd-find git python3 python3-pytest procps util-linux; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	  if [ -z "$$missing" ]; then exit 0; fi; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "deps-test: missing Debian packages:$$missing (install them as root; tests that need them skip)"; fi
