@@ -47,6 +47,12 @@ type Check struct {
 	ExpectExit int           `json:"expect_exit"`
 	Timeout    time.Duration `json:"timeout"`
 	Network    bool          `json:"network,omitempty"`
+	// Report says where per-test results come from: "junit:PATH" (a JUnit
+	// XML report the check writes at PATH, relative to the workspace; a
+	// glob names several files), "tap" (TAP on the check's output) or
+	// "none" (exit code only). Empty: `go test` argv gets -json; any other
+	// check is exit code only.
+	Report string `json:"report,omitempty"`
 }
 
 // Budget caps a run; zero means unlimited for that dimension.

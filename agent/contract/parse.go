@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -155,6 +156,7 @@ type rawCheck struct {
 	ExpectExit int      `json:"expect_exit"`
 	Timeout    *string  `json:"timeout"`
 	Network    bool     `json:"network"`
+	Report     string   `json:"report"`
 }
 
 // convert decodes a schema-valid tree into a Contract, checks what the
@@ -253,7 +255,11 @@ func convertVerify(t *tree, msg json.RawMessage, out *Verify, dur func(string, *
 			p := t.values[ptr]
 			return &Error{Line: p.line, Col: p.col, Field: fieldOf(ptr), Msg: "want exactly one of run and shell"}
 		}
-		ck := Check{Name: rc.Name, Run: rc.Run, Shell: rc.Shell, ExpectExit: rc.ExpectExit, Timeout: DefaultCheckTimeout, Network: rc.Network}
+		ck := Check{Name: rc.Name, Run: rc.Run, Shell: rc.Shell, ExpectExit: rc.ExpectExit, Timeout: DefaultCheckTimeout, Network: rc.Network, Report: rc.Report}
+		if msg := checkReport(rc.Report); msg != "" {
+			p := t.values[ptr+"/report"]
+			return &Error{Line: p.line, Col: p.col, Field: fieldOf(ptr + "/report"), Msg: msg}
+		}
 		if e := dur(ptr+"/timeout", rc.Timeout, &ck.Timeout); e != nil {
 			return e
 		}
@@ -266,6 +272,25 @@ func convertVerify(t *tree, msg json.RawMessage, out *Verify, dur func(string, *
 		out.Checks = append(out.Checks, ck)
 	}
 	return nil
+}
+
+// checkReport returns what is wrong with a check's report key, or "": it
+// is "", "none", "tap" or "junit:PATH" with PATH relative and inside the
+// workspace.
+func checkReport(r string) string {
+	switch r {
+	case "", "none", "tap":
+		return ""
+	}
+	p, ok := strings.CutPrefix(r, "junit:")
+	if !ok {
+		return fmt.Sprintf("report %q: want junit:PATH, tap or none", r)
+	}
+	c := path.Clean(p)
+	if p == "" || path.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") || strings.ContainsAny(p, "\\\x00\n") {
+		return fmt.Sprintf("report %q: the path must be relative and inside the workspace", r)
+	}
+	return ""
 }
 
 // checkNesting rejects flow collections nested deeper than maxDepth before

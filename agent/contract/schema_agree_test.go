@@ -324,7 +324,7 @@ func variants(v any, fn func(label string, changed any)) {
 
 func TestSchemaAgreesOnVariants(t *testing.T) {
 	n := 0
-	for _, src := range append(agreementSources(), "goal: g\nverify: [{shell: x, timeout: 1s, name: n, expect_exit: 3, network: true}]\n") {
+	for _, src := range append(agreementSources(), "goal: g\nverify: [{shell: x, timeout: 1s, name: n, expect_exit: 3, network: true, report: \"junit:out/*.xml\"}]\n") {
 		tr := treeOf([]byte(src))
 		if tr == nil {
 			continue
