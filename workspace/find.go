@@ -17,7 +17,7 @@ import (
 // wins, and when any whitelist glob is given a file must match one.
 // Excluding globs also prune directories.
 type globFilter struct {
-	rules      []rule // negate set: an excluding glob
+	rules      []globRule
 	hasInclude bool
 	dir        string // clean root-relative dir the globs are relative to
 }
@@ -28,7 +28,7 @@ func newGlobFilter(globs []string, dir string) (*globFilter, error) {
 	}
 	g := &globFilter{dir: dir}
 	for _, s := range globs {
-		r, ok := parseRule(s)
+		r, ok := parseGlobRule(s)
 		if !ok {
 			return nil, fmt.Errorf("grep: bad glob %q", s)
 		}
@@ -38,6 +38,36 @@ func newGlobFilter(globs []string, dir string) (*globFilter, error) {
 		g.rules = append(g.rules, r)
 	}
 	return g, nil
+}
+
+// globRule is one --glob: a doublestar pattern (ripgrep's globs take
+// "{a,b}" alternatives, gitignore lines do not).
+type globRule struct {
+	pattern  string
+	negate   bool // "!glob": exclude
+	dirOnly  bool // "glob/"
+	anchored bool // has a slash: matched on the path below the searched dir
+}
+
+func parseGlobRule(s string) (globRule, bool) {
+	var r globRule
+	if rest, ok := strings.CutPrefix(s, "!"); ok {
+		r.negate, s = true, rest
+	}
+	if strings.HasSuffix(s, "/") {
+		r.dirOnly = true
+		s = strings.TrimRight(s, "/")
+	}
+	if s == "" {
+		return globRule{}, false
+	}
+	r.anchored = strings.Contains(s, "/")
+	s = strings.TrimPrefix(s, "/")
+	if !doublestar.ValidatePattern(s) {
+		return globRule{}, false
+	}
+	r.pattern = s
+	return r, true
 }
 
 // keep is a walk filter.

@@ -5,17 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/bmatcuk/doublestar/v4"
 )
 
-// rule is one line of a gitignore-style file.
+// rule is one pattern line of a gitignore-style file, parsed as git's
+// dir.c parses it.
 type rule struct {
-	pattern  string // doublestar pattern, braces escaped
-	negate   bool   // "!pattern": re-include
-	dirOnly  bool   // "pattern/": directories only
-	anchored bool   // contains a slash: matched on the path below the file's dir
-	literal  bool   // no glob metacharacters: compare strings
+	pattern   string // without "!" and the trailing "/"; escapes kept for wildmatch
+	negate    bool   // "!pattern": re-include
+	mustBeDir bool   // "pattern/": directories only
+	noDir     bool   // no slash: matched on the base name at any depth
+	prefix    int    // length of the leading part without glob characters
 }
 
 // ruleSet is the rules of one ignore file, anchored at base (an absolute
@@ -25,11 +24,13 @@ type ruleSet struct {
 	rules []rule
 }
 
-// parseIgnore parses gitignore syntax: comments, blank lines, "!"
-// negation, trailing "/" for directories, a slash anywhere else anchoring
-// the pattern to the file's directory, "**" in every position, and
-// backslash escapes.
+// parseIgnore parses gitignore(5) syntax: a UTF-8 byte order mark is
+// skipped, "#" starts a comment, trailing spaces are dropped unless
+// escaped, "!" negates, one trailing "/" selects directories, a slash
+// anywhere else anchors the pattern to the file's directory, and the rest
+// is a wildmatch glob ("*", "?", classes, "**", backslash escapes).
 func parseIgnore(base string, data []byte) *ruleSet {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	s := &ruleSet{base: base}
 	for len(data) > 0 {
 		var line []byte
@@ -38,8 +39,7 @@ func parseIgnore(base string, data []byte) *ruleSet {
 		} else {
 			line, data = data, nil
 		}
-		r, ok := parseRule(string(bytes.TrimSuffix(line, []byte("\r"))))
-		if ok {
+		if r, ok := parseRule(string(bytes.TrimSuffix(line, []byte("\r")))); ok {
 			s.rules = append(s.rules, r)
 		}
 	}
@@ -49,67 +49,101 @@ func parseIgnore(base string, data []byte) *ruleSet {
 	return s
 }
 
+// trimTrailingSpaces drops unescaped trailing spaces (not tabs), as git's
+// trim_trailing_spaces does; a line ending in a lone backslash is kept.
+func trimTrailingSpaces(line string) string {
+	lastSpace := -1
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ':
+			if lastSpace < 0 {
+				lastSpace = i
+			}
+		case '\\':
+			i++
+			if i == len(line) {
+				return line
+			}
+			lastSpace = -1
+		default:
+			lastSpace = -1
+		}
+	}
+	if lastSpace >= 0 {
+		return line[:lastSpace]
+	}
+	return line
+}
+
 func parseRule(line string) (rule, bool) {
 	if line == "" || line[0] == '#' {
 		return rule{}, false
 	}
-	// Trailing spaces are dropped unless escaped with a backslash.
-	for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, `\ `) {
-		line = line[:len(line)-1]
-	}
+	line = trimTrailingSpaces(line)
 	var r rule
-	switch {
-	case strings.HasPrefix(line, "!"):
+	if strings.HasPrefix(line, "!") {
 		r.negate = true
-		line = line[1:]
-	case strings.HasPrefix(line, `\!`), strings.HasPrefix(line, `\#`):
 		line = line[1:]
 	}
 	if strings.HasSuffix(line, "/") {
-		r.dirOnly = true
-		line = strings.TrimRight(line, "/")
+		r.mustBeDir = true
+		line = line[:len(line)-1]
 	}
 	if line == "" {
 		return rule{}, false
 	}
-	r.anchored = strings.Contains(line, "/")
-	line = strings.TrimPrefix(line, "/")
-	line = strings.NewReplacer("{", `\{`, "}", `\}`).Replace(line)
-	if !doublestar.ValidatePattern(line) {
-		return rule{}, false
-	}
+	r.noDir = !strings.Contains(line, "/")
 	r.pattern = line
-	r.literal = !strings.ContainsAny(line, `*?[\`)
+	r.prefix = len(line)
+	if i := strings.IndexAny(line, `*?[\`); i >= 0 {
+		r.prefix = i
+	}
 	return r, true
+}
+
+// matches reports whether the rule matches rel (the path below the rule
+// file's directory, slash-separated) whose base name is name, as git's
+// match_basename and match_pathname do.
+func (r *rule) matches(rel, name string, isDir bool) bool {
+	if r.mustBeDir && !isDir {
+		return false
+	}
+	if r.noDir {
+		if r.prefix == len(r.pattern) {
+			return name == r.pattern
+		}
+		return wildmatch(r.pattern, name, false)
+	}
+	pat, prefix := r.pattern, r.prefix
+	if pat[0] == '/' {
+		pat, prefix = pat[1:], prefix-1
+	}
+	// The part before the first glob character is compared as a string;
+	// git then matches only the rest, so a "**" right after that part
+	// counts as standing at the start of the pattern.
+	if prefix > 0 {
+		if prefix > len(rel) || rel[:prefix] != pat[:prefix] {
+			return false
+		}
+		pat, rel = pat[prefix:], rel[prefix:]
+		if pat == "" {
+			return rel == ""
+		}
+	}
+	return wildmatch(pat, rel, true)
 }
 
 // match reports whether the set decides about abs (whose base name is
 // name): matched is true when some rule matched, ignored whether the last
 // matching rule ignores (rather than re-includes) the path.
 func (s *ruleSet) match(abs, name string, isDir bool) (matched, ignored bool) {
-	var rel string
-	if strings.HasPrefix(abs, s.base) && len(abs) > len(s.base) && abs[len(s.base)] == filepath.Separator {
-		rel = filepath.ToSlash(abs[len(s.base)+1:])
-	} else {
+	if s == nil || !strings.HasPrefix(abs, s.base) || len(abs) <= len(s.base) || abs[len(s.base)] != filepath.Separator {
 		return false, false
 	}
+	rel := filepath.ToSlash(abs[len(s.base)+1:])
 	for i := len(s.rules) - 1; i >= 0; i-- {
-		r := &s.rules[i]
-		if r.dirOnly && !isDir {
-			continue
-		}
-		subject := name
-		if r.anchored {
-			subject = rel
-		}
-		var ok bool
-		if r.literal {
-			ok = subject == r.pattern
-		} else {
-			ok = doublestar.MatchUnvalidated(r.pattern, subject)
-		}
-		if ok {
-			return true, !r.negate
+		if s.rules[i].matches(rel, name, isDir) {
+			return true, !s.rules[i].negate
 		}
 	}
 	return false, false
@@ -120,17 +154,19 @@ func (s *ruleSet) match(abs, name string, isDir bool) (matched, ignored bool) {
 // goroutines share them.
 type ignoreLevel struct {
 	parent    *ignoreLevel
-	dotIgnore *ruleSet // .ignore
-	gitIgnore *ruleSet // .gitignore, honoured only inside a git repository
-	exclude   *ruleSet // .git/info/exclude of a repository rooted here
+	dotIgnore *ruleSet   // .ignore
+	gitIgnore *ruleSet   // .gitignore, honoured only inside a git repository
+	exclude   []*ruleSet // of a repository rooted here: info/exclude, then the global excludes file
 	inRepo    bool
 	repoRoot  bool // the directory holds .git: git rules above it do not apply
 }
 
-// ignored applies ripgrep's precedence: .ignore files (deepest first) win
-// over .gitignore files (deepest first), which win over the repository's
-// info/exclude. Git rules stop at the innermost repository root: a nested
-// repository does not see its parent's .gitignore.
+// ignored applies the precedence of gitignore(5), with ripgrep's .ignore
+// files on top: .ignore files (deepest first) win over .gitignore files
+// (deepest first), which win over the repository's info/exclude, which
+// wins over the user's global excludes file (core.excludesFile). Git rules
+// stop at the innermost repository root: a nested repository does not see
+// its parent's .gitignore.
 func (l *ignoreLevel) ignored(abs, name string, isDir bool) bool {
 	for lv := l; lv != nil; lv = lv.parent {
 		if lv.dotIgnore != nil {
@@ -153,8 +189,8 @@ func (l *ignoreLevel) ignored(abs, name string, isDir bool) bool {
 		}
 	}
 	for lv := l; lv != nil; lv = lv.parent {
-		if lv.exclude != nil {
-			if m, ig := lv.exclude.match(abs, name, isDir); m {
+		for _, s := range lv.exclude {
+			if m, ig := s.match(abs, name, isDir); m {
 				return ig
 			}
 		}
@@ -180,7 +216,7 @@ func (l *ignoreLevel) child(dir string, hasIgnore, hasGitignore, hasGit bool) *i
 		n.gitIgnore = readIgnore(dir, ".gitignore")
 	}
 	if hasGit {
-		n.exclude = readIgnoreAt(dir, filepath.Join(dir, ".git", "info", "exclude"))
+		n.exclude = repoExcludes(dir)
 	}
 	return n
 }
