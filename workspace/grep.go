@@ -72,14 +72,29 @@ func compileGrep(o GrepOptions) (*matcher, error) {
 	return m, nil
 }
 
-// search appends the matching lines of data to out.
+// search appends the matching lines of data (a whole file held in
+// memory) to out; a binary file yields nothing.
 func (m *matcher) search(rel string, data []byte, out []Match) []Match {
-	if i := bytes.IndexByte(data[:min(len(data), binaryProbe)], 0); i >= 0 {
+	if isBinary(data) {
 		return out
 	}
-	st := newFoldState()
-	line, counted := 1, 0 // line number of offset counted
 	found := 0
+	out, _ = m.scanLines(rel, data, 1, &found, out)
+	return out
+}
+
+// isBinary applies ripgrep's rule to the start of a file: a NUL byte in
+// its first binaryProbe bytes makes it binary.
+func isBinary(head []byte) bool {
+	return bytes.IndexByte(head[:min(len(head), binaryProbe)], 0) >= 0
+}
+
+// scanLines appends the matching lines of data, whose first line has
+// number line, to out; found counts matches across calls and stop reports
+// that the match limit was reached.
+func (m *matcher) scanLines(rel string, data []byte, line int, found *int, out []Match) (_ []Match, stop bool) {
+	st := newFoldState()
+	counted := 0 // line is the number of the line at offset counted
 	for pos := 0; pos < len(data); {
 		var at int
 		if m.pre != nil {
@@ -109,18 +124,19 @@ func (m *matcher) search(rel string, data []byte, out []Match) []Match {
 			line += bytes.Count(data[counted:ls], []byte{'\n'})
 			counted = ls
 			out = append(out, Match{Path: rel, Line: line, Text: string(text)})
-			found++
-			if m.max > 0 && found >= m.max {
-				break
+			*found++
+			if m.max > 0 && *found >= m.max {
+				return out, true
 			}
 		}
 		pos = le + 1
 	}
-	return out
+	return out, false
 }
 
-// bufPool recycles file read buffers across files and calls.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+// bufPool recycles file read buffers across files and calls; each grows
+// to at most maxLineLen+readChunk bytes.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, readChunk); return &b }}
 
 // overlay is content that replaces or hides files on disk: open editor
 // documents and pending changes.
@@ -222,9 +238,7 @@ func (v *view) grep(ctx context.Context, o GrepOptions) ([]Match, error) {
 			found = m.search(rel, data, nil)
 		} else {
 			bp := bufPool.Get().(*[]byte)
-			if data, err := readPooled(abs, bp); err == nil {
-				found = m.search(rel, data, nil)
-			}
+			found, _ = m.searchFile(rel, abs, bp)
 			bufPool.Put(bp)
 		}
 		if len(found) == 0 {

@@ -4,47 +4,38 @@ package workspace
 
 import (
 	"errors"
-	"slices"
 	"syscall"
 )
 
-// readPooled reads abs into the pooled buffer *bp, growing it as needed.
-// It uses raw syscalls (open, read, close): os.File's poller registration,
-// fstat and finalizer cost more than the read itself on small files. A
-// short read of a regular file means end of file, which saves the extra
-// read most files would need to see EOF.
-func readPooled(abs string, bp *[]byte) ([]byte, error) {
-	var fd int
-	var err error
+// rawFile reads a file with raw syscalls (open, read, close): os.File's
+// poller registration, fstat and finalizer cost more than the read itself
+// on the small files most searches visit.
+type rawFile struct{ fd int }
+
+func openRaw(abs string) (rawFile, error) {
 	for {
-		fd, err = syscall.Open(abs, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
-		if !errors.Is(err, syscall.EINTR) {
-			break
+		fd, err := syscall.Open(abs, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+		if errors.Is(err, syscall.EINTR) {
+			continue
 		}
+		return rawFile{fd}, err
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer syscall.Close(fd)
-	buf := (*bp)[:0]
+}
+
+// read fills p from the file. A short read of a regular file means end of
+// file, so eof is reported with the data, which saves the extra read most
+// files would need to see it.
+func (f rawFile) read(p []byte) (n int, eof bool, err error) {
 	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, cap(buf)+4096)
-		}
-		want := cap(buf) - len(buf)
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		n, err = syscall.Read(f.fd, p)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil {
-			*bp = buf
-			return nil, err
+			return 0, false, err
 		}
-		buf = buf[:len(buf)+n]
-		if n == 0 || n < want {
-			break
-		}
+		return n, n < len(p), nil
 	}
-	*bp = buf
-	return buf, nil
 }
+
+func (f rawFile) close() { syscall.Close(f.fd) }
