@@ -185,7 +185,7 @@ func (a *agentRun) setup(ctx context.Context) {
 	if a.st.Depth < a.tree.maxDepth {
 		sp = spawner{a}
 	}
-	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.h.opts.Sandbox}, sp)
+	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.h.opts.Sandbox, Reads: a.checkRead}, sp)
 	a.system = a.h.redact.String(a.systemPrompt(ctx))
 	if len(a.msgs) == 0 {
 		a.msgs = []model.Message{{Role: model.RoleUser, Text: firstMessage(a.c.Goal)}}

@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -182,36 +180,23 @@ func (a *agentRun) check(act tools.Act) policy.Verdict {
 		return a.pol.CheckShell(act.Shell)
 	case act.Act == policy.ActExec && len(act.Argv) > 0:
 		return a.pol.CheckArgv(act.Argv)
-	case act.Act == policy.ActWrite:
-		return a.pol.CheckWrite(act.Target, a.resolved(act.Target))
+	case act.Act == policy.ActWrite || act.Act == policy.ActRead:
+		// Resolved comes from the change set's own resolution
+		// (tools.PathAct), the one the tool then reads or writes through.
+		return a.pol.CheckPath(act.Act, act.Target, act.Resolved)
 	}
 	return a.pol.Check(act.Act, act.Target)
 }
 
-// resolved returns where a workspace path really points (symlinks
-// followed, the deepest existing ancestor resolved), relative to the root;
-// "" when it cannot tell or it is the path itself.
-func (a *agentRun) resolved(rel string) string {
-	root := a.h.opts.Root.Dir()
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	suffix := ""
-	for p := abs; ; {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			out, err := filepath.Rel(root, filepath.Join(real, suffix))
-			if err != nil {
-				return ""
-			}
-			return filepath.ToSlash(out)
-		} else if !os.IsNotExist(err) {
-			return ""
-		}
-		parent := filepath.Dir(p)
-		if parent == p || len(parent) < len(root) {
-			return ""
-		}
-		suffix = filepath.Join(filepath.Base(p), suffix)
-		p = parent
+// checkRead judges a read of a file a search found, as authorize would
+// judge a read_file of it (answers remembered for the run included).
+func (a *agentRun) checkRead(lexical, resolved string) policy.Verdict {
+	act := tools.Act{Act: policy.ActRead, Target: lexical, Resolved: resolved}
+	v := a.check(act)
+	if v.Effect == policy.Ask && a.rememberedExact(act) {
+		v.Effect, v.Layer, v.Reason = policy.Allow, policy.LayerRemembered, "allowed for this run earlier"
 	}
+	return v
 }
 
 // remember adds an "allow for this run" rule for exactly this act.

@@ -96,6 +96,21 @@ func (c *ChangeSet) key(rel string) (string, string, error) {
 	return k, abs, nil
 }
 
+// Key returns the canonical root-relative path that a read or write of
+// rel acts on: rel confined and cleaned, symlinks inside the root
+// resolved. It is the resolution every ChangeSet operation uses, so a
+// policy check of Key's result judges the file that will be touched.
+func (c *ChangeSet) Key(rel string) (string, error) {
+	if rel == "." || rel == "" {
+		return ".", nil
+	}
+	abs, err := c.root.Resolve(rel)
+	if err != nil {
+		return "", err
+	}
+	return c.root.Rel(abs)
+}
+
 // current returns the pending view of one file: its content and mode,
 // whether it exists. Callers hold c.mu.
 func (c *ChangeSet) current(k, abs string) ([]byte, fs.FileMode, bool, error) {

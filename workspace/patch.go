@@ -154,35 +154,133 @@ func equalLines(a, b []string) bool {
 	return true
 }
 
-// patchPath turns a diff header name into a workspace path: "" for
-// /dev/null, the a/ or b/ prefix stripped.
-func patchPath(name string) string {
-	name = strings.TrimSpace(name)
-	if name == "/dev/null" || name == "" {
-		return ""
-	}
-	if i := strings.IndexByte(name, '\t'); i >= 0 {
-		name = name[:i] // a timestamp after the name
-	}
-	for _, p := range []string{"a/", "b/"} {
-		if strings.HasPrefix(name, p) {
-			return name[len(p):]
-		}
-	}
-	return name
+// FilePatch is one file of a parsed patch: the workspace path it acts on,
+// decoded once by ParsePatch, and what it does there.
+type FilePatch struct {
+	// Path is the clean workspace-relative path the patch writes: the
+	// header name after unquoting, unescaping, dropping the a/ or b/
+	// prefix and cleaning "." and ".." elements.
+	Path string
+	// Op is OpCreate (from /dev/null), OpDelete (to /dev/null) or
+	// OpModify.
+	Op    Op
+	hunks []*diff.Hunk
 }
 
-// ApplyPatch applies a unified diff of one or more files to the change
-// set: every hunk is checked against the pending content (with a small
-// fuzz for shifted line numbers), and either every file applies or none
-// does. Files are created or deleted through /dev/null. It returns the
-// paths changed.
-func (c *ChangeSet) ApplyPatch(patch []byte) ([]string, error) {
+// Patch is a parsed unified diff, its file names decoded. It is the one
+// form of a patch that both a policy check (Paths) and the change set
+// (ApplyParsed) see, so what is checked is what is written.
+type Patch struct {
+	Files []FilePatch
+}
+
+// Paths returns the distinct paths the patch writes, in order.
+func (p *Patch) Paths() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range p.Files {
+		if !seen[f.Path] {
+			seen[f.Path] = true
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// ParsePatch parses a unified diff (one or more files, git headers
+// allowed) and decodes every file name into the workspace path it
+// writes. It is the only place patch names are decoded: quoted names with
+// C escapes ("b/\056git/config"), a/ and b/ prefixes, ".." elements and
+// header-only "diff --git" files all come out as the final path. A name
+// that cannot be decoded, leaves the workspace, holds a control character
+// or renames a file is an error, and so is a file diff whose name the
+// parser could not tell.
+func ParsePatch(patch []byte) (*Patch, error) {
 	fds, err := diff.ParseMultiFileDiff(patch)
 	if err != nil {
 		return nil, fmt.Errorf("apply patch: parse: %w", err)
 	}
 	if len(fds) == 0 {
+		return nil, errors.New("apply patch: no file diffs found")
+	}
+	p := &Patch{}
+	for _, fd := range fds {
+		oldName, oldNull, err := patchName(fd.OrigName)
+		if err != nil {
+			return nil, err
+		}
+		newName, newNull, err := patchName(fd.NewName)
+		if err != nil {
+			return nil, err
+		}
+		f := FilePatch{Path: newName, Op: OpModify, hunks: fd.Hunks}
+		switch {
+		case oldNull && newNull:
+			return nil, errors.New("apply patch: a file diff goes from /dev/null to /dev/null")
+		case oldNull:
+			f.Op = OpCreate
+		case newNull:
+			f.Path, f.Op = oldName, OpDelete
+		case oldName != newName:
+			return nil, &PatchError{File: newName, Err: errors.New("renames in patches are not supported; use rename_file")}
+		}
+		p.Files = append(p.Files, f)
+	}
+	return p, nil
+}
+
+// patchName decodes one header name as the diff parser left it (it has
+// already unquoted a name in double quotes, C escapes included): null for
+// /dev/null, else the clean workspace path with one a/ or b/ prefix
+// dropped.
+func patchName(name string) (path string, null bool, err error) {
+	if name == "/dev/null" {
+		return "", true, nil
+	}
+	if name == "" {
+		return "", false, errors.New("apply patch: a file diff names no file (ambiguous or missing header)")
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return "", false, fmt.Errorf("apply patch: file name %q holds a control character", name)
+		}
+	}
+	if strings.HasPrefix(name, `"`) {
+		return "", false, fmt.Errorf("apply patch: file name %s is not a well-formed quoted name", name)
+	}
+	for _, pre := range []string{"a/", "b/"} {
+		if strings.HasPrefix(name, pre) {
+			name = name[len(pre):]
+			break
+		}
+	}
+	k, err := CleanPath(name)
+	if err != nil {
+		return "", false, fmt.Errorf("apply patch: %w", err)
+	}
+	if k == "." {
+		return "", false, fmt.Errorf("apply patch: file name %q names the workspace root", name)
+	}
+	return k, false, nil
+}
+
+// ApplyPatch parses a unified diff with ParsePatch and applies it with
+// ApplyParsed. It returns the paths changed.
+func (c *ChangeSet) ApplyPatch(patch []byte) ([]string, error) {
+	p, err := ParsePatch(patch)
+	if err != nil {
+		return nil, err
+	}
+	return c.ApplyParsed(p)
+}
+
+// ApplyParsed applies a parsed patch to the change set: every hunk is
+// checked against the pending content (with a small fuzz for shifted line
+// numbers), and either every file applies or none does. Files are created
+// or deleted through /dev/null. It writes exactly p's paths (through the
+// same resolution as WriteFile) and returns the canonical paths changed.
+func (c *ChangeSet) ApplyParsed(p *Patch) ([]string, error) {
+	if p == nil || len(p.Files) == 0 {
 		return nil, errors.New("apply patch: no file diffs found")
 	}
 	c.mu.Lock()
@@ -194,16 +292,8 @@ func (c *ChangeSet) ApplyPatch(patch []byte) ([]string, error) {
 	}
 	staged := map[string]*result{}
 	var order []string
-	for _, fd := range fds {
-		oldName, newName := patchPath(fd.OrigName), patchPath(fd.NewName)
-		name := newName
-		if name == "" {
-			name = oldName
-		}
-		if name == "" {
-			return nil, errors.New("apply patch: a file diff names no file")
-		}
-		k, abs, err := c.key(name)
+	for _, f := range p.Files {
+		k, abs, err := c.key(f.Path)
 		if err != nil {
 			return nil, fmt.Errorf("apply patch: %w", err)
 		}
@@ -218,18 +308,16 @@ func (c *ChangeSet) ApplyPatch(patch []byte) ([]string, error) {
 			order = append(order, k)
 		}
 		switch {
-		case oldName == "" && r.exists:
+		case f.Op == OpCreate && r.exists:
 			return nil, &PatchError{File: k, Err: errors.New("file to create already exists")}
-		case oldName != "" && !r.exists:
+		case f.Op != OpCreate && !r.exists:
 			return nil, &PatchError{File: k, Err: errors.New("file to patch does not exist")}
-		case oldName != "" && newName != "" && oldName != newName:
-			return nil, &PatchError{File: k, Err: errors.New("renames in patches are not supported; use rename")}
 		}
-		out, err := applyHunks(k, r.data, fd.Hunks)
+		out, err := applyHunks(k, r.data, f.hunks)
 		if err != nil {
 			return nil, fmt.Errorf("apply patch: %w", err)
 		}
-		if newName == "" {
+		if f.Op == OpDelete {
 			if len(out) != 0 {
 				return nil, &PatchError{File: k, Err: errors.New("deletion leaves content behind")}
 			}

@@ -110,17 +110,22 @@ func (p *Policy) CheckShell(line string) Verdict {
 	return p.CheckArgv([]string{"sh", "-c", line})
 }
 
-// CheckWrite decides a write whose lexical target resolves (through
+// CheckWrite is CheckPath for a write. A rename is a write to its source
+// and to its destination: check both.
+func (p *Policy) CheckWrite(lexical, resolved string) Verdict {
+	return p.CheckPath(ActWrite, lexical, resolved)
+}
+
+// CheckPath decides a read or write whose lexical target resolves (through
 // symlinks) to resolved; both are workspace-relative slash paths, resolved
 // "" when it is the same. The stricter verdict wins, so a symlink cannot
-// launder a protected path. A rename is a write to its source and to its
-// destination: check both.
-func (p *Policy) CheckWrite(lexical, resolved string) Verdict {
-	v := p.Check(ActWrite, lexical)
+// launder a protected path.
+func (p *Policy) CheckPath(act Act, lexical, resolved string) Verdict {
+	v := p.Check(act, lexical)
 	if resolved == "" || resolved == lexical {
 		return v
 	}
-	r := p.Check(ActWrite, resolved)
+	r := p.Check(act, resolved)
 	if rank(r.Effect) > rank(v.Effect) {
 		r.Target = lexical
 		r.Reason = fmt.Sprintf("resolves to %s: %s", resolved, r.Reason)

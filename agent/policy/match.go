@@ -104,9 +104,40 @@ func (m pathMatcher) match(t *target, loose bool) bool {
 		return false
 	}
 	// Case-insensitive file systems (macOS, Windows) make .GIT/config the
-	// same file as .git/config.
-	ok, _ := doublestar.Match(m.lower, strings.ToLower(t.path))
+	// same file as .git/config, and they fold more than case (fold).
+	ok, _ := doublestar.Match(m.lower, fold(t.path))
 	return ok
+}
+
+// fold is the loose reading of a path: the name a case-insensitive file
+// system may store it under. Letters are lower-cased; code points HFS+
+// ignores in names are dropped (".git\u200c" is .git there); each
+// element loses what Windows drops or reads as a stream (trailing dots
+// and spaces, ":stream"); and "git~1", the 8.3 short name of .git, reads
+// as .git.
+func fold(p string) string {
+	p = strings.ToLower(p)
+	p = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x206f, r == 0xfeff, r == 0xad:
+			return -1
+		}
+		return r
+	}, p)
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if j := strings.IndexByte(s, ':'); j > 0 {
+			s = s[:j]
+		}
+		if t := strings.TrimRight(s, ". "); t != "" {
+			s = t
+		}
+		if len(s) == 5 && strings.HasPrefix(s, "git~") && s[4] >= '1' && s[4] <= '9' {
+			s = ".git"
+		}
+		segs[i] = s
+	}
+	return strings.Join(segs, "/")
 }
 
 // argvMatcher matches an argv element by element. Each pattern token is a

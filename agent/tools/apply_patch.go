@@ -28,65 +28,42 @@ func NewApplyPatch(cs *workspace.ChangeSet) Tool { return applyPatch{cs} }
 func (applyPatch) Spec() model.ToolSpec { return spec("apply_patch", applyPatchDesc, applyPatchSchema) }
 func (applyPatch) ReadOnly() bool       { return false }
 
-// Acts asks for a write of every file the patch names (both sides of a
-// rename).
-func (applyPatch) Acts(args json.RawMessage) ([]Act, error) {
+// Acts asks for a write of every file the patch writes, as
+// workspace.ParsePatch decodes its names: the same decoding Call applies.
+func (t applyPatch) Acts(args json.RawMessage) ([]Act, error) {
 	var p ApplyPatchParams
 	if err := decode(args, &p); err != nil {
 		return nil, err
 	}
-	paths := PatchPaths(p.Patch)
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("bad arguments: the patch names no files (want ---/+++ headers)")
+	parsed, err := workspace.ParsePatch([]byte(p.Patch))
+	if err != nil {
+		return nil, fmt.Errorf("bad arguments: %w", err)
 	}
-	acts := make([]Act, len(paths))
-	for i, path := range paths {
-		acts[i] = Act{Act: policy.ActWrite, Target: path}
+	var acts []Act
+	for _, path := range parsed.Paths() {
+		a, err := PathAct(t.cs, policy.ActWrite, path)
+		if err != nil {
+			return nil, err
+		}
+		acts = append(acts, a)
 	}
 	return acts, nil
 }
 
+// Call applies the patch through the same workspace.ParsePatch its Acts
+// were read from.
 func (t applyPatch) Call(_ context.Context, args json.RawMessage) (Result, error) {
 	var p ApplyPatchParams
 	if err := decode(args, &p); err != nil {
 		return Errorf("%v", err), nil
 	}
-	files, err := t.cs.ApplyPatch([]byte(p.Patch))
+	parsed, err := workspace.ParsePatch([]byte(p.Patch))
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	files, err := t.cs.ApplyParsed(parsed)
 	if err != nil {
 		return Errorf("apply patch: %v", err), nil
 	}
 	return Result{Content: "patched " + strings.Join(files, ", ")}, nil
-}
-
-// PatchPaths returns the distinct workspace paths named by a unified
-// diff's ---/+++ headers, a/ and b/ prefixes and /dev/null dropped.
-func PatchPaths(patch string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, line := range strings.Split(patch, "\n") {
-		var p string
-		switch {
-		case strings.HasPrefix(line, "--- "):
-			p = line[4:]
-		case strings.HasPrefix(line, "+++ "):
-			p = line[4:]
-		default:
-			continue
-		}
-		if i := strings.IndexByte(p, '\t'); i >= 0 {
-			p = p[:i]
-		}
-		p = strings.TrimSpace(p)
-		if p == "/dev/null" || p == "" {
-			continue
-		}
-		if strings.HasPrefix(p, "a/") || strings.HasPrefix(p, "b/") {
-			p = p[2:]
-		}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -26,8 +26,8 @@ func NewDeleteFile(cs *workspace.ChangeSet) Tool { return deleteFile{cs} }
 func (deleteFile) Spec() model.ToolSpec { return spec("delete_file", deleteFileDesc, deleteFileSchema) }
 func (deleteFile) ReadOnly() bool       { return false }
 
-func (deleteFile) Acts(args json.RawMessage) ([]Act, error) {
-	return pathAct(args, policy.ActWrite, func(p *DeleteFileParams) string { return p.Path })
+func (t deleteFile) Acts(args json.RawMessage) ([]Act, error) {
+	return pathAct(t.cs, args, policy.ActWrite, func(p *DeleteFileParams) string { return p.Path })
 }
 
 func (t deleteFile) Call(_ context.Context, args json.RawMessage) (Result, error) {

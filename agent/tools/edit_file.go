@@ -30,8 +30,8 @@ func NewEditFile(cs *workspace.ChangeSet) Tool { return editFile{cs} }
 func (editFile) Spec() model.ToolSpec { return spec("edit_file", editFileDesc, editFileSchema) }
 func (editFile) ReadOnly() bool       { return false }
 
-func (editFile) Acts(args json.RawMessage) ([]Act, error) {
-	return pathAct(args, policy.ActWrite, func(p *EditFileParams) string { return p.Path })
+func (t editFile) Acts(args json.RawMessage) ([]Act, error) {
+	return pathAct(t.cs, args, policy.ActWrite, func(p *EditFileParams) string { return p.Path })
 }
 
 func (t editFile) Call(_ context.Context, args json.RawMessage) (Result, error) {

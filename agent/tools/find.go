@@ -19,20 +19,30 @@ const findDesc = "List workspace files matching a ** glob (gitignore-aware, pend
 
 const findSchema = `{"type":"object","properties":{"glob":{"type":"string","description":"a ** glob on workspace-relative paths, e.g. **/*.go"}},"required":["glob"],"additionalProperties":false}`
 
-type find struct{ cs *workspace.ChangeSet }
+type find struct {
+	cs    *workspace.ChangeSet
+	reads ReadCheck
+}
 
-// NewFind returns find over cs.
-func NewFind(cs *workspace.ChangeSet) Tool { return find{cs} }
+// NewFind returns find over cs; every path it returns is judged by reads
+// (nil: the built-in layer).
+func NewFind(cs *workspace.ChangeSet, reads ReadCheck) Tool { return find{cs, reads} }
 
 func (find) Spec() model.ToolSpec { return spec("find", findDesc, findSchema) }
 func (find) ReadOnly() bool       { return true }
 
-func (find) Acts(args json.RawMessage) ([]Act, error) {
+// Acts: a read of the workspace; each path found is judged again when
+// the results are filtered (readFilter).
+func (t find) Acts(args json.RawMessage) ([]Act, error) {
 	var p FindParams
 	if err := decode(args, &p); err != nil {
 		return nil, err
 	}
-	return []Act{{Act: policy.ActRead, Target: "."}}, nil
+	a, err := PathAct(t.cs, policy.ActRead, ".")
+	if err != nil {
+		return nil, err
+	}
+	return []Act{a}, nil
 }
 
 func (t find) Call(ctx context.Context, args json.RawMessage) (Result, error) {
@@ -50,8 +60,15 @@ func (t find) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		}
 		return Errorf("find %s: %v", p.Glob, err), nil
 	}
-	if len(paths) == 0 {
-		return Result{Content: "(no files match)"}, nil
+	f := newReadFilter(t.cs, t.reads)
+	var b strings.Builder
+	for _, p := range paths {
+		if f.allow(p) {
+			b.WriteString(p + "\n")
+		}
 	}
-	return Result{Content: clip(strings.Join(paths, "\n") + "\n")}, nil
+	if b.Len() == 0 {
+		return Result{Content: f.note() + "(no files match)"}, nil
+	}
+	return Result{Content: clip(f.note() + b.String())}, nil
 }

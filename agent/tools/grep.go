@@ -23,20 +23,30 @@ const grepDesc = "Search workspace files (gitignore-aware, pending edits include
 
 const grepSchema = `{"type":"object","properties":{"pattern":{"type":"string"},"glob":{"type":"string","description":"only files matching this ** glob"},"literal":{"type":"boolean"},"max":{"type":"integer","minimum":1,"description":"stop after this many matches (default 200)"}},"required":["pattern"],"additionalProperties":false}`
 
-type grep struct{ cs *workspace.ChangeSet }
+type grep struct {
+	cs    *workspace.ChangeSet
+	reads ReadCheck
+}
 
-// NewGrep returns grep over cs.
-func NewGrep(cs *workspace.ChangeSet) Tool { return grep{cs} }
+// NewGrep returns grep over cs; every file it returns lines of is judged
+// by reads (nil: the built-in layer).
+func NewGrep(cs *workspace.ChangeSet, reads ReadCheck) Tool { return grep{cs, reads} }
 
 func (grep) Spec() model.ToolSpec { return spec("grep", grepDesc, grepSchema) }
 func (grep) ReadOnly() bool       { return true }
 
-func (grep) Acts(args json.RawMessage) ([]Act, error) {
+// Acts: a read of the workspace; each file found is judged again when
+// the results are filtered (readFilter).
+func (t grep) Acts(args json.RawMessage) ([]Act, error) {
 	var p GrepParams
 	if err := decode(args, &p); err != nil {
 		return nil, err
 	}
-	return []Act{{Act: policy.ActRead, Target: "."}}, nil
+	a, err := PathAct(t.cs, policy.ActRead, ".")
+	if err != nil {
+		return nil, err
+	}
+	return []Act{a}, nil
 }
 
 func (t grep) Call(ctx context.Context, args json.RawMessage) (Result, error) {
@@ -61,12 +71,15 @@ func (t grep) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		}
 		return Errorf("grep %s: %v", p.Pattern, err), nil
 	}
-	if len(ms) == 0 {
-		return Result{Content: "(no matches)"}, nil
-	}
+	f := newReadFilter(t.cs, t.reads)
 	var b strings.Builder
 	for _, m := range ms {
-		fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+		if f.allow(m.Path) {
+			fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+		}
 	}
-	return Result{Content: clip(b.String())}, nil
+	if b.Len() == 0 {
+		return Result{Content: f.note() + "(no matches)"}, nil
+	}
+	return Result{Content: clip(f.note() + b.String())}, nil
 }

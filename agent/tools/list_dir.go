@@ -28,7 +28,7 @@ func NewListDir(cs *workspace.ChangeSet) Tool { return listDir{cs} }
 func (listDir) Spec() model.ToolSpec { return spec("list_dir", listDirDesc, listDirSchema) }
 func (listDir) ReadOnly() bool       { return true }
 
-func (listDir) Acts(args json.RawMessage) ([]Act, error) {
+func (t listDir) Acts(args json.RawMessage) ([]Act, error) {
 	var p ListDirParams
 	if err := decode(args, &p); err != nil {
 		return nil, err
@@ -37,7 +37,11 @@ func (listDir) Acts(args json.RawMessage) ([]Act, error) {
 	if target == "" {
 		target = "."
 	}
-	return []Act{{Act: policy.ActRead, Target: target}}, nil
+	a, err := PathAct(t.cs, policy.ActRead, target)
+	if err != nil {
+		return nil, err
+	}
+	return []Act{a}, nil
 }
 
 func (t listDir) Call(_ context.Context, args json.RawMessage) (Result, error) {

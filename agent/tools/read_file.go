@@ -29,8 +29,8 @@ func NewReadFile(cs *workspace.ChangeSet) Tool { return readFile{cs} }
 func (readFile) Spec() model.ToolSpec { return spec("read_file", readFileDesc, readFileSchema) }
 func (readFile) ReadOnly() bool       { return true }
 
-func (readFile) Acts(args json.RawMessage) ([]Act, error) {
-	return pathAct(args, policy.ActRead, func(p *ReadFileParams) string { return p.Path })
+func (t readFile) Acts(args json.RawMessage) ([]Act, error) {
+	return pathAct(t.cs, args, policy.ActRead, func(p *ReadFileParams) string { return p.Path })
 }
 
 func (t readFile) Call(_ context.Context, args json.RawMessage) (Result, error) {

@@ -30,13 +30,18 @@ type Tool interface {
 	Call(ctx context.Context, args json.RawMessage) (Result, error)
 }
 
-// Act is one policy question a call raises. For exec, Argv or Shell is set
-// and Target is the argv joined by spaces (or the shell line).
+// Act is one policy question a call raises. For read and write, Target is
+// the workspace path as the call names it after every decoding step and
+// Resolved the canonical path the call will act on (ChangeSet.Key of
+// Target: symlinks inside the workspace resolved); the policy judges both.
+// For exec, Argv or Shell is set and Target is the argv joined by spaces
+// (or the shell line).
 type Act struct {
-	Act    policy.Act
-	Target string
-	Argv   []string
-	Shell  string
+	Act      policy.Act
+	Target   string
+	Resolved string
+	Argv     []string
+	Shell    string
 }
 
 // Result is what the model sees.
@@ -64,7 +69,15 @@ func clip(s string) string {
 type Env struct {
 	Changes *workspace.ChangeSet
 	Sandbox contain.Sandbox
+	// Reads judges a read of each file grep and find come across, as the
+	// run's policy would judge a read_file of it; nil judges with the
+	// built-in layer alone.
+	Reads ReadCheck
 }
+
+// ReadCheck decides a read of a workspace file: lexical is the path as
+// found, resolved its canonical path (ChangeSet.Key).
+type ReadCheck func(lexical, resolved string) policy.Verdict
 
 // Spawner starts a sub-agent and waits for its outcome (implemented by the
 // harness).
@@ -76,9 +89,9 @@ type Spawner interface {
 // spawn_agent tool, e.g. at the depth cap).
 func Set(env Env, spawner Spawner) map[string]Tool {
 	ts := []Tool{
-		NewReadFile(env.Changes), NewListDir(env.Changes), NewFind(env.Changes), NewGrep(env.Changes),
+		NewReadFile(env.Changes), NewListDir(env.Changes), NewFind(env.Changes, env.Reads), NewGrep(env.Changes, env.Reads),
 		NewEditFile(env.Changes), NewWriteFile(env.Changes), NewApplyPatch(env.Changes), NewDeleteFile(env.Changes),
-		NewRun(env.Changes, env.Sandbox), NewFinish(),
+		NewRenameFile(env.Changes), NewRun(env.Changes, env.Sandbox), NewFinish(),
 	}
 	if spawner != nil {
 		ts = append(ts, NewSpawnAgent(spawner))
@@ -119,7 +132,7 @@ func spec(name, desc, schema string) model.ToolSpec {
 
 // pathAct decodes args into P and returns the one act on its required
 // path: the Acts of the single-file tools.
-func pathAct[P any](args json.RawMessage, act policy.Act, path func(*P) string) ([]Act, error) {
+func pathAct[P any](cs *workspace.ChangeSet, args json.RawMessage, act policy.Act, path func(*P) string) ([]Act, error) {
 	var p P
 	if err := decode(args, &p); err != nil {
 		return nil, err
@@ -127,7 +140,28 @@ func pathAct[P any](args json.RawMessage, act policy.Act, path func(*P) string) 
 	if err := requirePath(path(&p)); err != nil {
 		return nil, err
 	}
-	return []Act{{Act: act, Target: path(&p)}}, nil
+	a, err := PathAct(cs, act, path(&p))
+	if err != nil {
+		return nil, err
+	}
+	return []Act{a}, nil
+}
+
+// PathAct is the act of reading or writing rel through cs: Target the
+// clean path, Resolved where the change set will really read or write it.
+// Every workspace tool builds its read and write acts here, from the same
+// resolution its action goes through, so the policy judges the file that
+// is touched. A path that leaves the workspace is an error.
+func PathAct(cs *workspace.ChangeSet, act policy.Act, rel string) (Act, error) {
+	clean, err := workspace.CleanPath(rel)
+	if err != nil {
+		return Act{}, fmt.Errorf("bad path: %w", err)
+	}
+	resolved, err := cs.Key(clean)
+	if err != nil {
+		return Act{}, fmt.Errorf("bad path: %w", err)
+	}
+	return Act{Act: act, Target: clean, Resolved: resolved}, nil
 }
 
 func requirePath(p string) error {

@@ -43,7 +43,9 @@ func TestToolCalls(t *testing.T) {
 		{"list_dir", `{}`, "a.txt 12\nb/\n", false}, // after the edit
 		{"grep", `{"pattern":"thr"}`, "a.txt:3:three\n", false},
 		{"find", `{"glob":"**/*.txt"}`, "a.txt\nb/c.txt\n", false},
-		{"delete_file", `{"path":"b/c.txt"}`, "deleted b/c.txt", false},
+		{"rename_file", `{"from":"b/c.txt","to":"b/d.txt"}`, "renamed b/c.txt to b/d.txt", false},
+		{"rename_file", `{"from":"b/c.txt","to":"b/e.txt"}`, "rename b/c.txt", true},
+		{"delete_file", `{"path":"b/d.txt"}`, "deleted b/d.txt", false},
 		{"run", `{"argv":["true"],"shell":"true"}`, "bad arguments: give exactly one of argv and shell", true},
 		{"run", `{"argv":["true"]}`, "run: no sandbox is configured", true},
 		{"finish", `{"summary":"s"}`, "finished: s", false},
@@ -71,9 +73,11 @@ func TestActs(t *testing.T) {
 		tool, args string
 		want       []Act
 	}{
-		{"read_file", `{"path":"a.txt"}`, []Act{{Act: policy.ActRead, Target: "a.txt"}}},
-		{"write_file", `{"path":"x","content":""}`, []Act{{Act: policy.ActWrite, Target: "x"}}},
-		{"apply_patch", string(pj), []Act{{Act: policy.ActWrite, Target: "x.go"}, {Act: policy.ActWrite, Target: "new.go"}}},
+		{"read_file", `{"path":"a.txt"}`, []Act{{Act: policy.ActRead, Target: "a.txt", Resolved: "a.txt"}}},
+		{"write_file", `{"path":"./d/../x","content":""}`, []Act{{Act: policy.ActWrite, Target: "x", Resolved: "x"}}},
+		{"apply_patch", string(pj), []Act{{Act: policy.ActWrite, Target: "x.go", Resolved: "x.go"}, {Act: policy.ActWrite, Target: "new.go", Resolved: "new.go"}}},
+		{"rename_file", `{"from":"a.txt","to":"b/c.txt"}`, []Act{{Act: policy.ActWrite, Target: "a.txt", Resolved: "a.txt"}, {Act: policy.ActWrite, Target: "b/c.txt", Resolved: "b/c.txt"}}},
+		{"grep", `{"pattern":"x"}`, []Act{{Act: policy.ActRead, Target: ".", Resolved: "."}}},
 		{"run", `{"argv":["go","test","./..."]}`, []Act{{Act: policy.ActExec, Target: "go test ./...", Argv: []string{"go", "test", "./..."}}}},
 		{"run", `{"shell":"make"}`, []Act{{Act: policy.ActExec, Target: "sh -c make", Shell: "make"}}},
 		{"finish", `{"summary":"x"}`, nil},
@@ -89,6 +93,9 @@ func TestActs(t *testing.T) {
 	}
 	if _, err := set["apply_patch"].Acts(json.RawMessage(`{"patch":"nothing"}`)); err == nil {
 		t.Error("a patch naming no files: want an error")
+	}
+	if _, err := set["write_file"].Acts(json.RawMessage(`{"path":"../x","content":""}`)); err == nil {
+		t.Error("a path leaving the workspace: want an error")
 	}
 	if _, err := set["run"].Acts(json.RawMessage(`{"argv":["x"],"timeout":"soon"}`)); err == nil {
 		t.Error("a bad timeout: want an error")

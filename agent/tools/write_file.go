@@ -28,8 +28,8 @@ func NewWriteFile(cs *workspace.ChangeSet) Tool { return writeFile{cs} }
 func (writeFile) Spec() model.ToolSpec { return spec("write_file", writeFileDesc, writeFileSchema) }
 func (writeFile) ReadOnly() bool       { return false }
 
-func (writeFile) Acts(args json.RawMessage) ([]Act, error) {
-	return pathAct(args, policy.ActWrite, func(p *WriteFileParams) string { return p.Path })
+func (t writeFile) Acts(args json.RawMessage) ([]Act, error) {
+	return pathAct(t.cs, args, policy.ActWrite, func(p *WriteFileParams) string { return p.Path })
 }
 
 func (t writeFile) Call(_ context.Context, args json.RawMessage) (Result, error) {

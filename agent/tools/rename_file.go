@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// RenameFileParams are rename_file's arguments.
+type RenameFileParams struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+const renameFileDesc = "Rename (move) a workspace file; the target must not exist. The rename goes into the pending change set."
+
+const renameFileSchema = `{"type":"object","properties":{"from":{"type":"string"},"to":{"type":"string"}},"required":["from","to"],"additionalProperties":false}`
+
+type renameFile struct{ cs *workspace.ChangeSet }
+
+// NewRenameFile returns rename_file over cs.
+func NewRenameFile(cs *workspace.ChangeSet) Tool { return renameFile{cs} }
+
+func (renameFile) Spec() model.ToolSpec { return spec("rename_file", renameFileDesc, renameFileSchema) }
+func (renameFile) ReadOnly() bool       { return false }
+
+// Acts: a rename writes (removes) its source and writes its target.
+func (t renameFile) Acts(args json.RawMessage) ([]Act, error) {
+	var p RenameFileParams
+	if err := decode(args, &p); err != nil {
+		return nil, err
+	}
+	if err := requirePath(p.From); err != nil {
+		return nil, err
+	}
+	if err := requirePath(p.To); err != nil {
+		return nil, err
+	}
+	from, err := PathAct(t.cs, policy.ActWrite, p.From)
+	if err != nil {
+		return nil, err
+	}
+	to, err := PathAct(t.cs, policy.ActWrite, p.To)
+	if err != nil {
+		return nil, err
+	}
+	return []Act{from, to}, nil
+}
+
+func (t renameFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+	var p RenameFileParams
+	if err := decode(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	if err := t.cs.Rename(p.From, p.To); err != nil {
+		return Errorf("%v", err), nil
+	}
+	return Result{Content: fmt.Sprintf("renamed %s to %s", p.From, p.To)}, nil
+}
