@@ -81,6 +81,37 @@ type Response struct {
 	// Provider and Model say who actually answered (after fallback).
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// CostUSD is the charge the provider itself reported for this call
+	// (OpenRouter's usage accounting); nil when it reported none, and the
+	// call is then priced from the price table.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+}
+
+// Target is one provider and model a run may call.
+type Target struct {
+	Provider string
+	Model    string
+	// ReportsCost: the provider reports each call's charge itself.
+	ReportsCost bool
+}
+
+// Targeter is implemented by providers that know every model they may
+// call (a retry chain: its primary and each fallback), so that a run can
+// check before it starts that each of them can be priced.
+type Targeter interface {
+	Targets() []Target
+}
+
+// CostReporter is implemented by adapters whose responses carry the
+// provider's own charge for each call (Response.CostUSD).
+type CostReporter interface {
+	ReportsCost() bool
+}
+
+// ReportsCost reports whether p says it reports each call's charge.
+func ReportsCost(p Provider) bool {
+	r, ok := p.(CostReporter)
+	return ok && r.ReportsCost()
 }
 
 // Usage counts tokens of one call. InputTokens excludes cache reads and

@@ -96,11 +96,15 @@ func (p Prices) Cost(model string, u Usage) (usd float64, known bool) {
 	if !ok {
 		return 0, false
 	}
-	usd = (float64(u.InputTokens)*price.Input +
-		float64(u.OutputTokens)*price.Output +
-		float64(u.CacheReadTokens)*price.CacheRead +
-		float64(u.CacheWriteTokens)*price.CacheWrite) / 1e6
-	return usd, true
+	return price.cost(u), true
+}
+
+// cost is what usage u costs at this price.
+func (pr Price) cost(u Usage) float64 {
+	return (float64(u.InputTokens)*pr.Input +
+		float64(u.OutputTokens)*pr.Output +
+		float64(u.CacheReadTokens)*pr.CacheRead +
+		float64(u.CacheWriteTokens)*pr.CacheWrite) / 1e6
 }
 
 var dateSuffix = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$`)
@@ -110,6 +114,11 @@ func (p Prices) Lookup(model string) (Price, bool) {
 	if model == ReplayModel || strings.HasPrefix(model, ReplayModel+":") {
 		return Price{}, true
 	}
+	return p.entry(model)
+}
+
+// entry finds model's own entry, normalizing the name as Cost describes.
+func (p Prices) entry(model string) (Price, bool) {
 	if pr, ok := p[model]; ok {
 		return pr, true
 	}
@@ -123,4 +132,62 @@ func (p Prices) Lookup(model string) (Price, bool) {
 	}
 	pr, ok := p[name]
 	return pr, ok
+}
+
+// CostSource says what priced a call (the trace's `cost_source`).
+type CostSource string
+
+const (
+	// CostProvider: the provider reported the call's charge.
+	CostProvider CostSource = "provider"
+	// CostTable: the built-in price table.
+	CostTable CostSource = "table"
+	// CostConfig: a `prices` entry of the user configuration.
+	CostConfig CostSource = "config"
+	// CostUnknown: nothing could price the call; its cost is unknown,
+	// never counted as $0.
+	CostUnknown CostSource = "unknown"
+)
+
+// PriceBook prices calls from the built-in table with the configured
+// `prices` over it, and says which of the two priced each call.
+type PriceBook struct {
+	builtin Prices
+	config  Prices
+}
+
+// NewPriceBook returns a book over the effective table (the built-in one
+// with the configuration's entries merged in, as config.Config.Prices
+// holds it). An entry that is absent from the built-in table or differs
+// from it counts as configured; one equal to the built-in price is
+// reported as the table's (it is the same number).
+func NewPriceBook(effective Prices) *PriceBook {
+	b := &PriceBook{builtin: DefaultPrices(), config: Prices{}}
+	for name, p := range effective {
+		if def, ok := b.builtin[name]; !ok || def != p {
+			b.config[name] = p
+		}
+	}
+	return b
+}
+
+// Cost prices usage u of model: a configured price first, then the
+// built-in one; (0, CostUnknown) when neither knows the model.
+func (b *PriceBook) Cost(model string, u Usage) (float64, CostSource) {
+	if b == nil {
+		return 0, CostUnknown
+	}
+	if pr, ok := b.config.entry(model); ok {
+		return pr.cost(u), CostConfig
+	}
+	if usd, ok := b.builtin.Cost(model, u); ok {
+		return usd, CostTable
+	}
+	return 0, CostUnknown
+}
+
+// Known reports whether model has a price.
+func (b *PriceBook) Known(model string) bool {
+	_, src := b.Cost(model, Usage{})
+	return src != CostUnknown
 }

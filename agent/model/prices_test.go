@@ -54,3 +54,42 @@ func TestDefaultPricesSane(t *testing.T) {
 		}
 	}
 }
+
+// TestPriceBookSources: a configured price wins and says so, the built-in
+// table prices what it knows, and an unknown model is unknown (not $0).
+func TestPriceBookSources(t *testing.T) {
+	eff := DefaultPrices().Merge(Prices{
+		"my-model":          {Input: 1, Output: 2},
+		"claude-sonnet-4-6": {Input: 30, Output: 150}, // differs: configured
+		"gpt-5":             DefaultPrices()["gpt-5"], // equal: the table's
+	})
+	b := NewPriceBook(eff)
+	u := Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}
+	tests := []struct {
+		model   string
+		wantUSD float64
+		wantSrc CostSource
+	}{
+		{"my-model", 3, CostConfig},
+		{"vendor/my-model", 3, CostConfig},
+		{"claude-sonnet-4-6", 180, CostConfig},
+		{"anthropic/claude-sonnet-4.6", 180, CostConfig},
+		{"gpt-5", 11.25, CostTable},
+		{"claude-haiku-4-5", 6, CostTable},
+		{"replay", 0, CostTable},
+		{"llama3.1:8b", 0, CostUnknown},
+	}
+	for _, tt := range tests {
+		usd, src := b.Cost(tt.model, u)
+		if src != tt.wantSrc || math.Abs(usd-tt.wantUSD) > 1e-9 {
+			t.Errorf("Cost(%q) = %v, %s; want %v, %s", tt.model, usd, src, tt.wantUSD, tt.wantSrc)
+		}
+	}
+	if b.Known("llama3.1:8b") || !b.Known("my-model") {
+		t.Error("Known disagrees with Cost")
+	}
+	var nilBook *PriceBook
+	if _, src := nilBook.Cost("gpt-5", u); src != CostUnknown {
+		t.Errorf("a nil book priced a call: %s", src)
+	}
+}

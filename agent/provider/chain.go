@@ -52,6 +52,16 @@ func NewChain(links []Link, retry contract.Retry, onRetry func(RetryInfo)) *Chai
 // Name implements model.Provider: the primary provider's name.
 func (c *Chain) Name() string { return c.links[0].Provider.Name() }
 
+// Targets implements model.Targeter: each link's provider and model, in
+// the order the chain tries them.
+func (c *Chain) Targets() []model.Target {
+	out := make([]model.Target, len(c.links))
+	for i, l := range c.links {
+		out[i] = model.Target{Provider: l.Provider.Name(), Model: l.Model, ReportsCost: model.ReportsCost(l.Provider)}
+	}
+	return out
+}
+
 // IsContextOverflow reports whether err says the transcript no longer fits
 // the model: the caller should compact it and try once more.
 func IsContextOverflow(err error) bool {

@@ -157,7 +157,7 @@ func build(f contract.Fallback, cassette string, o Options) (model.Provider, str
 		if base == "" {
 			base = openai.OpenRouterBaseURL
 		}
-		return openai.New(openai.Config{Kind: KindOpenRouter, APIKey: key, BaseURL: base, Model: name, HTTPClient: o.HTTPClient, Headers: OpenRouterHeaders, CacheControl: true}), name, nil
+		return openai.New(openai.Config{Kind: KindOpenRouter, APIKey: key, BaseURL: base, Model: name, HTTPClient: o.HTTPClient, Headers: OpenRouterHeaders, CacheControl: true, ReportCost: true}), name, nil
 	case KindOpenAICompatible:
 		if f.BaseURL == "" {
 			return nil, "", errors.New("openai-compatible needs model.base_url")

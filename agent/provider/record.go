@@ -35,6 +35,14 @@ func NewRecorder(inner model.Provider, path string) *Recorder {
 // Name implements model.Provider.
 func (r *Recorder) Name() string { return r.inner.Name() }
 
+// Targets implements model.Targeter for the recorded provider.
+func (r *Recorder) Targets() []model.Target {
+	if t, ok := r.inner.(model.Targeter); ok {
+		return t.Targets()
+	}
+	return []model.Target{{Provider: r.inner.Name(), ReportsCost: model.ReportsCost(r.inner)}}
+}
+
 // Complete implements model.Provider.
 func (r *Recorder) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
 	resp, err := r.inner.Complete(ctx, req)
@@ -43,7 +51,7 @@ func (r *Recorder) Complete(ctx context.Context, req *model.Request) (*model.Res
 	}
 	turn := replay.Turn{
 		Text: resp.Text, Usage: resp.Usage, StopReason: resp.StopReason,
-		Provider: resp.Provider, Model: resp.Model,
+		Provider: resp.Provider, Model: resp.Model, CostUSD: resp.CostUSD,
 	}
 	for _, c := range resp.ToolCalls {
 		turn.ToolCalls = append(turn.ToolCalls, replay.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})

@@ -43,6 +43,10 @@ type Config struct {
 	// breakpoints (top-level cache_control) for anthropic/* models, which
 	// go-openai has no field for.
 	CacheControl bool
+	// ReportCost asks for OpenRouter's usage accounting (`"usage":
+	// {"include": true}`) and reads the charge it reports, `usage.cost`
+	// in the final stream event, into Response.CostUSD.
+	ReportCost bool
 }
 
 // Provider talks to a chat-completions endpoint. Safe for concurrent use.
@@ -52,6 +56,7 @@ type Provider struct {
 	key    string
 	model  string
 	cache  bool
+	cost   bool
 }
 
 // New returns a provider for cfg.
@@ -66,11 +71,15 @@ func New(cfg Config) *Provider {
 	if kind == "" {
 		kind = "openai"
 	}
-	return &Provider{client: sdk.NewClientWithConfig(c), kind: kind, key: cfg.APIKey, model: cfg.Model, cache: cfg.CacheControl}
+	return &Provider{client: sdk.NewClientWithConfig(c), kind: kind, key: cfg.APIKey, model: cfg.Model, cache: cfg.CacheControl, cost: cfg.ReportCost}
 }
 
 // Name implements model.Provider.
 func (p *Provider) Name() string { return p.kind }
+
+// ReportsCost implements model.CostReporter: true for OpenRouter, whose
+// usage accounting reports each call's charge.
+func (p *Provider) ReportsCost() bool { return p.cost }
 
 // Complete implements model.Provider: one streamed chat completion.
 func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -80,8 +89,17 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 	}
 	var cap wire.Captured
 	cctx := wire.CaptureContext(ctx, &cap)
+	extra := map[string]json.RawMessage{}
 	if p.cache && strings.HasPrefix(creq.Model, "anthropic/") {
-		cctx = wire.WithExtraFields(cctx, map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)})
+		extra["cache_control"] = json.RawMessage(`{"type":"ephemeral"}`)
+	}
+	var reported wire.ReportedCost
+	if p.cost {
+		extra["usage"] = json.RawMessage(`{"include":true}`)
+		cctx = wire.TapReportedCost(cctx, &reported)
+	}
+	if len(extra) > 0 {
+		cctx = wire.WithExtraFields(cctx, extra)
 	}
 	stream, err := p.client.CreateChatCompletionStream(cctx, creq)
 	if err != nil {
@@ -182,6 +200,9 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 			OutputTokens:    int64(usage.CompletionTokens),
 			CacheReadTokens: cached,
 		}
+	}
+	if usd, ok := reported.USD(); ok {
+		resp.CostUSD = &usd
 	}
 	return resp, nil
 }

@@ -34,6 +34,10 @@ type Turn struct {
 	// Provider and Model say who answered when the turn was recorded.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// CostUSD is the charge the provider reported for the turn when it
+	// was recorded (OpenRouter's usage.cost); replay reports it again, so
+	// a replayed run is charged what the recorded one was.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // Call is one recorded tool call. ID is optional: replay synthesizes one.

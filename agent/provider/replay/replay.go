@@ -64,6 +64,7 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 		StopReason: t.StopReason,
 		Provider:   Name,
 		Model:      model.ReplayModel,
+		CostUSD:    t.CostUSD,
 	}
 	if resp.StopReason == "" {
 		resp.StopReason = "end_turn"

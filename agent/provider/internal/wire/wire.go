@@ -206,6 +206,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.Status = resp.StatusCode
 		c.Header = resp.Header.Clone()
 	}
+	if r, ok := req.Context().Value(costKey{}).(*ReportedCost); ok && resp != nil && resp.StatusCode == http.StatusOK && resp.Body != nil {
+		resp.Body = &costTap{body: resp.Body, r: r}
+	}
 	return resp, err
 }
 
