@@ -41,20 +41,29 @@ var toolInputs = map[string][]string{
 // toolInputs), and for every check the protect files and the contract file.
 // Changes to the code under test are the point and are not reported.
 func TouchedInputs(v contract.Verify, changes []workspace.Change, contractPath string) []string {
+	warnings, _ := touchedInputs(v, changes, contractPath)
+	return warnings
+}
+
+// touchedInputs is TouchedInputs and the set of paths it reported.
+func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath string) ([]string, map[string]bool) {
+	reported := map[string]bool{}
 	touched := map[string]bool{}
 	for _, p := range changedPaths(changes) {
 		touched[path.Clean(p)] = true
 	}
 	if len(touched) == 0 {
-		return nil
+		return nil, reported
 	}
 	var warnings []string
 	if contractPath != "" && touched[path.Clean(contractPath)] {
 		warnings = append(warnings, fmt.Sprintf("the change set modifies the task contract %s", contractPath))
+		reported[path.Clean(contractPath)] = true
 	}
 	for _, pat := range v.Protect {
 		for _, p := range matching(touched, []string{strings.TrimPrefix(pat, "./"), strings.TrimSuffix(strings.TrimPrefix(pat, "./"), "/") + "/**"}) {
 			warnings = append(warnings, fmt.Sprintf("the change set modifies protected file %s", p))
+			reported[p] = true
 		}
 	}
 	for i, c := range v.Checks {
@@ -67,6 +76,7 @@ func TouchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 		report := func(p, why string) {
 			if !seen[p] {
 				seen[p] = true
+				reported[p] = true
 				warnings = append(warnings, fmt.Sprintf("check %s: the change set modifies %s, %s", name, p, why))
 			}
 		}
@@ -87,7 +97,7 @@ func TouchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 			}
 		}
 	}
-	return warnings
+	return warnings, reported
 }
 
 // argPaths returns the workspace-relative paths an argument could name.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
@@ -49,16 +50,22 @@ func Run(ctx context.Context, sb contain.Sandbox, root string, changes []workspa
 // workspace with the change set staged on top. Every check runs even after
 // one fails, so the report carries every failure's locations.
 //
+// Evidence is per test where the runner reports it: `go test` argv gets
+// -json, a check naming `report: junit:PATH` or `tap` is read through that
+// report; any other check is "exit code only". A green run with per-test
+// evidence fails when no test ran.
+//
 // With red_green, every check first runs on the unchanged tree (no
 // changes) and must fail there; one that passes is reported as proving
-// nothing (Report.Proves false, and a warning). Report.Passed is true only
-// when every check passed on the change set; a run is verified only when
-// Report.Verified() (Passed and Proves).
+// nothing (Report.Proves false, and a warning). With per-test evidence the
+// green run must also show every test that failed before as run and
+// passed, and every test that ran before as run again. Report.Passed is
+// true only when every check passed on the change set; a run is verified
+// only when Report.Verified() (Passed and Proves).
 //
-// Changes that touch what a check runs (its program, files named in its
-// arguments, the protect files, the contract, build files the tool reads)
-// are reported in Report.Warnings. An error means the checks could not be
-// run (sandbox failure, cancellation); the report holds what ran so far.
+// Changes that touch a check's own inputs (see TouchedChecks) are listed
+// in Report.TouchesChecks. An error means the checks could not be run
+// (sandbox failure, cancellation); the report holds what ran so far.
 func RunWith(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Verify.Checks) == 0 {
 		return nil, ErrNoChecks
@@ -72,26 +79,31 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Proves: true}
-	rep.Warnings = append(rep.Warnings, TouchedInputs(o.Verify, o.Changes, o.ContractPath)...)
+	rep.TouchesChecks = TouchedChecks(o.Verify, o.Changes, o.ContractPath, o.Root)
 	changed := changedPaths(o.Changes)
+	red := map[int]*testRun{}
 	if o.Verify.RedGreen {
 		for i, c := range o.Verify.Checks {
-			res, err := runCheck(ctx, o, c, checkName(c, i), PhaseRed, nil, nil)
+			res, tests, err := runCheck(ctx, o, c, checkName(c, i), PhaseRed, nil, nil)
 			if err != nil {
 				return rep, err
 			}
+			red[i] = tests
 			rep.Checks = append(rep.Checks, res)
-			if res.Passed {
+			switch {
+			case res.Passed:
 				rep.Proves = false
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("check %s passed before the change: it proves nothing", res.Name))
-			} else if res.CapHit != "" || res.Signal != "" {
+			case res.CapHit != "" || res.Signal != "":
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("check %s failed before the change only by %s: weak evidence", res.Name, cause(res)))
+			case res.Evidence != EvidenceExitCode && (tests == nil || len(tests.with(StatusFail)) == 0):
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("check %s failed before the change without a failing test (a build or setup failure): the tests it fixes cannot be named", res.Name))
 			}
 		}
 	}
 	rep.Passed = true
 	for i, c := range o.Verify.Checks {
-		res, err := runCheck(ctx, o, c, checkName(c, i), PhaseGreen, o.Changes, changed)
+		res, _, err := runCheck(ctx, o, c, checkName(c, i), PhaseGreen, o.Changes, changed, red[i])
 		if err != nil {
 			rep.Passed = false
 			return rep, err
@@ -119,30 +131,70 @@ func (r *Report) Failures() []CheckResult {
 	return out
 }
 
-func runCheck(ctx context.Context, o Options, c contract.Check, name, phase string, changes []workspace.Change, changed []string) (CheckResult, error) {
+// plan is how a check is run and read.
+type plan struct {
+	argv     []string
+	shell    string
+	evidence string
+	pattern  string // junit report path or glob
+	nonce    string // marks the junit report in the output
+}
+
+// planCheck decides a check's evidence and the command that yields it.
+func planCheck(c contract.Check) plan {
+	p := plan{argv: append([]string(nil), c.Run...), shell: c.Shell, evidence: EvidenceExitCode}
+	switch {
+	case c.Report == "tap":
+		p.evidence = EvidenceTAP
+	case strings.HasPrefix(c.Report, "junit:"):
+		p.evidence, p.pattern = EvidenceJUnit, strings.TrimPrefix(c.Report, "junit:")
+		p.argv, p.nonce = withReport(p.argv, p.shell, p.pattern)
+		p.shell = ""
+	case c.Report == "" && isGoTest(c.Run):
+		if argv, ok := goTestJSON(p.argv); ok {
+			p.argv, p.evidence = argv, EvidenceGoTest
+		}
+	}
+	return p
+}
+
+// runCheck runs one check and returns its result and per-test results
+// (nil for exit code only or when unreadable); red is the same check's
+// red-phase results when this is a green run under red/green.
+func runCheck(ctx context.Context, o Options, c contract.Check, name, phase string, changes []workspace.Change, changed []string, red ...*testRun) (CheckResult, *testRun, error) {
 	if err := ctx.Err(); err != nil {
-		return CheckResult{}, fmt.Errorf("verify %s (%s): %w", name, phase, err)
+		return CheckResult{}, nil, fmt.Errorf("verify %s (%s): %w", name, phase, err)
 	}
 	limit := o.OutputLimit
 	if limit <= 0 {
 		limit = DefaultOutputLimit
 	}
+	p := planCheck(c)
+	capture := limit
+	if p.evidence == EvidenceGoTest || p.evidence == EvidenceJUnit {
+		capture = 4 * limit // JSON events and reports are wordier than the text they carry
+	}
 	req := &contain.Request{
-		Argv:        append([]string(nil), c.Run...),
-		Shell:       c.Shell,
+		Argv:        p.argv,
+		Shell:       p.shell,
 		Root:        o.Root,
 		Changes:     changes,
 		Network:     c.Network,
 		Timeout:     c.Timeout,
-		OutputLimit: limit,
+		OutputLimit: capture,
 	}
 	res, err := o.Sandbox.Exec(ctx, req)
 	if err != nil {
-		return CheckResult{}, fmt.Errorf("verify %s (%s): run in sandbox: %w", name, phase, err)
+		return CheckResult{}, nil, fmt.Errorf("verify %s (%s): run in sandbox: %w", name, phase, err)
 	}
-	out := res.Output
-	if int64(len(out)) > limit {
-		out = out[:limit] // a sandbox that ignored the cap
+	raw := res.Output
+	truncated := res.Truncated || int64(len(raw)) > capture
+	if int64(len(raw)) > capture {
+		raw = raw[:capture] // a sandbox that ignored the cap
+	}
+	text, tests, unreadable := readEvidence(p, string(raw))
+	if int64(len(text)) > limit {
+		text, truncated = text[:limit], true
 	}
 	cr := CheckResult{
 		Name:      name,
@@ -151,18 +203,60 @@ func runCheck(ctx context.Context, o Options, c contract.Check, name, phase stri
 		Signal:    res.Signal,
 		CapHit:    res.CapHit,
 		Duration:  res.Duration,
-		Output:    string(out),
-		Locations: Parse(string(out), ParseOptions{Root: o.Root, Changed: changed}),
+		Output:    text,
+		Locations: Parse(text, ParseOptions{Root: o.Root, Changed: changed}),
 		Backend:   res.Backend,
 		Phase:     phase,
+		Evidence:  p.evidence,
+		Tests:     tests.summary(),
 	}
-	if res.Truncated || int64(len(res.Output)) > limit {
+	if truncated {
 		cr.Output += "\n[output truncated]"
+	}
+	if phase == PhaseGreen && p.evidence != EvidenceExitCode {
+		var before *testRun
+		if len(red) > 0 {
+			before = red[0]
+		}
+		var fixed []string
+		cr.Problems, fixed = judge(before, tests)
+		if tests == nil && unreadable != "" {
+			cr.Problems = []string{unreadable}
+		}
+		cr.Fixed, cr.FixedMore = clip(fixed)
+		if len(cr.Problems) > 0 {
+			cr.Passed = false
+		}
 	}
 	if o.OnCheck != nil {
 		o.OnCheck(cr)
 	}
-	return cr, nil
+	return cr, tests, nil
+}
+
+// readEvidence turns a check's raw output into the text a person reads
+// and its per-test results (nil, with the reason, when they cannot be
+// read; nil and "" for exit code only).
+func readEvidence(p plan, raw string) (text string, tests *testRun, unreadable string) {
+	switch p.evidence {
+	case EvidenceGoTest:
+		tests, text = parseGoTest(raw)
+		if tests == nil {
+			unreadable = "go test printed no test2json events"
+		}
+		return text, tests, unreadable
+	case EvidenceJUnit:
+		text, files, complete := splitReport(raw, p.nonce)
+		tests, unreadable = readJUnit(files, complete, p.pattern)
+		return text, tests, unreadable
+	case EvidenceTAP:
+		tests, err := parseTAP(raw)
+		if err != nil {
+			return raw, nil, err.Error()
+		}
+		return raw, tests, ""
+	}
+	return raw, nil, ""
 }
 
 func checkName(c contract.Check, i int) string {

@@ -13,9 +13,18 @@ type Report struct {
 	// Proves is false when red/green was asked and some check already
 	// passed before the change (so it proves nothing).
 	Proves bool `json:"proves"`
-	// Warnings: a check whose command or inputs the change set touched, etc.
+	// Warnings: weak red-phase evidence and the like.
 	Warnings []string `json:"warnings,omitempty"`
+	// TouchesChecks says why the change touches its own checks (test files,
+	// files that change what a check runs or how, package-init code, the
+	// contract or its protect files). Such a change is never applied
+	// automatically: it waits for a human, however the checks ended.
+	TouchesChecks []string `json:"touches_checks,omitempty"`
 }
+
+// NeedsHuman reports whether the change must wait for a person's review
+// before it is applied: it touches its own checks.
+func (r *Report) NeedsHuman() bool { return r != nil && len(r.TouchesChecks) > 0 }
 
 // CheckResult is one check's outcome.
 type CheckResult struct {
@@ -30,6 +39,20 @@ type CheckResult struct {
 	Backend   string        `json:"backend,omitempty"`
 	// Phase is "red" for the run on the unchanged tree, "green" otherwise.
 	Phase string `json:"phase"`
+	// Evidence is where the verdict comes from: per-test results (go test
+	// -json, junit, tap) or "exit code only".
+	Evidence string `json:"evidence"`
+	// Tests summarises the per-test results; nil for exit code only or
+	// when they could not be read.
+	Tests *TestSummary `json:"tests,omitempty"`
+	// Fixed (green phase under red/green) names the tests that failed
+	// before the change and pass after it; FixedMore counts those left off.
+	Fixed     []string `json:"fixed,omitempty"`
+	FixedMore int      `json:"fixed_more,omitempty"`
+	// Problems say why a green run that exited as expected still fails on
+	// its per-test evidence ("TestMean (example.com/stats) did not run in
+	// the green phase", "no test ran").
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Location is a file position found in a check's output.

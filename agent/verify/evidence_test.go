@@ -1,0 +1,273 @@
+package verify
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+)
+
+// goRed is real `go test -json` output (go1.26) of a package whose
+// TestMean fails, TestSum passes and TestSkip skips.
+const goRed = `{"Action":"start","Package":"example.com/stats"}
+{"Action":"run","Package":"example.com/stats","Test":"TestMean"}
+{"Action":"output","Package":"example.com/stats","Test":"TestMean","Output":"=== RUN   TestMean\n"}
+{"Action":"output","Package":"example.com/stats","Test":"TestMean","Output":"    s_test.go:5: want 2\n"}
+{"Action":"output","Package":"example.com/stats","Test":"TestMean","Output":"--- FAIL: TestMean (0.00s)\n"}
+{"Action":"fail","Package":"example.com/stats","Test":"TestMean","Elapsed":0}
+{"Action":"run","Package":"example.com/stats","Test":"TestSum"}
+{"Action":"pass","Package":"example.com/stats","Test":"TestSum","Elapsed":0}
+{"Action":"run","Package":"example.com/stats","Test":"TestSkip"}
+{"Action":"skip","Package":"example.com/stats","Test":"TestSkip","Elapsed":0}
+{"Action":"output","Package":"example.com/stats","Output":"FAIL\texample.com/stats\t0.003s\n"}
+{"Action":"fail","Package":"example.com/stats","Elapsed":0.004}
+`
+
+func goGreen(results ...string) string {
+	var b strings.Builder
+	b.WriteString(`{"Action":"start","Package":"example.com/stats"}` + "\n")
+	for i := 0; i+1 < len(results); i += 2 {
+		b.WriteString(`{"Action":"` + results[i+1] + `","Package":"example.com/stats","Test":"` + results[i] + `"}` + "\n")
+	}
+	b.WriteString(`{"Action":"output","Package":"example.com/stats","Output":"ok  \texample.com/stats\t0.003s\n"}` + "\n")
+	b.WriteString(`{"Action":"pass","Package":"example.com/stats","Elapsed":0.004}` + "\n")
+	return b.String()
+}
+
+func TestGoTestJSONArgv(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want []string
+		json bool
+	}{
+		{[]string{"go", "test", "./..."}, []string{"go", "test", "-json", "./..."}, true},
+		{[]string{"/usr/local/go/bin/go", "test", "-run", "X", "."}, []string{"/usr/local/go/bin/go", "test", "-json", "-run", "X", "."}, true},
+		{[]string{"go", "test", "-json", "./..."}, []string{"go", "test", "-json", "./..."}, true},
+		{[]string{"go", "test", "-json=false", "./..."}, []string{"go", "test", "-json=false", "./..."}, false},
+		{[]string{"go", "test", ".", "-args", "-json=false"}, []string{"go", "test", "-json", ".", "-args", "-json=false"}, true},
+	}
+	for _, tt := range tests {
+		got, ok := goTestJSON(tt.in)
+		if diff := cmp.Diff(got, tt.want); diff != "" || ok != tt.json {
+			t.Errorf("goTestJSON(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.json)
+		}
+	}
+	if isGoTest([]string{"go", "vet"}) || isGoTest([]string{"gotest"}) || !isGoTest([]string{"/x/go", "test"}) {
+		t.Error("isGoTest misjudges")
+	}
+}
+
+func TestParseGoTestKeepsTheTextAndTheResults(t *testing.T) {
+	run, text := parseGoTest("# example.com/stats\nstats.go:3:1: syntax error\n" + goRed)
+	if run == nil {
+		t.Fatal("no results")
+	}
+	want := map[string]Status{"TestMean (example.com/stats)": StatusFail, "TestSum (example.com/stats)": StatusPass, "TestSkip (example.com/stats)": StatusSkip}
+	if diff := cmp.Diff(run.status, want); diff != "" {
+		t.Errorf("results (-got +want):\n%s", diff)
+	}
+	if !strings.Contains(text, "stats.go:3:1: syntax error\n") || !strings.Contains(text, "    s_test.go:5: want 2\n--- FAIL: TestMean") {
+		t.Errorf("text:\n%s", text)
+	}
+	if run, _ := parseGoTest("not json at all\n"); run != nil {
+		t.Error("results from output without events")
+	}
+}
+
+func TestJudge(t *testing.T) {
+	red, _ := parseGoTest(goRed)
+	tests := []struct {
+		name         string
+		green        string
+		red          *testRun
+		wantProblems []string
+		wantFixed    []string
+	}{
+		{"honest fix", goGreen("TestMean", "pass", "TestSum", "pass", "TestSkip", "skip"), red, nil, []string{"TestMean (example.com/stats)"}},
+		{"failing test deleted or renamed", goGreen("TestSum", "pass", "TestMeanOld", "pass"), red,
+			[]string{"TestMean (example.com/stats) did not run in the green phase"}, nil},
+		{"failing test skipped", goGreen("TestMean", "skip", "TestSum", "pass"), red,
+			[]string{"TestMean (example.com/stats) was skipped in the green phase"}, nil},
+		{"passing test dropped", goGreen("TestMean", "pass"), red,
+			[]string{"TestSum (example.com/stats) did not run in the green phase"}, []string{"TestMean (example.com/stats)"}},
+		{"no test ran (TestMain exits 0)", goGreen(), red, []string{
+			"no test ran in the green phase (2 ran before the change)",
+			"TestMean (example.com/stats) did not run in the green phase",
+			"TestSum (example.com/stats) did not run in the green phase",
+		}, nil},
+		{"zero tests without red/green", goGreen(), nil, []string{"no test ran"}, nil},
+		{"still failing", goGreen("TestMean", "fail", "TestSum", "pass"), red, []string{"TestMean (example.com/stats) still fails"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			green, _ := parseGoTest(tt.green)
+			problems, fixed := judge(tt.red, green)
+			if diff := cmp.Diff(problems, tt.wantProblems); diff != "" {
+				t.Errorf("problems (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(fixed, tt.wantFixed); diff != "" {
+				t.Errorf("fixed (-got +want):\n%s", diff)
+			}
+		})
+	}
+	if p, _ := judge(red, nil); len(p) != 1 {
+		t.Errorf("unreadable green results: %v", p)
+	}
+}
+
+// TestRunJudgesPerTest runs a go test check through RunWith with a
+// scripted sandbox: the argv gets -json, the green phase fails when the
+// test that failed before did not run, and passes with the fix.
+func TestRunJudgesPerTest(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		green      string
+		wantPassed bool
+	}{
+		{"fixed", goGreen("TestMean", "pass", "TestSum", "pass"), true},
+		{"TestMean gone", goGreen("TestSum", "pass"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sb := &scriptedSandbox{answer: func(req *contain.Request) (*contain.Result, error) {
+				if req.Changes == nil {
+					return &contain.Result{ExitCode: 1, Output: []byte(goRed)}, nil
+				}
+				return &contain.Result{Output: []byte(tt.green)}, nil
+			}}
+			v := contract.Verify{RedGreen: true, Checks: []contract.Check{{Name: "unit", Run: []string{"go", "test", "./..."}}}}
+			rep, err := Run(context.Background(), sb, "/ws", fix, v, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sb.reqs[0].Argv; strings.Join(got, " ") != "go test -json ./..." {
+				t.Errorf("argv %q", got)
+			}
+			g := rep.Checks[1]
+			if rep.Passed != tt.wantPassed || g.Passed != tt.wantPassed || g.Evidence != EvidenceGoTest {
+				t.Errorf("passed %v, green %+v", rep.Passed, g)
+			}
+			if tt.wantPassed && (len(g.Fixed) != 1 || g.Tests == nil || g.Tests.Ran != 2) {
+				t.Errorf("evidence of the fix: fixed %v, tests %+v", g.Fixed, g.Tests)
+			}
+			if !tt.wantPassed && !strings.Contains(strings.Join(g.Problems, "\n"), "TestMean (example.com/stats) did not run in the green phase") {
+				t.Errorf("problems %v", g.Problems)
+			}
+			if red := rep.Checks[0]; red.Tests == nil || len(red.Tests.Failed) != 1 || red.Output == goRed {
+				t.Errorf("red summary %+v; output should be the events' text", red.Tests)
+			}
+		})
+	}
+}
+
+const pytestJUnit = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="1" skipped="1" tests="3" time="0.02" timestamp="2026-11-30T15:00:00" hostname="h"><testcase classname="test_mean" name="test_mean" time="0.001"><failure message="assert 1.5 == 2">def test_mean():
+&gt;       assert mean([1, 2, 3]) == 2
+E       assert 1.5 == 2</failure></testcase><testcase classname="test_sum" name="test_sum" time="0.000" /><testcase classname="test_sum" name="test_later" time="0.000"><skipped type="pytest.skip" message="later">test_sum.py:5: later</skipped></testcase></testsuite></testsuites>`
+
+// surefire writes one file per class with a <testsuite> root.
+const surefireJUnit = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" name="com.example.StatsTest" time="0.03" tests="2" errors="1" skipped="0" failures="0">
+  <properties><property name="java.version" value="21"/></properties>
+  <testcase name="mean" classname="com.example.StatsTest" time="0.01"><error message="boom" type="java.lang.IllegalStateException">trace</error></testcase>
+  <testcase name="sum" classname="com.example.StatsTest" time="0"/>
+</testsuite>`
+
+func TestParseJUnit(t *testing.T) {
+	run := newTestRun()
+	if err := parseJUnit(run, pytestJUnit); err != nil {
+		t.Fatal(err)
+	}
+	if err := parseJUnit(run, surefireJUnit); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Status{
+		"test_mean.test_mean": StatusFail, "test_sum.test_sum": StatusPass, "test_sum.test_later": StatusSkip,
+		"com.example.StatsTest.mean": StatusFail, "com.example.StatsTest.sum": StatusPass,
+	}
+	if diff := cmp.Diff(run.status, want); diff != "" {
+		t.Errorf("results (-got +want):\n%s", diff)
+	}
+	for _, bad := range []string{"<testsuite><testcase name='x'>", "not xml", "<html></html>"} {
+		if err := parseJUnit(newTestRun(), bad); err == nil {
+			t.Errorf("parseJUnit(%q): no error", bad)
+		}
+	}
+}
+
+func TestReportTravelsOnTheOutput(t *testing.T) {
+	argv, nonce := withReport([]string{"pytest", "--junitxml=r.xml"}, "", "r.xml")
+	if argv[0] != "/bin/sh" || argv[4] != nonce || argv[5] != "r.xml" || argv[6] != "argv" || argv[7] != "pytest" {
+		t.Fatalf("wrapped argv %q", argv)
+	}
+	if _, other := withReport(nil, "make test", "r.xml"); other == nonce {
+		t.Error("two runs share a nonce")
+	}
+	out := "collected 3 items\nF..\n\n" + nonce + " file r.xml\n" + pytestJUnit + "\n" + nonce + " end\n"
+	text, files, complete := splitReport(out, nonce)
+	if text != "collected 3 items\nF..\n" || !complete || files["r.xml"] != pytestJUnit {
+		t.Errorf("split: text %q complete %v files %v", text, complete, files)
+	}
+	if _, _, complete := splitReport(out[:len(out)-20], nonce); complete {
+		t.Error("a cut report counts as complete")
+	}
+	if run, why := readJUnit(map[string]string{}, true, "r.xml"); run != nil || why != "it wrote no JUnit report at r.xml" {
+		t.Errorf("no report: %v %q", run, why)
+	}
+}
+
+// nodeTAP is node 20's `node --test --test-reporter=tap` output shape.
+const nodeTAP = `TAP version 13
+# Subtest: stats
+    # Subtest: mean
+    not ok 1 - mean
+      ---
+      duration_ms: 0.7
+      failureType: 'testCodeFailure'
+      ...
+    # Subtest: sum
+    ok 2 - sum
+      ---
+      duration_ms: 0.1
+      ...
+    # Subtest: later
+    ok 3 - later # SKIP not yet
+    1..3
+not ok 1 - stats
+  ---
+  duration_ms: 2.1
+  ...
+1..1
+# tests 3
+# pass 1
+# fail 1
+`
+
+func TestParseTAP(t *testing.T) {
+	run, err := parseTAP(nodeTAP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Status{"stats > mean": StatusFail, "stats > sum": StatusPass, "stats > later": StatusSkip, "stats": StatusFail}
+	if diff := cmp.Diff(run.status, want); diff != "" {
+		t.Errorf("results (-got +want):\n%s", diff)
+	}
+	plain, err := parseTAP("1..3\nok 1 - a\nnot ok 2 b # TODO later\nok 3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(plain.status, map[string]Status{"a": StatusPass, "b": StatusSkip, "test 3": StatusPass}); diff != "" {
+		t.Errorf("plain TAP (-got +want):\n%s", diff)
+	}
+	for in, msg := range map[string]string{
+		"1..3\nok 1 - a\n":            "tap: the plan promises 3 tests, 1 reported",
+		"ok 1 - a\nBail out! no db\n": "tap: Bail out! no db",
+		"PASS everything\n":           "tap: no test results in the output",
+	} {
+		if _, err := parseTAP(in); err == nil || err.Error() != msg {
+			t.Errorf("parseTAP(%q) = %v, want %q", in, err, msg)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// testFiles are test code and test data of the common ecosystems: a change
+// to them changes what the checks assert.
+var testFiles = []string{
+	"**/*_test.go", "**/testdata/**",
+	"**/test_*.py", "**/*_test.py", "**/conftest.py",
+	"**/*.test.*", "**/*.spec.*", "**/__tests__/**",
+	"tests/**", "**/tests/**", "test/**", "**/test/**", "spec/**", "**/spec/**",
+	"src/test/**", "**/src/test/**",
+}
+
+// checkConfig are files that change what any check runs or how, whatever
+// program it names: Go's module and workspace files, the Python test
+// runners' settings, npm scripts, Cargo's manifest and build scripts,
+// interpreter start-up hooks.
+var checkConfig = []string{
+	"go.mod", "**/go.mod", "go.work", "go.work.sum",
+	"pytest.ini", "**/pytest.ini", "tox.ini", "noxfile.py", "**/sitecustomize.py", "**/usercustomize.py",
+	"package.json", "**/package.json", ".npmrc", ".mocharc*", "jest.config.*", "vitest.config.*", "vite.config.*",
+	"Cargo.toml", "**/Cargo.toml", "**/build.rs", ".cargo/config", ".cargo/config.toml",
+	"pom.xml", "**/pom.xml", "build.gradle*", "**/build.gradle*", "settings.gradle*",
+}
+
+// testSettingsFiles carry test settings among other things: a change
+// counts only when it touches a test section (see testSections).
+var testSettingsFiles = []string{"pyproject.toml", "**/pyproject.toml", "setup.cfg", "**/setup.cfg"}
+
+// TouchedChecks returns why the change set touches its own checks, one
+// reason a line, sorted and without duplicates; nil when it does not.
+// Reasons: it adds, edits, deletes or renames test files; it changes files
+// that change what a check runs or how (see checkConfig, the build files
+// of the program a check names, files named in a check's command, test
+// sections of pyproject.toml and setup.cfg); it adds or changes code that
+// runs when a package loads (Go init functions, TestMain, package-level
+// variables initialised by a call; Python statements that run on import);
+// it modifies the contract or its protect files. root is the workspace
+// directory the changes are based on (for the files' old contents).
+func TouchedChecks(v contract.Verify, changes []workspace.Change, contractPath, root string) []string {
+	reasons := map[string]bool{}
+	inputs, reported := touchedInputs(v, changes, contractPath)
+	for _, w := range inputs {
+		reasons[w] = true
+	}
+	for _, c := range changes {
+		for _, p := range []string{c.Path, c.From} {
+			if p == "" || reported[path.Clean(p)] {
+				continue
+			}
+			p = path.Clean(p)
+			switch {
+			case matchAny(p, testFiles):
+				reasons[fmt.Sprintf("%s %s, a test file", verb(c, p), p)] = true
+			case matchAny(p, checkConfig):
+				reasons[fmt.Sprintf("%s %s, which changes what the checks run or how", verb(c, p), p)] = true
+			case matchAny(p, testSettingsFiles):
+				if sections := testSections(oldContent(root, c, p), newContent(c, p)); sections != "" {
+					reasons[fmt.Sprintf("changes the test settings (%s) of %s", sections, p)] = true
+				}
+			}
+		}
+		if c.Op == workspace.OpDelete {
+			continue
+		}
+		old := oldContent(root, c, c.Path)
+		switch {
+		case strings.HasSuffix(c.Path, ".go"):
+			for _, r := range goInitCode(c.Path, old, c.Content) {
+				reasons[r] = true
+			}
+		case strings.HasSuffix(c.Path, ".py"):
+			for _, r := range pyImportCode(c.Path, old, c.Content) {
+				reasons[r] = true
+			}
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(reasons))
+	for r := range reasons {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func verb(c workspace.Change, p string) string {
+	switch {
+	case c.From != "" && p == path.Clean(c.From):
+		return "renames away"
+	case c.From != "":
+		return "renames to"
+	case c.Op == workspace.OpDelete:
+		return "deletes"
+	case c.Op == workspace.OpCreate:
+		return "adds"
+	}
+	return "edits"
+}
+
+func matchAny(p string, globs []string) bool {
+	return len(matching(map[string]bool{p: true}, globs)) > 0
+}
+
+// oldContent is the workspace's content of p before the change (the
+// rename source for the new name of a renamed file); nil when absent.
+func oldContent(root string, c workspace.Change, p string) []byte {
+	if root == "" {
+		return nil
+	}
+	if c.From != "" && p == path.Clean(c.Path) {
+		p = path.Clean(c.From)
+	}
+	if path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func newContent(c workspace.Change, p string) []byte {
+	if c.Op == workspace.OpDelete || (c.From != "" && p == path.Clean(c.From)) {
+		return nil
+	}
+	return c.Content
+}
+
+// testSections names the test sections of a pyproject.toml or setup.cfg
+// that differ between old and new: TOML/INI sections whose header names
+// pytest, tox, nox, coverage or a test environment. "" when none differ.
+func testSections(old, new []byte) string {
+	a, b := sectionsOf(old), sectionsOf(new)
+	var diff []string
+	for name := range union(a, b) {
+		if isTestSection(name) && a[name] != b[name] {
+			diff = append(diff, "["+name+"]")
+		}
+	}
+	sort.Strings(diff)
+	return strings.Join(diff, ", ")
+}
+
+func sectionsOf(data []byte) map[string]string {
+	out := map[string]string{}
+	cur := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
+			cur = strings.Trim(t, "[] ")
+			continue
+		}
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, ";") {
+			continue
+		}
+		out[cur] += t + "\n"
+	}
+	return out
+}
+
+func union(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func isTestSection(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"pytest", "tox", "nox", "coverage", "testenv", "unittest", "hatch.envs"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
