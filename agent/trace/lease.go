@@ -32,7 +32,7 @@ func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration
 			return fmt.Errorf("read lease of %s: %w", id, err)
 		}
 		now := time.Now()
-		if cur != "" && cur != owner && now.UnixNano() < exp && holderAlive(cur) {
+		if cur != owner && !leaseFree(cur, exp, now) {
 			return fmt.Errorf("lease run %s (held by %s): %w", id, cur, ErrLeased)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE runs SET lease_owner = ?, lease_expiry = ? WHERE id = ?`, owner, now.Add(ttl).UnixNano(), id)
@@ -62,6 +62,71 @@ func (s *Store) Release(ctx context.Context, id, owner string) error {
 		return fmt.Errorf("release lease of %s: %w", id, err)
 	}
 	return nil
+}
+
+// leaseFree reports whether a lease held by owner until exp (Unix
+// nanoseconds) may be taken at now: nobody holds it, it expired, or its
+// holder is a process of this host that no longer exists. Acquire and
+// Interrupted both decide with it, so a run shown as interrupted is one
+// that resume can take.
+func leaseFree(owner string, exp int64, now time.Time) bool {
+	return owner == "" || now.UnixNano() >= exp || !holderAlive(owner)
+}
+
+// Outcomes as stored and as shown.
+const (
+	// OutcomeRunning is stored while a run is in flight.
+	OutcomeRunning = "running"
+	// OutcomeInterrupted is shown, never stored, for a run stored as
+	// running that nothing drives any more: its process was killed, or it
+	// stopped on a storage failure. Resume continues it from its last
+	// committed step.
+	OutcomeInterrupted = "interrupted"
+)
+
+// Interrupted reports whether the run is stored as running but its tree's
+// lease is free (see leaseFree): no live process drives it.
+func (r *RunRow) Interrupted(now time.Time) bool {
+	if r.Outcome != OutcomeRunning {
+		return false
+	}
+	var exp int64
+	if !r.LeaseExpiry.IsZero() {
+		exp = r.LeaseExpiry.UnixNano()
+	}
+	return leaseFree(r.LeaseOwner, exp, now)
+}
+
+// Shown is the outcome to show for the run at now: OutcomeInterrupted for
+// an interrupted run, else the stored outcome.
+func (r *RunRow) Shown(now time.Time) string {
+	if r.Interrupted(now) {
+		return OutcomeInterrupted
+	}
+	return r.Outcome
+}
+
+// LeaseTTLEnv names the environment variable that overrides the lease
+// duration (a Go duration, e.g. "2s"): how long a run whose process died
+// on another host, or hangs, stays "running" before it shows as
+// interrupted and can be resumed. For tests and shared state directories.
+const LeaseTTLEnv = "IOH_LEASE_TTL"
+
+// DefaultLeaseTTL is the lease duration when LeaseTTLEnv is unset.
+const DefaultLeaseTTL = 30 * time.Second
+
+// LeaseTTL reads LeaseTTLEnv through getenv: DefaultLeaseTTL when unset,
+// an error for a value that is not a positive duration.
+func LeaseTTL(getenv func(string) string) (time.Duration, error) {
+	v := getenv(LeaseTTLEnv)
+	if v == "" {
+		return DefaultLeaseTTL, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive duration such as 30s", LeaseTTLEnv, v)
+	}
+	return d, nil
 }
 
 // holderAlive reports whether a lease holder may still be running: false

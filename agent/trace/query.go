@@ -9,16 +9,21 @@ import (
 	"time"
 )
 
-const runCols = `id, parent, root, goal, contract, outcome, summary, error, first_started, updated,
-	steps, input_tokens, output_tokens, cache_read, cache_write, cost_usd, state, changes`
+// runCols are read from runFrom: the run r and its tree's root l, whose
+// lease is the tree's.
+const runCols = `r.id, r.parent, r.root, r.goal, r.contract, r.outcome, r.summary, r.error, r.first_started, r.updated,
+	r.steps, r.input_tokens, r.output_tokens, r.cache_read, r.cache_write, r.cost_usd, r.state, r.changes,
+	COALESCE(l.lease_owner, r.lease_owner), COALESCE(l.lease_expiry, r.lease_expiry)`
+
+const runFrom = ` FROM runs r LEFT JOIN runs l ON l.id = r.root `
 
 func scanRun(sc interface{ Scan(...any) error }) (*RunRow, error) {
 	var r RunRow
 	var contract, state string
-	var first, updated int64
+	var first, updated, exp int64
 	err := sc.Scan(&r.ID, &r.Parent, &r.Root, &r.Goal, &contract, &r.Outcome, &r.Summary, &r.Error, &first, &updated,
 		&r.Totals.Steps, &r.Totals.InputTokens, &r.Totals.OutputTokens, &r.Totals.CacheReadTokens, &r.Totals.CacheWriteTokens,
-		&r.Totals.CostUSD, &state, &r.Changes)
+		&r.Totals.CostUSD, &state, &r.Changes, &r.LeaseOwner, &exp)
 	if err != nil {
 		return nil, err
 	}
@@ -26,12 +31,15 @@ func scanRun(sc interface{ Scan(...any) error }) (*RunRow, error) {
 	r.State = json.RawMessage(state)
 	r.FirstStarted = time.Unix(0, first)
 	r.Updated = time.Unix(0, updated)
+	if exp != 0 {
+		r.LeaseExpiry = time.Unix(0, exp)
+	}
 	return &r, nil
 }
 
 // Run returns one run.
 func (s *Store) Run(ctx context.Context, id string) (*RunRow, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+runFrom+`WHERE r.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
@@ -43,12 +51,12 @@ func (s *Store) Run(ctx context.Context, id string) (*RunRow, error) {
 
 // Runs lists every run, oldest first.
 func (s *Store) Runs(ctx context.Context) ([]*RunRow, error) {
-	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs ORDER BY first_started, id`)
+	return s.queryRuns(ctx, `SELECT `+runCols+runFrom+`ORDER BY r.first_started, r.id`)
 }
 
 // Tree lists the runs of the tree rooted at root (root included).
 func (s *Store) Tree(ctx context.Context, root string) ([]*RunRow, error) {
-	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE root = ? ORDER BY first_started, id`, root)
+	return s.queryRuns(ctx, `SELECT `+runCols+runFrom+`WHERE r.root = ? ORDER BY r.first_started, r.id`, root)
 }
 
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*RunRow, error) {

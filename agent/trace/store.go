@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
@@ -26,6 +26,9 @@ type Store struct {
 	db     *sql.DB
 	path   string
 	redact Redactor
+	// recovery is set when Open found the database corrupt and moved it
+	// aside (nil otherwise).
+	recovery *Recovery
 	// stmts are the hot-path statements, prepared once per store instead of
 	// parsing SQL on every step commit. database/sql prepares each once per
 	// pooled connection and reuses it inside a Tx (Tx.StmtContext).
@@ -89,11 +92,23 @@ type Options struct {
 	// commit is durable) or "NORMAL" (survives a process crash, may lose
 	// the last commits on power loss; for measurements and tests).
 	Synchronous string
+	// BusyTimeout is how long a statement waits for another process's
+	// lock before failing with SQLITE_BUSY (default 10s).
+	BusyTimeout time.Duration
 }
 
 // OpenWith is Open with options.
+//
+// Files: the state directory is created 0700 (with any parent it needs)
+// and the database and its -wal and -shm files are 0600 whatever the
+// umask, since the trace holds the conversation and code; an existing
+// database with wider modes is narrowed.
+//
+// A corrupt database (SQLITE_CORRUPT, SQLITE_NOTADB, or a quick_check that
+// finds damage) is moved aside with a timestamp and a fresh store is
+// started; Recovered says so. Busy, full, read-only or unreadable files are
+// never taken for corruption: they fail the open with a StorageError.
 func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
-	secrets := o.Secrets
 	sync := "FULL"
 	switch o.Synchronous {
 	case "", "FULL":
@@ -102,33 +117,104 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("open trace database: synchronous level %q (want FULL or NORMAL)", o.Synchronous)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create state directory: %w", err)
+	dir := filepath.Dir(path)
+	if err := makePrivateDir(dir); err != nil {
+		return nil, &StorageError{Dir: dir, Err: fmt.Errorf("create state directory: %w", err)}
 	}
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous("+sync+")")
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := openChecked(ctx, path, sync, o.BusyTimeout)
+	var rec *Recovery
+	if errors.Is(err, ErrCorrupt) {
+		if rec, err = moveAsideCorrupt(ctx, path, err, o.BusyTimeout); err == nil {
+			db, err = openChecked(ctx, path, sync, o.BusyTimeout)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open trace database %s: %w", path, err)
 	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open trace database %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path, redact: NewRedactor(secrets)}
+	s := &Store{db: db, path: path, redact: NewRedactor(o.Secrets), recovery: rec}
 	if err := s.prepare(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open trace database %s: %w", path, err)
+		return nil, fmt.Errorf("open trace database %s: %w", path, storageErr(dir, err))
 	}
 	return s, nil
 }
 
+// openChecked opens the database at path, checks it (ErrCorrupt when it
+// is damaged) and migrates it.
+func openChecked(ctx context.Context, path, sync string, busy time.Duration) (*sql.DB, error) {
+	dir := filepath.Dir(path)
+	if err := privateFiles(path); err != nil {
+		return nil, &StorageError{Dir: dir, Err: err}
+	}
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	q := url.Values{}
+	// busy_timeout first: the journal_mode change of a fresh database
+	// takes a lock that other processes opening it at once must wait for.
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, storageErr(dir, err)
+	}
+	if err := checkHealth(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		if classify(err) == classCorrupt {
+			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return nil, storageErr(dir, err)
+	}
+	return db, nil
+}
+
+// checkHealth runs SQLite's quick_check: ErrCorrupt when the file is not a
+// database or is damaged, a StorageError when it cannot be read.
+func checkHealth(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return checkErr(db, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return checkErr(db, err)
+		}
+		if line != "ok" && len(problems) < 3 {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return checkErr(db, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: quick_check: %s", ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func checkErr(db *sql.DB, err error) error {
+	if classify(err) == classCorrupt {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return fmt.Errorf("check database: %w", err)
+}
+
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
+
+// Recovered reports the corrupt database Open moved aside, nil when the
+// store opened as it was.
+func (s *Store) Recovered() *Recovery { return s.recovery }
 
 // Close closes the database.
 func (s *Store) Close() error {
@@ -168,6 +254,11 @@ type RunRow struct {
 	State json.RawMessage
 	// Changes is the change set as of the last step (workspace.Marshal).
 	Changes []byte
+	// LeaseOwner and LeaseExpiry are the lease of the run's tree (the root
+	// run's lease, for a sub-agent too). CreateRun takes them as the new
+	// run's lease, so a run is never seen unleased while it starts.
+	LeaseOwner  string
+	LeaseExpiry time.Time
 }
 
 // CreateRun inserts a new run with its run_started event.
@@ -177,10 +268,14 @@ func (s *Store) CreateRun(ctx context.Context, r *RunRow, events ...Event) error
 		if len(state) == 0 {
 			state = json.RawMessage("{}")
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, parent, root, goal, contract, outcome, first_started, updated, state)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		var exp int64
+		if r.LeaseOwner != "" {
+			exp = r.LeaseExpiry.UnixNano()
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, parent, root, goal, contract, outcome, first_started, updated, state, lease_owner, lease_expiry)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Parent, r.Root, s.redact.String(r.Goal), s.redact.String(string(r.Contract)), r.Outcome,
-			r.FirstStarted.UnixNano(), time.Now().UnixNano(), s.redact.String(string(state)))
+			r.FirstStarted.UnixNano(), time.Now().UnixNano(), s.redact.String(string(state)), r.LeaseOwner, exp)
 		if err != nil {
 			return fmt.Errorf("insert run %s: %w", r.ID, err)
 		}
@@ -291,17 +386,21 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []Event) er
 	return nil
 }
 
+// tx runs f in one write transaction. A failure of the storage (full,
+// I/O, busy, corrupt) comes back as a StorageError naming the state
+// directory; nothing of f is then committed.
 func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	dir := filepath.Dir(s.path)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return storageErr(dir, fmt.Errorf("begin transaction: %w", err))
 	}
 	if err := f(tx); err != nil {
 		tx.Rollback()
-		return err
+		return storageErr(dir, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit transaction: %w", err)
+		return storageErr(dir, fmt.Errorf("commit transaction: %w", err))
 	}
 	return nil
 }
