@@ -40,8 +40,10 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
 		ContractPath: a.contractRel(),
 		OnCheck: func(c verify.CheckResult) {
-			sc.add(a.event(trace.EventVerification, map[string]any{"check": c.Name, "phase": c.Phase, "passed": c.Passed,
-				"exit_code": c.ExitCode, "duration_ms": c.Duration.Milliseconds(), "locations": c.Locations, "backend": c.Backend}))
+			f := map[string]any{"check": c.Name, "phase": c.Phase, "passed": c.Passed,
+				"exit_code": c.ExitCode, "duration_ms": c.Duration.Milliseconds(), "locations": c.Locations, "backend": c.Backend}
+			addEvidence(f, c)
+			sc.add(a.event(trace.EventVerification, f))
 		},
 	})
 	if err != nil {
@@ -55,7 +57,11 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 	switch {
 	case rep.Passed && rep.Proves:
 		a.st.Phase = phaseProposal
-		return tools.Result{Content: fmt.Sprintf("verified: all %d checks passed", len(a.c.Verify.Checks))}, proposeNext, nil
+		msg := fmt.Sprintf("verified: all %d checks passed", len(a.c.Verify.Checks))
+		if rep.NeedsHuman() {
+			msg += "; the change touches its own checks, so it waits for a human review: " + strings.Join(rep.TouchesChecks, "; ")
+		}
+		return tools.Result{Content: msg}, proposeNext, nil
 	case rep.Passed:
 		return tools.Errorf("the checks pass, but they already passed before the change (red/green), so they prove nothing"),
 			&end{OutcomeVerificationFailed, errors.New("red/green: a check passes on the unchanged tree")}, nil
@@ -78,7 +84,14 @@ func (a *agentRun) propose(ctx context.Context) end {
 		return end{outcome: base}
 	}
 	p := &Proposal{Run: a.id, Goal: a.c.Goal, Summary: a.st.Summary, Changes: a.cs, Report: a.st.Report, Verified: base == OutcomeVerified}
-	ev := a.event(trace.EventProposal, map[string]any{"files": changedPaths(a.cs.Changes()), "verified": p.Verified, "summary": a.st.Summary})
+	pf := map[string]any{"files": changedPaths(a.cs.Changes()), "verified": p.Verified, "summary": a.st.Summary}
+	if r := a.st.Report; r != nil {
+		pf["evidence"] = r.Evidence()
+		if r.NeedsHuman() {
+			pf["touches_checks"] = r.TouchesChecks
+		}
+	}
+	ev := a.event(trace.EventProposal, pf)
 	ev.Step = a.totals.Steps
 	a.emit(ev)
 	d, err := a.h.opts.Approver.ApproveChange(ctx, p)
@@ -130,10 +143,32 @@ func orNone(s string) string {
 func verificationFields(rep *verify.Report) map[string]any {
 	checks := make([]map[string]any, 0, len(rep.Checks))
 	for _, c := range rep.Checks {
-		checks = append(checks, map[string]any{"name": c.Name, "phase": c.Phase, "passed": c.Passed, "exit_code": c.ExitCode,
-			"duration_ms": c.Duration.Milliseconds(), "locations": len(c.Locations), "backend": c.Backend})
+		f := map[string]any{"name": c.Name, "phase": c.Phase, "passed": c.Passed, "exit_code": c.ExitCode,
+			"duration_ms": c.Duration.Milliseconds(), "locations": len(c.Locations), "backend": c.Backend}
+		addEvidence(f, c)
+		checks = append(checks, f)
 	}
-	return map[string]any{"passed": rep.Passed, "proves": rep.Proves, "checks": checks, "warnings": rep.Warnings}
+	f := map[string]any{"passed": rep.Passed, "proves": rep.Proves, "checks": checks, "warnings": rep.Warnings}
+	if rep.NeedsHuman() {
+		f["touches_checks"] = rep.TouchesChecks
+	}
+	return f
+}
+
+// addEvidence adds a check run's evidence to its trace fields: where the
+// verdict comes from ("exit code only" said out loud), the per-test
+// summary, the tests it fixed and the problems that failed it.
+func addEvidence(f map[string]any, c verify.CheckResult) {
+	f["evidence"] = c.Evidence
+	if c.Tests != nil {
+		f["tests"] = c.Tests
+	}
+	if len(c.Fixed) > 0 {
+		f["fixed"] = c.Fixed
+	}
+	if len(c.Problems) > 0 {
+		f["problems"] = c.Problems
+	}
 }
 
 func failureText(rep *verify.Report) string {
@@ -143,6 +178,9 @@ func failureText(rep *verify.Report) string {
 			continue
 		}
 		fmt.Fprintf(&b, "check %q failed (exit %d%s)\n", c.Name, c.ExitCode, capNote(c))
+		for _, p := range c.Problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
 		for _, l := range c.Locations {
 			fmt.Fprintf(&b, "  %s:%d:%d: %s\n", l.Path, l.Line, l.Col, l.Message)
 		}

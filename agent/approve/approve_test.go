@@ -172,6 +172,27 @@ func TestAutoNeverDeferral(t *testing.T) {
 	}
 }
 
+// TestAutoHoldsAChangeThatTouchesItsChecks: a verified change whose
+// report says it touches its own checks is deferred with the reason; the
+// same change without that mark is applied.
+func TestAutoHoldsAChangeThatTouchesItsChecks(t *testing.T) {
+	marked := &agent.Proposal{Verified: true, Report: &verify.Report{Passed: true, Proves: true,
+		TouchesChecks: []string{"adds main_test.go, a test file"}}}
+	d, err := Auto{}.ApproveChange(context.Background(), marked)
+	if err != nil || d.Answer != agent.Defer || !strings.Contains(d.Reason, "waits for a human: adds main_test.go, a test file") {
+		t.Errorf("marked change: %+v, %v; want deferred with the reason", d, err)
+	}
+	clean := &agent.Proposal{Verified: true, Report: &verify.Report{Passed: true, Proves: true}}
+	if d, _ := (Auto{}).ApproveChange(context.Background(), clean); d.Answer != agent.AllowOnce {
+		t.Errorf("control: unmarked verified change = %s, want %s", d.Answer, agent.AllowOnce)
+	}
+	var out strings.Builder
+	WriteReport(&out, marked.Report, true)
+	if !strings.Contains(out.String(), "REVIEW CAREFULLY: the change touches its own checks:\n    adds main_test.go, a test file") {
+		t.Errorf("the terminal review does not show the mark:\n%s", out.String())
+	}
+}
+
 func TestForMode(t *testing.T) {
 	for mode, want := range map[string]string{"ask": "*approve.Terminal", "": "*approve.Terminal", "auto": "approve.Auto", "never": "approve.Never"} {
 		a, err := ForMode(mode, strings.NewReader(""), &strings.Builder{})

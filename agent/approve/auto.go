@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 )
@@ -28,13 +29,20 @@ func (a Auto) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Deci
 		req.Verdict.Act, req.Verdict.Target)}, nil
 }
 
-// ApproveChange applies a verified change; an unverified one is deferred
-// (left pending for `ioh-lsp approve`).
+// ApproveChange applies a verified change that leaves its own checks
+// alone. An unverified change, and one that touches its own checks (test
+// files, what a check runs or how, package-init code: see
+// verify.TouchedChecks), is deferred: it stays pending for a human
+// (`ioh-lsp approve`), the run ends awaiting_approval and `run` exits 4.
 func (Auto) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
-	if p.Verified {
-		return agent.Decision{Answer: agent.AllowOnce}, nil
+	if !p.Verified {
+		return agent.Decision{Answer: agent.Defer, Reason: "not verified: automatic approval applies only verified changes"}, nil
 	}
-	return agent.Decision{Answer: agent.Defer, Reason: "not verified: automatic approval applies only verified changes"}, nil
+	if p.Report.NeedsHuman() {
+		return agent.Decision{Answer: agent.Defer, Reason: "the change touches its own checks, so it waits for a human: " +
+			strings.Join(p.Report.TouchesChecks, "; ")}, nil
+	}
+	return agent.Decision{Answer: agent.AllowOnce}, nil
 }
 
 // Never approves nothing, as `--approve never`: the change is left pending

@@ -126,6 +126,16 @@ func WriteReport(w io.Writer, r *verify.Report, verified bool) {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
+	fmt.Fprintln(w, "evidence:")
+	for _, e := range r.Evidence() {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	if r.NeedsHuman() {
+		fmt.Fprintln(w, "  REVIEW CAREFULLY: the change touches its own checks:")
+		for _, t := range r.TouchesChecks {
+			fmt.Fprintf(w, "    %s\n", t)
+		}
+	}
 	if verified {
 		fmt.Fprintln(w, "  => verified")
 	} else {

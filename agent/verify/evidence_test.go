@@ -271,3 +271,24 @@ func TestParseTAP(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		c    CheckResult
+		want string
+	}{
+		{CheckResult{Name: "lint", Passed: true, Evidence: EvidenceExitCode}, "lint: passed (exit code only)"},
+		{CheckResult{Name: "lint", ExitCode: 2}, "lint: FAILED (exit 2) (exit code only)"},
+		{CheckResult{Name: "unit", Passed: true, Evidence: EvidenceGoTest, Tests: &TestSummary{Ran: 2, Passed: 2, Skipped: 1}, Fixed: []string{"TestMean (s)"}},
+			"unit: passed (go test -json, 2 tests ran, 1 skipped); failed before, pass now: TestMean (s)"},
+		{CheckResult{Name: "unit", Evidence: EvidenceGoTest, Tests: &TestSummary{Ran: 1, Passed: 1}, Problems: []string{"TestMean (s) did not run in the green phase"}},
+			"unit: FAILED (go test -json, 1 test ran): TestMean (s) did not run in the green phase"},
+		{CheckResult{Name: "py", ExitCode: 1, Evidence: EvidenceJUnit, Tests: &TestSummary{Ran: 2, Failed: []string{"t.test_mean"}}},
+			"py: FAILED (exit 1) (junit, 2 tests ran): failing t.test_mean"},
+	}
+	for _, tt := range tests {
+		if got := tt.c.Describe(); got != tt.want {
+			t.Errorf("Describe() = %q\nwant        %q", got, tt.want)
+		}
+	}
+}
