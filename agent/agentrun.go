@@ -33,6 +33,7 @@ type agentRun struct {
 	pol      *policy.Policy // base plus remembered answers
 	cs       *workspace.ChangeSet
 	provider model.Provider
+	targets  []model.Target // the provider and models a call may reach
 	tools    map[string]tools.Tool
 	system   string
 	msgs     []model.Message
@@ -131,6 +132,11 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 		}
 		c, warnings = &cp, w
 	}
+	if h.opts.Model != nil {
+		cp := *c
+		cp.Model = h.opts.Model(cp.Model)
+		c = &cp
+	}
 	base, err := h.policyFor(c, nil)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", configError{err})
@@ -138,6 +144,10 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	a0 := &agentRun{h: h}
 	prov, err := h.opts.Providers(c, a0.reportRetry)
 	if err != nil {
+		return nil, fmt.Errorf("start run: %w", configError{err})
+	}
+	a0.targets = targetsOf(prov, c)
+	if err := h.checkPriced(c, a0.targets); err != nil {
 		return nil, fmt.Errorf("start run: %w", configError{err})
 	}
 	now := time.Now()
@@ -204,6 +214,12 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 		return nil, err
 	}
 	c.Path = st.ContractPath
+	if st.Budget != nil {
+		c.Budget = *st.Budget
+	}
+	if h.opts.Model != nil {
+		c.Model = h.opts.Model(c.Model)
+	}
 	base, err := h.policyFor(&c, nil)
 	if err != nil {
 		return nil, err
@@ -211,6 +227,10 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	a := &agentRun{h: h}
 	prov, err := h.opts.Providers(&c, a.reportRetry)
 	if err != nil {
+		return nil, configError{err}
+	}
+	a.targets = targetsOf(prov, &c)
+	if err := h.checkPriced(&c, a.targets); err != nil {
 		return nil, configError{err}
 	}
 	if err := h.opts.Store.Acquire(ctx, row.ID, h.opts.Owner, h.opts.LeaseTTL); err != nil {
@@ -247,6 +267,9 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	a.tree = newTree(c.Agents)
 	for _, r := range treeRows {
 		a.ledger.Charge(r.Totals.Tokens(), r.Totals.CostUSD)
+		if rst, err := decodeState(r.State); err == nil {
+			a.ledger.ChargeUnpriced(rst.Unpriced)
+		}
 		if r.ID == row.ID {
 			continue
 		}

@@ -40,13 +40,6 @@ func estimateTokens(req *model.Request) int64 {
 	return estimateInput(req) + int64(req.MaxTokens)
 }
 
-func (a *agentRun) estimateCost(req *model.Request) float64 {
-	if a.h.opts.Cost == nil {
-		return 0
-	}
-	return a.h.opts.Cost(a.provider.Name(), a.c.Model.Name, model.Usage{InputTokens: estimateInput(req), OutputTokens: int64(req.MaxTokens)})
-}
-
 // checkBudget refuses the step that would cross a budget, before it is
 // sent; it also trims req.MaxTokens to what the token budget has left.
 func (a *agentRun) checkBudget(req *model.Request) *end {
@@ -61,7 +54,7 @@ func (a *agentRun) checkBudget(req *model.Request) *end {
 		}
 		req.MaxTokens = int(min(int64(req.MaxTokens), leftTok-in))
 	}
-	if leftCost >= 0 && a.h.opts.Cost != nil {
+	if leftCost >= 0 {
 		if est := a.estimateCost(req); est > leftCost {
 			return &end{OutcomeBudgetExceeded, fmt.Errorf("cost budget: the next call may cost $%.4f, $%.4f is left", est, leftCost)}
 		}
@@ -75,15 +68,26 @@ func isOverdraw(err error) bool {
 	return errors.As(err, &o)
 }
 
-func (a *agentRun) budgetFields(u model.Usage, cost float64) map[string]any {
+// budgetFields is the budget draw of a step: this call, the run's and the
+// tree's spend so far (the tree's root's, for progress), and the limits.
+// A cost nothing could price is null, never 0.
+func (a *agentRun) budgetFields(u model.Usage, cost float64, src model.CostSource) map[string]any {
 	tok, usd := a.ledger.Spent()
+	rootTok, rootUSD, rootUnpriced := a.ledger.TreeSpent()
 	f := map[string]any{
-		"tokens": u.Total(), "cost_usd": cost,
+		"tokens": u.Total(), "cost_usd": cost, "cost_source": string(src),
 		"run_tokens": a.totals.Tokens() + u.Total(), "run_cost_usd": a.totals.CostUSD + cost,
 		"tree_tokens": tok, "tree_cost_usd": usd, "steps": a.totals.Steps + 1,
+		"root_run": a.rootID, "root_tokens": rootTok, "root_cost_usd": rootUSD, "root_cost_known": rootUnpriced == 0,
 	}
-	if b := a.c.Budget; b.Steps > 0 || b.Tokens > 0 || b.CostUSD > 0 {
+	if src == model.CostUnknown {
+		f["cost_usd"] = nil
+	}
+	if b := a.c.Budget; b.Steps > 0 || b.Tokens > 0 || b.CostUSD > 0 || b.Wall > 0 {
 		f["limit_steps"], f["limit_tokens"], f["limit_cost_usd"] = b.Steps, b.Tokens, b.CostUSD
+		if b.Wall > 0 {
+			f["limit_wall"] = b.Wall.String()
+		}
 	}
 	return f
 }

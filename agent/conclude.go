@@ -37,7 +37,7 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 		RunID: a.id, Outcome: e.outcome, Summary: a.st.Summary, Steps: a.totals.Steps,
 		Usage: model.Usage{InputTokens: a.totals.InputTokens, OutputTokens: a.totals.OutputTokens,
 			CacheReadTokens: a.totals.CacheReadTokens, CacheWriteTokens: a.totals.CacheWriteTokens},
-		CostUSD: a.totals.CostUSD, Changes: a.cs, Report: a.st.Report, Started: a.started, Err: e.err,
+		CostUSD: a.totals.CostUSD, Unpriced: a.st.Unpriced, Changes: a.cs, Report: a.st.Report, Started: a.started, Err: e.err,
 		Pending: e.outcome == OutcomeAwaitingApproval && a.st.Phase == phaseProposal,
 	}
 }

@@ -44,8 +44,10 @@ type RetryEvent struct {
 // staged; verify.RunWith is the real one (and the default).
 type VerifyFunc func(ctx context.Context, o verify.Options) (*verify.Report, error)
 
-// CostFunc prices one call's usage in USD for the model that answered.
-type CostFunc func(provider, model string, u model.Usage) float64
+// CostFunc prices one call's usage in USD for the provider and model that
+// answered, and says what priced it (model.CostTable or model.CostConfig;
+// model.CostUnknown when nothing knows the model).
+type CostFunc func(provider, model string, u model.Usage) (float64, model.CostSource)
 
 // Options are the harness's dependencies.
 type Options struct {
@@ -63,9 +65,16 @@ type Options struct {
 
 	// Verify runs checks; nil uses verify.RunWith.
 	Verify VerifyFunc
-	// Cost prices usage; nil counts every call as free (cost budgets then
-	// never trip).
+	// Cost prices usage; a call the provider reported a charge for is not
+	// priced here. nil prices nothing: every other call's cost is unknown
+	// (and a run with a dollar budget then cannot start).
 	Cost CostFunc
+	// Model resolves the model a run calls: per-invocation overrides
+	// (command-line flags) over the contract's choice, and the provider's
+	// default name. It is applied once, after Prepare on a new run and to
+	// the stored contract on resume, before the provider is built, the
+	// run is priced and run_started is recorded. nil keeps the contract's.
+	Model func(contract.Model) contract.Model
 	// MaxTokens caps each call's output tokens (default 8192).
 	MaxTokens int
 	// LeaseTTL is how long a lease lasts between renewals (default 30s).
@@ -137,10 +146,14 @@ type Result struct {
 	Steps   int
 	Usage   model.Usage
 	CostUSD float64
-	Changes *workspace.ChangeSet
-	Report  *verify.Report
-	Started time.Time
-	Err     error // the failure behind provider_failed, denied, ...
+	// Unpriced counts this run's calls nothing could price: when it is
+	// not zero, CostUSD covers only the priced ones and the cost is
+	// unknown.
+	Unpriced int
+	Changes  *workspace.ChangeSet
+	Report   *verify.Report
+	Started  time.Time
+	Err      error // the failure behind provider_failed, denied, ...
 	// Pending: the change awaits approval (Approve or Reject by RunID);
 	// false for a run deferred on an act (Resume continues it).
 	Pending bool
@@ -182,6 +195,16 @@ func (h *Harness) Start(ctx context.Context, c *contract.Contract) (*Run, error)
 // ended returns at once with its stored result (a no-op); a run another
 // live process drives is refused (trace.ErrLeased).
 func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
+	return h.ResumeWith(ctx, id, contract.Budget{})
+}
+
+// ResumeWith is Resume with a larger budget: each non-zero field of raise
+// replaces the run's limit, and may only raise it (lowering one is an
+// ErrConfig error). A run that ended budget_exceeded then continues from
+// its last committed step: the step its budget refused was never sent, so
+// nothing is charged twice and no tool call repeats. The raised budget is
+// recorded with the run (a later resume keeps it) and in the trace.
+func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budget) (*Run, error) {
 	row, err := h.opts.Store.Run(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
@@ -206,7 +229,14 @@ func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
 			h.mu.Unlock()
 		}
 	}()
-	if o := Outcome(row.Outcome); o != OutcomeRunning && o != OutcomeAwaitingApproval {
+	raising := raise != (contract.Budget{})
+	var raised *trace.Event
+	if raising {
+		if raised, err = h.raise(row, raise); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", id, err)
+		}
+	}
+	if o := Outcome(row.Outcome); o != OutcomeRunning && o != OutcomeAwaitingApproval && !(raising && o == OutcomeBudgetExceeded) {
 		r := &Run{id: id, done: make(chan struct{})}
 		r.res = h.storedResult(row)
 		close(r.done)
@@ -215,6 +245,16 @@ func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
 	a, err := h.restore(ctx, row)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
+	}
+	if raised != nil {
+		// Recorded under the lease restore took: the run is in flight
+		// again, with its new limits in its state.
+		raised.Step = a.totals.Steps
+		if err := h.opts.Store.SetOutcome(ctx, id, string(OutcomeRunning), "", "", a.st.encode(), *raised); err != nil {
+			h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
+			return nil, fmt.Errorf("resume %s: record the raised budget: %w", id, err)
+		}
+		a.emit(*raised)
 	}
 	reserved = false
 	return h.launch(ctx, a), nil
@@ -294,6 +334,7 @@ func (h *Harness) storedResult(row *trace.RunRow) *Result {
 	}
 	if st, err := decodeState(row.State); err == nil {
 		res.Report = st.Report
+		res.Unpriced = st.Unpriced
 		res.Pending = res.Outcome == OutcomeAwaitingApproval && st.Phase == phaseProposal
 	}
 	if len(row.Changes) > 0 {

@@ -201,8 +201,8 @@ func (f *fixture) harness(t *testing.T) *Harness {
 	h, err := New(Options{
 		Root: f.root, Store: f.store, Approver: f.appr, Events: f.sink, Sandbox: copySandbox{t},
 		Providers: func(*contract.Contract, RetryReporter) (model.Provider, error) { return f.prov, nil },
-		Cost: func(_, _ string, u model.Usage) float64 {
-			return float64(u.InputTokens)*1e-6 + float64(u.OutputTokens)*5e-6
+		Cost: func(_, _ string, u model.Usage) (float64, model.CostSource) {
+			return float64(u.InputTokens)*1e-6 + float64(u.OutputTokens)*5e-6, model.CostTable
 		},
 	})
 	if err != nil {

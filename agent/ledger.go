@@ -21,6 +21,9 @@ type Ledger struct {
 	// Spent and reserved, this node and its descendants.
 	spentTokens, resTokens int64
 	spentCost, resCost     float64
+	// unpriced counts calls whose cost nothing could price (their cost
+	// is unknown, not 0), this node and its descendants.
+	unpriced int
 }
 
 // NewLedger returns a root ledger with the given limits (0: unlimited).
@@ -170,4 +173,36 @@ func (l *Ledger) Overdrawn() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return (l.tokens > 0 && l.spentTokens > l.tokens) || (l.cost > 0 && l.spentCost > l.cost+1e-12)
+}
+
+// ChargeUnpriced records calls (n) whose cost is unknown, on this node and
+// every ancestor.
+func (l *Ledger) ChargeUnpriced(n int) {
+	if n <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for x := l; x != nil; x = x.parent {
+		x.unpriced += n
+	}
+}
+
+// TreeSpent returns what the whole tree spent (the root ledger's tokens,
+// cost and unpriced calls), whichever node it is asked of.
+func (l *Ledger) TreeSpent() (tokens int64, cost float64, unpriced int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l
+	for r.parent != nil {
+		r = r.parent
+	}
+	return r.spentTokens, r.spentCost, r.unpriced
+}
+
+// setLimits replaces a root ledger's limits (a resume that raised them).
+func (l *Ledger) setLimits(tokens int64, costUSD float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tokens, l.cost = tokens, costUSD
 }

@@ -78,7 +78,7 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 	if e := a.checkBudget(req); e != nil {
 		return e, nil
 	}
-	resp, usage, cost, err := a.call(ctx, req)
+	resp, usage, cost, src, err := a.call(ctx, req)
 	if isOverdraw(err) {
 		return &end{OutcomeBudgetExceeded, err}, nil
 	}
@@ -99,9 +99,10 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 	sc.add(a.event(trace.EventModelTurn, map[string]any{
 		"text": asst.Text, "tool_calls": len(asst.ToolCalls), "provider": resp.Provider, "model": resp.Model,
 		"input_tokens": usage.InputTokens, "output_tokens": usage.OutputTokens,
-		"cache_read_tokens": usage.CacheReadTokens, "cache_write_tokens": usage.CacheWriteTokens, "cost_usd": cost,
+		"cache_read_tokens": usage.CacheReadTokens, "cache_write_tokens": usage.CacheWriteTokens,
+		"cost_usd": costField(cost, src), "cost_source": string(src),
 	}))
-	sc.add(a.event(trace.EventBudget, a.budgetFields(usage, cost)))
+	sc.add(a.event(trace.EventBudget, a.budgetFields(usage, cost, src)))
 	return a.runTurn(ctx, sc, asst, nil)
 }
 
@@ -162,13 +163,15 @@ func (a *agentRun) request() *model.Request {
 }
 
 // call sends req, compacting once on a context overflow, and settles the
-// ledger with what the call cost.
-func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Response, model.Usage, float64, error) {
+// ledger with what the call cost and what priced it; a call nothing could
+// price is counted as unpriced (in the ledger and the run's state, which
+// the step commits).
+func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Response, model.Usage, float64, model.CostSource, error) {
 	compacted := false
 	for {
 		res, err := a.ledger.Reserve(estimateTokens(req), a.estimateCost(req))
 		if err != nil {
-			return nil, model.Usage{}, 0, err
+			return nil, model.Usage{}, 0, "", err
 		}
 		resp, err := a.provider.Complete(ctx, req)
 		if err != nil {
@@ -178,30 +181,28 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 				a.emit(a.event(trace.EventRetry, map[string]any{"class": string(model.ClassContextOverflow), "action": "compacted transcript"}))
 				req = a.request()
 				if e := a.checkBudget(req); e != nil {
-					return nil, model.Usage{}, 0, errOverdraw{e.err.Error()}
+					return nil, model.Usage{}, 0, "", errOverdraw{e.err.Error()}
 				}
 				continue
 			}
-			return nil, model.Usage{}, 0, fmt.Errorf("model call: %w", err)
+			return nil, model.Usage{}, 0, "", fmt.Errorf("model call: %w", err)
 		}
-		cost := a.price(resp)
+		cost, src := a.price(resp)
 		res.Settle(resp.Usage.Total(), cost)
-		return resp, resp.Usage, cost, nil
+		if src == model.CostUnknown {
+			a.ledger.ChargeUnpriced(1)
+			a.st.Unpriced++
+		}
+		return resp, resp.Usage, cost, src, nil
 	}
 }
 
-func (a *agentRun) price(resp *model.Response) float64 {
-	if a.h.opts.Cost == nil {
-		return 0
+// costField is a call's cost for an event: null when nothing priced it.
+func costField(cost float64, src model.CostSource) any {
+	if src == model.CostUnknown {
+		return nil
 	}
-	prov, name := resp.Provider, resp.Model
-	if prov == "" {
-		prov = a.provider.Name()
-	}
-	if name == "" {
-		name = a.c.Model.Name
-	}
-	return a.h.opts.Cost(prov, name, resp.Usage)
+	return cost
 }
 
 const nudgeText = "You answered without a tool call. Continue with tool calls, or call finish with a summary when the task is done."

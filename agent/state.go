@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
@@ -39,6 +40,12 @@ type runState struct {
 	// Verifications counts failed verifications fed back to the model.
 	Verifications int  `json:"verifications,omitempty"`
 	Denied        bool `json:"denied,omitempty"`
+	// Unpriced counts this agent's calls nothing could price (their cost
+	// is unknown; listings show the run's cost as unknown, not $0).
+	Unpriced int `json:"unpriced,omitempty"`
+	// Budget is the run's budget after a resume raised it (nil: the
+	// contract's).
+	Budget *contract.Budget `json:"budget,omitempty"`
 }
 
 // pendingTurn is an assistant turn whose tool calls were cut short by a

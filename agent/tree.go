@@ -209,7 +209,7 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	ch := &agentRun{
 		h: a.h, id: newID("r-"), parent: a.id, rootID: a.rootID, c: &c,
 		st:   &runState{Agent: p.Goal, Depth: a.st.Depth + 1, ContractPath: a.st.ContractPath},
-		base: pol, pol: pol, cs: a.cs.Clone(), provider: a.provider, started: now,
+		base: pol, pol: pol, cs: a.cs.Clone(), provider: a.provider, targets: a.targets, started: now,
 		ledger: a.ledger.Child(tok, usd), tree: a.tree,
 	}
 	ch.c.Budget.Tokens, ch.c.Budget.CostUSD = ch.ledger.tokens, ch.ledger.cost

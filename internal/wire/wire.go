@@ -109,17 +109,17 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	prices := cfg.Prices
+	prices := model.NewPriceBook(cfg.Prices)
 	h, err := agent.New(agent.Options{
 		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: o.Sink, Logger: o.Logger,
 		Layers:    cfg.PolicyLayers(),
 		Secrets:   Secrets(o.Getenv, o.Environ),
 		Providers: o.providers(),
 		Prepare:   prepare(cfg),
-		Cost: func(_, name string, u model.Usage) float64 {
-			usd, _ := prices.Cost(name, u)
-			return usd
+		Cost: func(_, name string, u model.Usage) (float64, model.CostSource) {
+			return prices.Cost(name, u)
 		},
+		Model: o.Overrides.resolve,
 	})
 	if err != nil {
 		store.Close()
@@ -154,11 +154,11 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// providers builds each run's provider from its contract with the
-// overrides applied.
+// providers builds each run's provider from its contract, whose model
+// the harness has already resolved (Overrides.resolve).
 func (o Options) providers() agent.ProviderFactory {
 	return func(c *contract.Contract, report agent.RetryReporter) (model.Provider, error) {
-		m := ApplyOverrides(c.Model, o.Overrides)
+		m := c.Model
 		onRetry := func(r provider.RetryInfo) {
 			ev := agent.RetryEvent{Provider: r.Provider, Model: r.Model, Attempt: r.Attempt, Class: r.Class, Delay: r.Delay, Next: r.Next}
 			if r.Err != nil {
@@ -196,6 +196,24 @@ func (s slowProvider) Complete(ctx context.Context, req *model.Request) (*model.
 		return nil, ctx.Err()
 	}
 	return s.Provider.Complete(ctx, req)
+}
+
+// resolve is the one place a run's model is decided (agent.Options.Model):
+// the command line's overrides over the contract's choice, then each
+// provider's default model name where none is given, so that pricing, the
+// dollar-budget check and run_started name the model actually called.
+func (ov Overrides) resolve(m contract.Model) contract.Model {
+	m = ApplyOverrides(m, ov)
+	if m.Name == "" && m.Provider != provider.KindReplay {
+		m.Name = provider.DefaultModels[m.Provider]
+	}
+	m.Fallback = append([]contract.Fallback(nil), m.Fallback...)
+	for i, f := range m.Fallback {
+		if f.Name == "" {
+			m.Fallback[i].Name = provider.DefaultModels[f.Provider]
+		}
+	}
+	return m
 }
 
 // ApplyOverrides returns m with the command line's choices: a cassette

@@ -1,0 +1,236 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+)
+
+// Pricing: each call costs what the provider reported for it (OpenRouter),
+// else what the price table says for the model that answered (the
+// configured `prices`, then the built-in table). A call nothing can price
+// has an unknown cost: it is counted as unknown, never as $0, and a run
+// with a dollar budget does not start unless every model it may call
+// (the primary and each fallback) is priced or reports its charge.
+
+// targetsOf lists the provider and models a run may call.
+func targetsOf(p model.Provider, c *contract.Contract) []model.Target {
+	if t, ok := p.(model.Targeter); ok {
+		if ts := t.Targets(); len(ts) > 0 {
+			return ts
+		}
+	}
+	return []model.Target{{Provider: p.Name(), Model: c.Model.Name, ReportsCost: model.ReportsCost(p)}}
+}
+
+// costOf prices usage u of one provider and model from the table.
+func (h *Harness) costOf(provider, name string, u model.Usage) (float64, model.CostSource) {
+	if h.opts.Cost == nil {
+		return 0, model.CostUnknown
+	}
+	return h.opts.Cost(provider, name, u)
+}
+
+// checkPriced refuses a dollar budget that cannot be enforced: a model the
+// run may call that has no price and whose provider reports no charge.
+func (h *Harness) checkPriced(c *contract.Contract, targets []model.Target) error {
+	if c.Budget.CostUSD <= 0 {
+		return nil
+	}
+	for _, t := range targets {
+		if t.ReportsCost {
+			continue
+		}
+		if _, src := h.costOf(t.Provider, t.Model, model.Usage{}); src != model.CostUnknown {
+			continue
+		}
+		name := t.Model
+		if name == "" {
+			name = "(unnamed)"
+		}
+		return fmt.Errorf("%w: model %q (provider %s) has no price, so budget.cost_usd ($%.2f) cannot be enforced: "+
+			"set prices.%q in the user config ($XDG_CONFIG_HOME/ioh/config.yaml: USD per million tokens of input, output, cache_read, cache_write), "+
+			"or set budget.cost_usd to 0 to run without a dollar limit", ErrUnpriced, name, t.Provider, c.Budget.CostUSD, name)
+	}
+	return nil
+}
+
+// ErrUnpriced: a run with a dollar budget names a model without a price.
+var ErrUnpriced = errors.New("unpriced model")
+
+// price is what one answered call cost and what priced it.
+func (a *agentRun) price(resp *model.Response) (float64, model.CostSource) {
+	if resp.CostUSD != nil && *resp.CostUSD >= 0 && !math.IsInf(*resp.CostUSD, 0) && !math.IsNaN(*resp.CostUSD) {
+		return *resp.CostUSD, model.CostProvider
+	}
+	prov, name := resp.Provider, resp.Model
+	if prov == "" {
+		prov = a.provider.Name()
+	}
+	if name == "" {
+		name = a.c.Model.Name
+	}
+	return a.h.costOf(prov, name, resp.Usage)
+}
+
+// estimateCost is the most the next call may cost: its estimated input
+// plus its output cap, priced for the dearest model it may reach (the
+// primary or a fallback). A model that reports its own charge but has no
+// price is estimated at the run's average charge per token so far (0
+// before its first call: the reported charges then stop the run once its
+// spend reaches the limit).
+func (a *agentRun) estimateCost(req *model.Request) float64 {
+	u := model.Usage{InputTokens: estimateInput(req), OutputTokens: int64(req.MaxTokens)}
+	est := 0.0
+	for _, t := range a.targets {
+		usd, src := a.h.costOf(t.Provider, t.Model, u)
+		if src == model.CostUnknown && t.ReportsCost {
+			if tok := a.totals.Tokens(); tok > 0 {
+				usd = a.totals.CostUSD / float64(tok) * float64(u.Total())
+			}
+		}
+		est = max(est, usd)
+	}
+	return est
+}
+
+// Limit names one dimension of a budget.
+type Limit string
+
+const (
+	LimitSteps  Limit = "steps"
+	LimitTokens Limit = "tokens"
+	LimitCost   Limit = "cost_usd"
+	LimitWall   Limit = "wall"
+)
+
+// limitPhrases are how budget errors name each limit; ExceededLimit reads
+// them back.
+var limitPhrases = []struct {
+	phrase string
+	limit  Limit
+}{{"step budget", LimitSteps}, {"token budget", LimitTokens}, {"cost budget", LimitCost}, {"wall budget", LimitWall}}
+
+// ExceededLimit says which limit stopped a run that ended budget_exceeded,
+// from its recorded error; "" when the error names none.
+func ExceededLimit(errText string) Limit {
+	for _, p := range limitPhrases {
+		if strings.Contains(errText, p.phrase) {
+			return p.limit
+		}
+	}
+	return ""
+}
+
+// raiseBudget returns cur with the non-zero fields of raise. A resume may
+// only raise: a field below the run's limit, or a limit given to a
+// dimension the run has none in (unlimited), is refused, and so is a wall
+// budget the run has already spent (wall time runs from the first start,
+// across stops).
+func raiseBudget(cur, raise contract.Budget, firstStarted, now time.Time) (contract.Budget, error) {
+	nb := cur
+	check := func(key string, has, lower bool) error {
+		if !has {
+			return fmt.Errorf("budget.%s: the run has no %s limit; a resume may only raise a budget, not add one", key, key)
+		}
+		if lower {
+			return fmt.Errorf("budget.%s: a resume may only raise a budget, and the run's limit is higher", key)
+		}
+		return nil
+	}
+	if raise.Steps < 0 || raise.Tokens < 0 || raise.CostUSD < 0 || raise.Wall < 0 || math.IsNaN(raise.CostUSD) || math.IsInf(raise.CostUSD, 0) {
+		return cur, errors.New("budget: a raised limit must be a positive number")
+	}
+	if raise.Steps > 0 {
+		if err := check("steps", cur.Steps > 0, raise.Steps < cur.Steps); err != nil {
+			return cur, fmt.Errorf("%w (steps %d, the run's limit %d)", err, raise.Steps, cur.Steps)
+		}
+		nb.Steps = raise.Steps
+	}
+	if raise.Tokens > 0 {
+		if err := check("tokens", cur.Tokens > 0, raise.Tokens < cur.Tokens); err != nil {
+			return cur, fmt.Errorf("%w (tokens %d, the run's limit %d)", err, raise.Tokens, cur.Tokens)
+		}
+		nb.Tokens = raise.Tokens
+	}
+	if raise.CostUSD > 0 {
+		if err := check("cost_usd", cur.CostUSD > 0, raise.CostUSD < cur.CostUSD); err != nil {
+			return cur, fmt.Errorf("%w ($%.2f, the run's limit $%.2f)", err, raise.CostUSD, cur.CostUSD)
+		}
+		nb.CostUSD = raise.CostUSD
+	}
+	if raise.Wall > 0 {
+		if err := check("wall", cur.Wall > 0, raise.Wall < cur.Wall); err != nil {
+			return cur, fmt.Errorf("%w (wall %s, the run's limit %s)", err, raise.Wall, cur.Wall)
+		}
+		if spent := now.Sub(firstStarted); spent >= raise.Wall {
+			return cur, fmt.Errorf("budget.wall %s is already spent: wall time runs from the run's first start, %s ago, across stops; give more than that",
+				raise.Wall, spent.Round(time.Second))
+		}
+		nb.Wall = raise.Wall
+	}
+	return nb, nil
+}
+
+// effectiveBudget is a stored run's budget: its contract's, or the larger
+// one a resume raised it to.
+func effectiveBudget(row *trace.RunRow) (contract.Budget, *runState, error) {
+	var c contract.Contract
+	if len(row.Contract) > 0 {
+		if err := json.Unmarshal(row.Contract, &c); err != nil {
+			return contract.Budget{}, nil, fmt.Errorf("decode stored contract of %s: %w", row.ID, err)
+		}
+	}
+	st, err := decodeState(row.State)
+	if err != nil {
+		return contract.Budget{}, nil, err
+	}
+	if st.Budget != nil {
+		return *st.Budget, st, nil
+	}
+	return c.Budget, st, nil
+}
+
+// EventBudgetRaised records a resume that raised a run's budget: `from`
+// and `to` are the limits before and after.
+const EventBudgetRaised = "budget_raised"
+
+// raise checks a resume's larger budget against the stored run and puts
+// it in the row's state (which restore then applies); it returns the
+// event recording it. Only a run that is in flight, awaiting approval or
+// stopped by its budget can take one.
+func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event, error) {
+	switch Outcome(row.Outcome) {
+	case OutcomeBudgetExceeded, OutcomeRunning, OutcomeAwaitingApproval:
+	default:
+		return nil, configError{fmt.Errorf("the run ended %s; only a run stopped by its budget (or still resumable) can continue with a larger budget", row.Outcome)}
+	}
+	cur, st, err := effectiveBudget(row)
+	if err != nil {
+		return nil, err
+	}
+	nb, err := raiseBudget(cur, raise, row.FirstStarted, time.Now())
+	if err != nil {
+		return nil, configError{err}
+	}
+	st.Budget = &nb
+	row.State = st.encode()
+	return &trace.Event{Run: row.ID, Type: EventBudgetRaised, Time: time.Now(), Fields: map[string]any{
+		"from": budgetMap(cur), "to": budgetMap(nb), "was": row.Outcome,
+	}}, nil
+}
+
+func budgetMap(b contract.Budget) map[string]any {
+	m := map[string]any{"steps": b.Steps, "tokens": b.Tokens, "cost_usd": b.CostUSD}
+	if b.Wall > 0 {
+		m["wall"] = b.Wall.String()
+	}
+	return m
+}
