@@ -238,7 +238,9 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	}
 	cs := workspace.NewChangeSet(h.opts.Root)
 	if len(row.Changes) > 0 {
-		if cs, err = workspace.UnmarshalChangeSet(h.opts.Root, row.Changes); err != nil {
+		if cs, err = h.unmarshalChanges(row.Changes); err != nil {
+			// Let a resume with the environment fixed take the run at once.
+			h.opts.Store.Release(context.WithoutCancel(ctx), row.ID, h.opts.Owner)
 			return nil, fmt.Errorf("restore change set: %w", err)
 		}
 	}

@@ -65,7 +65,7 @@ func (a *agentRun) commit(ctx context.Context, sc *stepCtx, msgs []model.Message
 	var changes []byte
 	fp := a.cs.Fingerprint()
 	if fp != a.lastFP {
-		if changes, err = a.cs.Marshal(); err != nil {
+		if changes, err = a.h.marshalChanges(a.cs); err != nil {
 			return fmt.Errorf("snapshot change set at step %d: %w", n, err)
 		}
 		if changes == nil {

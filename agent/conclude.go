@@ -90,7 +90,7 @@ func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, 
 		return nil, err
 	}
 	defer h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
-	cs, err := workspace.UnmarshalChangeSet(h.opts.Root, row.Changes)
+	cs, err := h.unmarshalChanges(row.Changes)
 	if err != nil {
 		return nil, fmt.Errorf("restore change set of %s: %w", id, err)
 	}

@@ -338,7 +338,7 @@ func (h *Harness) storedResult(row *trace.RunRow) *Result {
 		res.Pending = res.Outcome == OutcomeAwaitingApproval && st.Phase == phaseProposal
 	}
 	if len(row.Changes) > 0 {
-		if cs, err := workspace.UnmarshalChangeSet(h.opts.Root, row.Changes); err == nil {
+		if cs, err := h.unmarshalChanges(row.Changes); err == nil {
 			res.Changes = cs
 		}
 	}

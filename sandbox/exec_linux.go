@@ -20,6 +20,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) i
 		return runDirect(cfg, mechs, report)
 	}
 	report(initStatus{Mechanisms: mechs})
+	absent := absentProtected(cfg.Writable)
 	r, w, err := os.Pipe()
 	if err != nil {
 		report(initStatus{Error: "exec stage pipe: " + err.Error()})
@@ -42,7 +43,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) i
 		return 125
 	}
 	w.Close()
-	return reap(cmd.Process.Pid, report)
+	return reap(cmd.Process.Pid, absent, report)
 }
 
 // runDirect restricts PID 1 itself and forks the command from this
@@ -54,6 +55,7 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int 
 		return 125
 	}
 	report(initStatus{Mechanisms: append(mechs, more...)})
+	absent := absentProtected(cfg.Writable)
 	if cfg.Probe {
 		report(initStatus{Done: true})
 		return 0
@@ -79,12 +81,14 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int 
 		report(initStatus{Done: true, Exit: 126})
 		return 126
 	}
-	return reap(cmd.Process.Pid, report)
+	return reap(cmd.Process.Pid, absent, report)
 }
 
-// reap is PID 1's loop: it reaps every orphan and returns when the
-// command (pid) exits, reporting how it ended.
-func reap(pid int, report func(initStatus)) int {
+// reap is PID 1's loop: it reaps every orphan until the command (pid)
+// exits; then it kills and reaps what is left, removes the protected
+// directories the command created (absent before it ran), and reports how
+// the command ended.
+func reap(pid int, absent []string, report func(initStatus)) int {
 	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
@@ -104,6 +108,12 @@ func reap(pid int, report func(initStatus)) int {
 			st.Signal = int(ws.Signal())
 		} else {
 			st.Exit = ws.ExitStatus()
+		}
+		if len(absent) > 0 {
+			killRest()
+			if m := sweepProtected(absent); m != nil {
+				st.Mechanisms = append(st.Mechanisms, *m)
+			}
 		}
 		report(st)
 		return st.Exit
@@ -168,7 +178,7 @@ func restrictSelf(cfg *initConfig, allRlimits bool) ([]Mechanism, error) {
 	}
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
 	mechs = append(mechs, applyLandlock(cfg))
-	m, err := applySeccomp()
+	m, err := applySeccomp(seccompOpts{})
 	if err != nil {
 		return nil, err
 	}
@@ -202,4 +212,20 @@ func dropCaps() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	return unix.Capset(&hdr, &data[0])
+}
+
+// killRest kills every other process of the sandbox's PID namespace (PID
+// 1 signalling -1 reaches all of them) and reaps them.
+func killRest() {
+	_ = unix.Kill(-1, unix.SIGKILL)
+	for {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+	}
 }

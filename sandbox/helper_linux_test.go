@@ -128,6 +128,9 @@ func helperDo(action string, a []string) error {
 	case "syscall":
 		return rawSyscall(a[0])
 	}
+	if f, ok := moreHelpers[action]; ok {
+		return f(a)
+	}
 	return fmt.Errorf("unknown action %q", action)
 }
 

@@ -58,10 +58,7 @@ func initMain() int {
 	}
 	cfgF.Close()
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	// The command shares this PID namespace: it must not end the run early
-	// by signalling PID 1. Catching (not ignoring) keeps the command's own
-	// dispositions at their defaults across exec.
-	signal.Notify(make(chan os.Signal, 1), unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	ignoreSignals()
 
 	mechs := []Mechanism{
 		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", cfg.HostUID)},
@@ -87,6 +84,20 @@ func initMain() int {
 		}
 	}
 	return runExecStage(&cfg, mechs, report)
+}
+
+// ignoreSignals makes PID 1 deaf to every signal the command can send it.
+// The kernel delivers a signal from inside the PID namespace to its init
+// only when init handles it; the Go runtime handles all of them, and one
+// it does not pass to os/signal (SEGV, BUS, ABRT, ILL, FPE, TRAP, SYS,
+// QUIT sent with kill) crashes PID 1 with a stack dump and ends the run.
+// Notify with no signal list takes every catchable signal into a channel
+// nobody reads (os/signal drops what does not fit), so none has an effect;
+// a real fault in PID 1 still panics. Catching, not ignoring, keeps the
+// command's dispositions at their defaults across exec. SIGKILL and
+// SIGSTOP from inside never reach an init.
+func ignoreSignals() {
+	signal.Notify(make(chan os.Signal, 1))
 }
 
 // loopbackUp brings up lo in the new network namespace, so servers a

@@ -65,20 +65,31 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 		return nil, err
 	}
 	mechs = append(mechs, Mechanism{"dev", StateApplied, "null zero full random urandom tty"})
-	if err := unix.Mount("tmpfs", nr("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+	if err := unix.Mount("tmpfs", nr("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
 		return nil, fmt.Errorf("mount private /tmp: %w", err)
 	}
 	if err := os.MkdirAll(nr(privateHome), 0o700); err != nil {
 		return nil, fmt.Errorf("private home: %w", err)
 	}
-	mechs = append(mechs, Mechanism{"private-tmp", StateApplied, "tmpfs /tmp, HOME=" + privateHome})
+	mechs = append(mechs, Mechanism{"private-tmp", StateApplied, fmt.Sprintf("tmpfs /tmp and /dev/shm of %d MiB each, HOME=%s", defaultTempBytes>>20, privateHome)})
+	mechs = append(mechs, hideHostInfo(cfg)...)
 
 	for _, w := range cfg.Writable {
 		if err := bindInto("/oldroot"+w, nr(w), false); err != nil {
 			return nil, fmt.Errorf("writable root %s: %w", w, err)
 		}
+		// Nothing written there may act as set-id or a device on the
+		// host's later reads of it, nor inside.
+		if err := setMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return nil, fmt.Errorf("writable root %s nosuid,nodev: %w", w, err)
+		}
 	}
-	mechs = append(mechs, Mechanism{"writable-roots", StateApplied, strings.Join(cfg.Writable, ":")})
+	mechs = append(mechs, Mechanism{"writable-roots", StateApplied, strings.Join(cfg.Writable, ":") + " (nosuid, nodev)"})
+	prot, err := protectDirs(cfg.Writable, nr)
+	if err != nil {
+		return nil, err
+	}
+	mechs = append(mechs, prot)
 	if hiddenByPrivateTmp(cfg) {
 		// The working directory would vanish under the private /tmp: show
 		// it read-only, like the rest of the host.
@@ -193,7 +204,7 @@ func setupDev(dev string) error {
 	if err := os.Mkdir(shm, 0o1777); err != nil {
 		return fmt.Errorf("/dev/shm: %w", err)
 	}
-	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
 		return fmt.Errorf("mount /dev/shm: %w", err)
 	}
 	return nil
@@ -219,9 +230,9 @@ func mountStage(cfg *initConfig, dst string) error {
 	}
 	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s",
 		"/oldroot"+cfg.StageUpper, "/oldroot"+cfg.StageLower, up, work)
-	err := unix.Mount("overlay", dst, "overlay", 0, opts+",userxattr")
+	err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
 	if errors.Is(err, unix.EINVAL) {
-		err = unix.Mount("overlay", dst, "overlay", 0, opts)
+		err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	}
 	if err != nil {
 		return fmt.Errorf("mount stage overlay at %s: %w", cfg.StageLower, err)

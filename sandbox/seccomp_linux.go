@@ -2,9 +2,9 @@ package sandbox
 
 import (
 	"fmt"
-	"strings"
+	"runtime"
+	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
@@ -25,58 +25,227 @@ var deniedSyscalls = []string{
 	"iopl", "ioperm", "lookup_dcookie", "vhangup",
 }
 
+// enosysSyscalls take their arguments in memory a filter cannot read, so
+// they fail with ENOSYS and libc falls back to the checked older call:
+// clone3 (namespace flags) to clone, openat2 (creation mode) to openat.
+var enosysSyscalls = []string{"clone3", "openat2"}
+
 // nsCloneFlags are the clone(2) flags that create namespaces.
 const nsCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
 	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
-// seccompPolicy is the deny-list filter. clone with a namespace flag is
-// refused; clone3 passes its flags in memory a filter cannot read, so it
-// fails with ENOSYS and libc falls back to clone, which is checked.
-// TIOCSTI (typing into a terminal) is refused on any fd.
-func seccompPolicy() (seccomp.Policy, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return seccomp.Policy{}, fmt.Errorf("seccomp: %w", err)
-	}
-	// Some calls do not exist on every architecture (iopl on arm64).
-	var names []string
+// setIDBits are the mode bits no file the command creates or changes may
+// carry: on the host such a file runs with its owner's identity.
+const setIDBits = unix.S_ISUID | unix.S_ISGID
+
+// createFlags are the open(2) flags with which the mode argument is used.
+const createFlags = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
+
+// x32SyscallBit marks a syscall number of the x32 ABI on amd64: native
+// architecture field, different calling convention and table.
+const x32SyscallBit = 0x40000000
+
+// seccompOpts selects the filter's variants. The zero value is the filter
+// of the linux tier on the running architecture.
+type seccompOpts struct {
+	// Arch is a GOARCH ("amd64", "arm64"); "" is the running one.
+	Arch string
+	// DenyNetwork refuses socket(2) for every family but AF_UNIX, for
+	// tiers without a network namespace.
+	DenyNetwork bool
+}
+
+// seccompFilter is an assembled filter and a summary for the report.
+type seccompFilter struct {
+	prog    []unix.SockFilter
+	summary string
+}
+
+// argCond is one test of a syscall argument's low 32 bits, which is all the
+// kernel reads of the int, mode and flag arguments checked here (ioctl's
+// command is an unsigned int: 0x100005412 is TIOCSTI).
+type argCond struct {
+	arg  int
+	bits uint32 // match when arg & bits != 0
+	eq   uint32 // else match when arg == eq
+	ne   bool   // with eq: match when arg != eq
+}
+
+// seccompRule refuses a syscall, or one call of it whose arguments all
+// match conds.
+type seccompRule struct {
+	name  string
+	conds []argCond
+	errno unix.Errno
+}
+
+// seccompRules lists what the filter refuses, in order.
+func seccompRules(o seccompOpts) []seccompRule {
+	var rules []seccompRule
 	for _, n := range deniedSyscalls {
-		if _, ok := info.SyscallNames[n]; ok {
-			names = append(names, n)
-		}
+		rules = append(rules, seccompRule{name: n, errno: unix.EPERM})
 	}
-	eperm := seccomp.ActionErrno | seccomp.Action(unix.EPERM)
-	enosys := seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)
-	return seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Action: eperm, Names: names},
-			{Action: eperm, NamesWithCondtions: []seccomp.NameWithConditions{
-				{Name: "clone", Conditions: seccomp.ArgumentConditions{
-					{Argument: 0, Operation: seccomp.BitsSet, Value: nsCloneFlags}}},
-				{Name: "ioctl", Conditions: seccomp.ArgumentConditions{
-					{Argument: 1, Operation: seccomp.Equal, Value: unix.TIOCSTI}}},
-				{Name: "ioctl", Conditions: seccomp.ArgumentConditions{
-					{Argument: 1, Operation: seccomp.Equal, Value: unix.TIOCLINUX}}},
-			}},
-			{Action: enosys, Names: []string{"clone3"}},
-		},
-	}, nil
+	for _, n := range enosysSyscalls {
+		rules = append(rules, seccompRule{name: n, errno: unix.ENOSYS})
+	}
+	bits := func(arg int, b uint32) argCond { return argCond{arg: arg, bits: b} }
+	eq := func(arg int, v uint32) argCond { return argCond{arg: arg, eq: v} }
+	rules = append(rules,
+		seccompRule{name: "clone", conds: []argCond{bits(0, nsCloneFlags)}, errno: unix.EPERM},
+		seccompRule{name: "ioctl", conds: []argCond{eq(1, unix.TIOCSTI)}, errno: unix.EPERM},
+		seccompRule{name: "ioctl", conds: []argCond{eq(1, unix.TIOCLINUX)}, errno: unix.EPERM},
+		// Set-user-ID and set-group-ID bits, in every call that sets a mode.
+		seccompRule{name: "chmod", conds: []argCond{bits(1, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "fchmod", conds: []argCond{bits(1, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "fchmodat", conds: []argCond{bits(2, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "fchmodat2", conds: []argCond{bits(2, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "creat", conds: []argCond{bits(1, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "open", conds: []argCond{bits(1, createFlags), bits(2, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "openat", conds: []argCond{bits(2, createFlags), bits(3, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "mknod", conds: []argCond{bits(1, setIDBits)}, errno: unix.EPERM},
+		seccompRule{name: "mknodat", conds: []argCond{bits(2, setIDBits)}, errno: unix.EPERM},
+	)
+	if o.DenyNetwork {
+		rules = append(rules, seccompRule{name: "socket", conds: []argCond{{arg: 0, eq: unix.AF_UNIX, ne: true}}, errno: unix.EACCES})
+	}
+	return rules
+}
+
+// BPF program pieces. seccomp_data is {nr u32, arch u32, ip u64, args
+// [6]u64}, in the native byte order; the low half of an argument is the
+// word at its offset on little-endian machines.
+const (
+	offNr   = 0
+	offArch = 4
+	offArgs = 16
+
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retErrno = unix.SECCOMP_RET_ERRNO
+)
+
+func bpfLoad(off uint32) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+}
+
+func bpfJump(op uint16, k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_JMP | op | unix.BPF_K, Jt: jt, Jf: jf, K: k}
+}
+
+func bpfRet(k uint32) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k}
+}
+
+// argLowOffset is where the low 32 bits of argument i sit in seccomp_data.
+func argLowOffset(i int) uint32 {
+	off := uint32(offArgs + 8*i)
+	if !littleEndian() {
+		off += 4
+	}
+	return off
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// buildSeccompFilter assembles the deny-list filter shared by every Linux
+// tier. A syscall of any ABI other than the native one (i386 through
+// int 0x80 or a compat task on amd64, the x32 numbers, arm32 compat on
+// arm64) fails with ENOSYS before any rule is read: the rules name native
+// numbers only, and another table would slip past them. Each rule is a
+// self-contained block that reloads the syscall number, so every jump is
+// short and a call no rule names takes only number loads (the kernel then
+// caches it as always allowed).
+func buildSeccompFilter(o seccompOpts) (*seccompFilter, error) {
+	goarch := o.Arch
+	if goarch == "" {
+		goarch = runtime.GOARCH
+	}
+	info, err := arch.GetInfo(goarch)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	enosys := uint32(retErrno | uint32(unix.ENOSYS))
+	prog := []unix.SockFilter{
+		bpfLoad(offArch),
+		bpfJump(unix.BPF_JEQ, uint32(info.ID), 1, 0),
+		bpfRet(enosys),
+		bpfLoad(offNr),
+	}
+	if info.ID == arch.X86_64.ID {
+		prog = append(prog, bpfJump(unix.BPF_JGE, x32SyscallBit, 0, 1), bpfRet(enosys))
+	}
+	n := 0
+	for _, r := range seccompRules(o) {
+		nr, ok := info.SyscallNames[r.name]
+		if !ok {
+			continue // not on this architecture (open, chmod, iopl on arm64)
+		}
+		n++
+		var body []unix.SockFilter
+		for i, c := range r.conds {
+			// Jumps on a failed condition go past the rest of the block:
+			// to the end of the conditions plus the return.
+			skip := uint8(2*len(r.conds[i+1:]) + 1)
+			body = append(body, bpfLoad(argLowOffset(c.arg)))
+			switch {
+			case c.bits != 0:
+				body = append(body, bpfJump(unix.BPF_JSET, c.bits, 0, skip))
+			case c.ne:
+				body = append(body, bpfJump(unix.BPF_JEQ, c.eq, skip, 0))
+			default:
+				body = append(body, bpfJump(unix.BPF_JEQ, c.eq, 0, skip))
+			}
+		}
+		body = append(body, bpfRet(uint32(retErrno|uint32(r.errno))))
+		if len(body) > 255 {
+			return nil, fmt.Errorf("seccomp: rule %s too long", r.name)
+		}
+		prog = append(prog, bpfLoad(offNr), bpfJump(unix.BPF_JEQ, uint32(nr), 0, uint8(len(body))))
+		prog = append(prog, body...)
+	}
+	prog = append(prog, bpfRet(retAllow))
+	if len(prog) > unix.BPF_MAXINSNS {
+		return nil, fmt.Errorf("seccomp: filter of %d instructions is too long", len(prog))
+	}
+	sum := fmt.Sprintf("native %s ABI only (other ABIs ENOSYS); %d rules: ptrace, mount family, bpf, io_uring, keyctl, namespaces, TIOCSTI, set-id mode bits, …", info.Name, n)
+	if o.DenyNetwork {
+		sum += "; sockets other than AF_UNIX refused"
+	}
+	return &seccompFilter{prog: prog, summary: sum}, nil
+}
+
+// load installs the filter on the calling thread; no_new_privs must be set.
+func (f *seccompFilter) load() error {
+	fprog := unix.SockFprog{Len: uint16(len(f.prog)), Filter: &f.prog[0]}
+	_, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(f)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// seccompSupported reports whether the kernel has seccomp filters: strict
+// mode with a nonzero flag is EINVAL where the call exists.
+func seccompSupported() bool {
+	_, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_STRICT, 1, 0)
+	return e == unix.EINVAL
 }
 
 // applySeccomp loads the filter on the calling thread (which then execs
 // the command). no_new_privs is already set.
-func applySeccomp() (Mechanism, error) {
-	if !seccomp.Supported() {
+func applySeccomp(o seccompOpts) (Mechanism, error) {
+	if !seccompSupported() {
 		return Mechanism{"seccomp", StateUnavailable, "kernel has no seccomp filter support"}, nil
 	}
-	policy, err := seccompPolicy()
+	f, err := buildSeccompFilter(o)
 	if err != nil {
 		return Mechanism{}, err
 	}
-	if err := seccomp.LoadFilter(seccomp.Filter{Policy: policy}); err != nil {
+	if err := f.load(); err != nil {
 		return Mechanism{}, fmt.Errorf("load seccomp filter: %w", err)
 	}
-	return Mechanism{"seccomp", StateApplied, fmt.Sprintf("deny-list of %d calls (%s, …), clone with namespace flags, clone3→ENOSYS",
-		len(policy.Syscalls[0].Names), strings.Join(deniedSyscalls[:3], ", "))}, nil
+	return Mechanism{"seccomp", StateApplied, f.summary}, nil
 }

@@ -1,37 +1,189 @@
 package sandbox
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/sys/unix"
 )
 
-func TestSeccompPolicyAssembles(t *testing.T) {
-	p, err := seccompPolicy()
-	if err != nil {
-		t.Fatal(err)
+// runFilter evaluates a classic BPF seccomp program over one call, as the
+// kernel does: loads are 32-bit words of seccomp_data at fixed offsets.
+func runFilter(t *testing.T, prog []unix.SockFilter, auditArch uint32, nr uint32, args ...uint64) uint32 {
+	t.Helper()
+	word := func(off uint32) uint32 {
+		switch {
+		case off == offNr:
+			return nr
+		case off == offArch:
+			return auditArch
+		case off >= offArgs && off < offArgs+48:
+			i := (off - offArgs) / 8
+			var a uint64
+			if int(i) < len(args) {
+				a = args[i]
+			}
+			if (off-offArgs)%8 == 0 == littleEndian() {
+				return uint32(a)
+			}
+			return uint32(a >> 32)
+		}
+		t.Fatalf("load of offset %d", off)
+		return 0
 	}
-	if _, err := p.Assemble(); err != nil {
-		t.Fatalf("assemble: %v", err)
-	}
-	got := map[string]bool{}
-	for _, n := range p.Syscalls[0].Names {
-		got[n] = true
-	}
-	for _, must := range []string{"ptrace", "process_vm_readv", "mount", "bpf", "perf_event_open", "io_uring_setup", "keyctl", "unshare", "setns", "kexec_load", "finit_module"} {
-		if !got[must] {
-			t.Errorf("deny-list lacks %s", must)
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
+			acc = word(in.K)
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
+			var ok bool
+			switch in.Code &^ (unix.BPF_JMP | unix.BPF_K) {
+			case unix.BPF_JEQ:
+				ok = acc == in.K
+			case unix.BPF_JGE:
+				ok = acc >= in.K
+			case unix.BPF_JSET:
+				ok = acc&in.K != 0
+			}
+			if ok {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case unix.BPF_RET | unix.BPF_K:
+			return in.K
+		default:
+			t.Fatalf("instruction %#x at %d", in.Code, pc)
 		}
 	}
-	// Every name kept exists on the architectures the module ships for.
+	t.Fatal("program fell off its end")
+	return 0
+}
+
+func TestSeccompFilterDecisions(t *testing.T) {
+	const (
+		allow  = unix.SECCOMP_RET_ALLOW
+		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		enosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+		eacces = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	)
+	type call struct {
+		name string
+		args []uint64
+		want uint32
+	}
+	creat := uint64(unix.O_CREAT | unix.O_WRONLY)
+	common := []call{
+		{"getpid", nil, allow},
+		{"keyctl", []uint64{0, ^uint64(2), 0}, eperm},
+		{"io_uring_setup", nil, eperm},
+		{"userfaultfd", nil, eperm},
+		{"ptrace", nil, eperm},
+		{"unshare", []uint64{unix.CLONE_NEWUSER}, eperm},
+		{"clone", []uint64{unix.CLONE_NEWUSER | uint64(unix.SIGCHLD)}, eperm},
+		{"clone", []uint64{unix.CLONE_VM | unix.CLONE_THREAD}, allow},
+		{"clone3", nil, enosys},
+		{"openat2", nil, enosys},
+		{"ioctl", []uint64{0, unix.TIOCSTI}, eperm},
+		{"ioctl", []uint64{0, 1<<32 | unix.TIOCSTI}, eperm}, // the kernel reads 32 bits
+		{"ioctl", []uint64{0, unix.TIOCLINUX}, eperm},
+		{"ioctl", []uint64{0, unix.TIOCGWINSZ}, allow},
+		{"fchmod", []uint64{3, 0o4755}, eperm},
+		{"fchmod", []uint64{3, 0o2755}, eperm},
+		{"fchmod", []uint64{3, 0o755}, allow},
+		{"fchmod", []uint64{3, 1<<32 | 0o755}, allow},
+		{"fchmodat", []uint64{0, 0, 0o6755}, eperm},
+		{"fchmodat", []uint64{0, 0, 0o1777}, allow},
+		{"fchmodat2", []uint64{0, 0, 0o4755, 0}, eperm},
+		{"openat", []uint64{0, 0, creat, 0o4755}, eperm},
+		{"openat", []uint64{0, 0, creat, 0o644}, allow},
+		{"openat", []uint64{0, 0, unix.O_RDONLY, 0o4755}, allow}, // mode unused without O_CREAT
+		{"openat", []uint64{0, 0, unix.O_TMPFILE | unix.O_RDWR, 0o2755}, eperm},
+		{"mknodat", []uint64{0, 0, unix.S_IFREG | 0o4755, 0}, eperm},
+		{"mknodat", []uint64{0, 0, unix.S_IFIFO | 0o644, 0}, allow},
+		{"socket", []uint64{unix.AF_INET, unix.SOCK_STREAM, 0}, allow},
+	}
+	amd64Only := []call{
+		{"chmod", []uint64{0, 0o4755}, eperm},
+		{"chmod", []uint64{0, 0o755}, allow},
+		{"creat", []uint64{0, 0o4755}, eperm},
+		{"open", []uint64{0, creat, 0o6755}, eperm},
+		{"open", []uint64{0, unix.O_RDONLY, 0o6755}, allow},
+		{"mknod", []uint64{0, unix.S_IFREG | 0o2755, 0}, eperm},
+	}
+	for _, goarch := range []string{"amd64", "arm64"} {
+		info, err := arch.GetInfo(goarch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := buildSeccompFilter(seccompOpts{Arch: goarch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := common
+		if goarch == "amd64" {
+			calls = append(append([]call{}, common...), amd64Only...)
+		}
+		for _, c := range calls {
+			nr, ok := info.SyscallNames[c.name]
+			if !ok {
+				t.Fatalf("%s has no %s", goarch, c.name)
+			}
+			if got := runFilter(t, f.prog, uint32(info.ID), uint32(nr), c.args...); got != c.want {
+				t.Errorf("%s %s%v: filter returns %#x, want %#x", goarch, c.name, c.args, got, c.want)
+			}
+		}
+		// Every syscall of a foreign ABI fails, whatever its number: the
+		// i386 and x32 tables on amd64, arm32 compat on arm64.
+		foreign := []*arch.Info{arch.I386, arch.ARM}
+		for _, fa := range foreign {
+			for _, name := range []string{"getpid", "keyctl", "unshare", "io_uring_setup", "userfaultfd", "ptrace"} {
+				nr, ok := fa.SyscallNames[name]
+				if !ok {
+					continue
+				}
+				if got := runFilter(t, f.prog, uint32(fa.ID), uint32(nr), unix.CLONE_NEWUSER); got != enosys {
+					t.Errorf("%s: %s %s through the %s ABI: filter returns %#x, want ENOSYS", goarch, fa.Name, name, fa.Name, got)
+				}
+			}
+		}
+		if goarch == "amd64" {
+			for _, name := range []string{"getpid", "keyctl", "unshare"} {
+				nr := arch.X32.SyscallNames[name] | x32SyscallBit
+				if got := runFilter(t, f.prog, uint32(info.ID), uint32(nr)); got != enosys {
+					t.Errorf("x32 %s: filter returns %#x, want ENOSYS", name, got)
+				}
+			}
+		}
+		// The network variant, for tiers without a network namespace.
+		fn, err := buildSeccompFilter(seccompOpts{Arch: goarch, DenyNetwork: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sock := uint32(info.SyscallNames["socket"])
+		for fam, want := range map[uint64]uint32{unix.AF_UNIX: allow, unix.AF_INET: eacces, unix.AF_INET6: eacces, unix.AF_PACKET: eacces, 1<<32 | unix.AF_UNIX: allow} {
+			if got := runFilter(t, fn.prog, uint32(info.ID), sock, fam, unix.SOCK_STREAM); got != want {
+				t.Errorf("%s deny-network socket(%s): %#x, want %#x", goarch, fmt.Sprint(fam), got, want)
+			}
+		}
+	}
+}
+
+func TestSeccompDenyListNames(t *testing.T) {
+	// Every name the filter refuses exists on the architectures the module
+	// ships for, except the few that one of them lacks.
+	lacks := map[string]map[string]bool{"arm64": {"iopl": true, "ioperm": true}}
 	for _, a := range []string{"amd64", "arm64"} {
 		info, err := arch.GetInfo(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, must := range []string{"ptrace", "bpf", "io_uring_setup", "clone3", "keyctl", "mount_setattr"} {
-			if _, ok := info.SyscallNames[must]; !ok {
-				t.Errorf("%s has no %s", a, must)
+		for _, n := range append(append([]string{}, deniedSyscalls...), enosysSyscalls...) {
+			if _, ok := info.SyscallNames[n]; !ok && !lacks[a][n] {
+				t.Errorf("%s has no %s", a, n)
 			}
 		}
 	}

@@ -73,16 +73,41 @@ type Limits struct {
 	Output int64         // bytes of stdout+stderr kept; past it the run is killed
 }
 
-// DefaultLimits apply where a Spec leaves a limit at zero.
+// DefaultLimits apply where a Spec leaves a limit at zero: a build and a
+// test suite fit in them, a runaway command does not take the machine.
+// Memory is 4 GiB or half of the RAM, whichever is smaller.
 var DefaultLimits = Limits{
 	Wall:   10 * time.Minute,
+	Memory: defaultMemory(physicalMemory()),
+	Procs:  1024,
 	Files:  4096,
 	Output: 1 << 20,
+}
+
+// defaultTempBytes caps each private temporary filesystem of the Linux
+// backend (/tmp and /dev/shm); the files there count against the memory
+// cap too.
+const defaultTempBytes = 1 << 30
+
+// defaultMemory is the default memory cap for a machine with ram bytes of
+// memory (0: unknown).
+func defaultMemory(ram int64) int64 {
+	const ceiling = 4 << 30
+	if ram <= 0 || ram/2 > ceiling {
+		return ceiling
+	}
+	return ram / 2
 }
 
 func (l Limits) withDefaults() Limits {
 	if l.Wall <= 0 {
 		l.Wall = DefaultLimits.Wall
+	}
+	if l.Memory == 0 {
+		l.Memory = DefaultLimits.Memory
+	}
+	if l.Procs == 0 {
+		l.Procs = DefaultLimits.Procs
 	}
 	if l.Files <= 0 {
 		l.Files = DefaultLimits.Files

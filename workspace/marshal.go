@@ -23,6 +23,53 @@ type wireChange struct {
 	Mode     fs.FileMode `json:"mode,omitempty"`
 	BaseHash string      `json:"base_hash,omitempty"`
 	Base     []byte      `json:"base,omitempty"` // base content of a modified or deleted file
+	// Holes and BaseHoles say where a Sealer put placeholders for secrets
+	// in Content and Base.
+	Holes     []Hole `json:"holes,omitempty"`
+	BaseHoles []Hole `json:"base_holes,omitempty"`
+}
+
+// Hole is a placeholder a Sealer put in place of a secret: Off is its byte
+// offset in the sealed content, Name the secret it stands for.
+type Hole struct {
+	Off  int    `json:"off"`
+	Name string `json:"name"`
+}
+
+// Sealer keeps secrets out of a serialised change set. Seal returns data
+// with every secret replaced by a placeholder and the holes it made, in
+// increasing offset; Open puts the secrets back, failing when one cannot
+// be had.
+type Sealer interface {
+	Seal(data []byte) ([]byte, []Hole)
+	Open(data []byte, holes []Hole) ([]byte, error)
+}
+
+// seal applies s to content (no sealer: unchanged).
+func seal(s Sealer, b []byte) ([]byte, []Hole) {
+	if s == nil || b == nil {
+		return b, nil
+	}
+	out, holes := s.Seal(b)
+	if len(holes) == 0 {
+		return b, nil
+	}
+	return out, holes
+}
+
+// unseal reverses seal.
+func unseal(s Sealer, path string, b []byte, holes []Hole) ([]byte, error) {
+	if len(holes) == 0 {
+		return b, nil
+	}
+	if s == nil {
+		return nil, fmt.Errorf("unmarshal change set: %s holds sealed secrets and no sealer was given", path)
+	}
+	out, err := s.Open(b, holes)
+	if err != nil {
+		return nil, fmt.Errorf("unmarshal change set: %s: %w", path, err)
+	}
+	return out, nil
 }
 
 type wireSet struct {
@@ -35,18 +82,26 @@ type wireSet struct {
 // Marshal serialises the change set (pending changes, base contents and
 // hashes) for the trace and for resume; UnmarshalChangeSet restores it
 // exactly.
-func (c *ChangeSet) Marshal() ([]byte, error) {
+func (c *ChangeSet) Marshal() ([]byte, error) { return c.MarshalSealed(nil) }
+
+// MarshalSealed is Marshal with every content and base passed through s,
+// so secrets in the files never reach the serialised form;
+// UnmarshalSealed with a sealer that finds the same secrets restores it.
+func (c *ChangeSet) MarshalSealed(s Sealer) ([]byte, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	w := wireSet{Version: wireVersion, Changes: []wireChange{}, Reads: c.bases}
 	for _, k := range sortedKeys(c.changes) {
 		ch := c.changes[k]
-		w.Changes = append(w.Changes, wireChange{Path: k, Op: ch.Op, From: ch.From, Content: ch.Content,
-			Mode: ch.Mode, BaseHash: ch.BaseHash, Base: c.baseDoc[k]})
+		content, holes := seal(s, ch.Content)
+		base, baseHoles := seal(s, c.baseDoc[k])
+		w.Changes = append(w.Changes, wireChange{Path: k, Op: ch.Op, From: ch.From, Content: content,
+			Mode: ch.Mode, BaseHash: ch.BaseHash, Base: base, Holes: holes, BaseHoles: baseHoles})
 	}
 	for _, k := range sortedKeys(c.origin) {
 		ch := c.origin[k]
-		w.Origin = append(w.Origin, wireChange{Path: k, Op: ch.Op, From: ch.From, Content: ch.Content, Mode: ch.Mode, BaseHash: ch.BaseHash})
+		content, holes := seal(s, ch.Content)
+		w.Origin = append(w.Origin, wireChange{Path: k, Op: ch.Op, From: ch.From, Content: content, Mode: ch.Mode, BaseHash: ch.BaseHash, Holes: holes})
 	}
 	data, err := json.Marshal(w)
 	if err != nil {
@@ -67,6 +122,14 @@ func sortedKeys[V any](m map[string]V) []string {
 // UnmarshalChangeSet restores a change set serialised by Marshal over r.
 // Every path is checked against r's confinement.
 func UnmarshalChangeSet(r *Root, data []byte) (*ChangeSet, error) {
+	return UnmarshalSealed(r, data, nil)
+}
+
+// UnmarshalSealed restores a change set serialised by MarshalSealed,
+// opening its sealed contents with s (nil: a sealed content is an error).
+// A base whose restored content does not match its recorded hash (a
+// secret that changed since) is an error.
+func UnmarshalSealed(r *Root, data []byte, s Sealer) (*ChangeSet, error) {
 	var w wireSet
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -95,7 +158,11 @@ func UnmarshalChangeSet(r *Root, data []byte) (*ChangeSet, error) {
 		if _, err := r.Resolve(k); err != nil {
 			return nil, fmt.Errorf("unmarshal change set: %w", err)
 		}
-		return &Change{Path: k, Op: wc.Op, From: wc.From, Content: wc.Content, Mode: wc.Mode, BaseHash: wc.BaseHash}, nil
+		content, err := unseal(s, k, wc.Content, wc.Holes)
+		if err != nil {
+			return nil, err
+		}
+		return &Change{Path: k, Op: wc.Op, From: wc.From, Content: content, Mode: wc.Mode, BaseHash: wc.BaseHash}, nil
 	}
 	for _, wc := range w.Changes {
 		ch, err := load(wc)
@@ -113,7 +180,13 @@ func UnmarshalChangeSet(r *Root, data []byte) (*ChangeSet, error) {
 			if wc.Base == nil {
 				wc.Base = []byte{}
 			}
+			if wc.Base, err = unseal(s, ch.Path, wc.Base, wc.BaseHoles); err != nil {
+				return nil, err
+			}
 			if hashOf(wc.Base) != ch.BaseHash {
+				if len(wc.BaseHoles) > 0 {
+					return nil, fmt.Errorf("unmarshal change set: %s: base content does not match its hash: a secret it holds (%s) has a different value now", ch.Path, wc.BaseHoles[0].Name)
+				}
 				return nil, fmt.Errorf("unmarshal change set: %s: base content does not match its hash", ch.Path)
 			}
 			c.baseDoc[ch.Path] = wc.Base

@@ -1,7 +1,10 @@
 package workspace
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -175,5 +178,68 @@ func TestChangeSetConcurrent(t *testing.T) {
 	wg.Wait()
 	if c.Len() != 8 {
 		t.Errorf("Len = %d, want 8", c.Len())
+	}
+}
+
+// upperSealer seals the word "SECRET" as "<S>" (a stand-in for the
+// agent's environment sealer); open fails when told to.
+type upperSealer struct{ fail bool }
+
+func (upperSealer) Seal(b []byte) ([]byte, []Hole) {
+	var out []byte
+	var holes []Hole
+	for i := 0; i < len(b); {
+		if bytes.HasPrefix(b[i:], []byte("SECRET")) {
+			holes = append(holes, Hole{Off: len(out), Name: "S"})
+			out = append(out, "<S>"...)
+			i += len("SECRET")
+			continue
+		}
+		out = append(out, b[i])
+		i++
+	}
+	return out, holes
+}
+
+func (s upperSealer) Open(b []byte, holes []Hole) ([]byte, error) {
+	if s.fail {
+		return nil, errors.New("secret S is gone")
+	}
+	return bytes.ReplaceAll(b, []byte("<S>"), []byte("SECRET")), nil
+}
+
+func TestMarshalSealed(t *testing.T) {
+	r := newTestRoot(t, map[string]string{"a.txt": "key=SECRET\nport=1\n"})
+	c := NewChangeSet(r)
+	if err := c.WriteFile("a.txt", []byte("key=SECRET\nport=2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteFile("b.txt", []byte("SECRET SECRET")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.MarshalSealed(upperSealer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := c.Marshal()
+	enc := base64.StdEncoding.EncodeToString([]byte("key=SECRET"))
+	if !bytes.Contains(plain, []byte(enc[:8])) {
+		t.Fatal("control: the plain snapshot does not hold the secret in base64")
+	}
+	if bytes.Contains(data, []byte(enc[:8])) || bytes.Contains(data, []byte("SECRET")) {
+		t.Errorf("sealed snapshot holds the secret: %s", data)
+	}
+	back, err := UnmarshalSealed(r, data, upperSealer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(back.Changes(), c.Changes()); diff != "" {
+		t.Errorf("restored (-got +want):\n%s", diff)
+	}
+	if _, err := UnmarshalSealed(r, data, upperSealer{fail: true}); err == nil || !strings.Contains(err.Error(), "gone") {
+		t.Errorf("open failure: %v", err)
+	}
+	if _, err := UnmarshalChangeSet(r, data); err == nil {
+		t.Error("a sealed snapshot without a sealer: want an error")
 	}
 }

@@ -282,6 +282,11 @@ func Secrets(getenv func(string) string, environ func() []string) []string {
 	for _, k := range provider.DefaultKeyEnv {
 		add(getenv(k))
 	}
+	// Credentials in URLs (GOPROXY=https://user:token@host) reach
+	// sandboxed commands and so their output.
+	for _, s := range trace.EnvSecrets(environ()) {
+		add(s.Value)
+	}
 	sort.Strings(out)
 	return out
 }

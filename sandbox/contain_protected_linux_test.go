@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestContainProtectedDirs: inside a writable root, .git and the other
+// protected directories stay read-only unless named exactly, and those the
+// command creates do not survive the run.
+func TestContainProtectedDirs(t *testing.T) {
+	requireLinuxBackend(t)
+	h := helperPath(t)
+	work := outsideDir(t)
+	for _, d := range []string{".git/hooks", ".ioh", ".vscode", ".idea", ".github/workflows"} {
+		if err := os.MkdirAll(filepath.Join(work, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(work, ".git", "config"), []byte("[core]\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	targets := []string{
+		".git/hooks/post-checkout", ".git/config", ".ioh/config.yaml", ".vscode/tasks.json",
+		".idea/workspace.xml", ".github/workflows/x.yml",
+	}
+	for _, rel := range targets {
+		t.Run(rel, func(t *testing.T) {
+			p := filepath.Join(work, rel)
+			before, _ := os.ReadFile(p)
+			argv := []string{h, helperArg, "write", p}
+			out, output := run(t, Spec{Argv: argv, Writable: []string{work}})
+			refused(t, out, output)
+			if after, _ := os.ReadFile(p); string(after) != string(before) {
+				t.Errorf("%s changed on the host: %q", rel, after)
+			}
+			control(t, work, argv...)
+			os.WriteFile(p, before, 0o666)
+		})
+	}
+
+	t.Run("the rest of the root stays writable", func(t *testing.T) {
+		p := filepath.Join(work, "src.go")
+		out, output := run(t, Spec{Argv: []string{h, helperArg, "write", p}, Writable: []string{work}})
+		if out.ExitCode != 0 {
+			t.Fatalf("writing the root itself failed: %s", output)
+		}
+	})
+
+	t.Run("named exactly it is writable", func(t *testing.T) {
+		p := filepath.Join(work, ".git", "hooks", "named")
+		out, output := run(t, Spec{Argv: []string{h, helperArg, "write", p}, Writable: []string{work, filepath.Join(work, ".git")}})
+		if out.ExitCode != 0 {
+			t.Fatalf("writing .git named with --write failed: %s", output)
+		}
+	})
+
+	t.Run("a worktree's .git file", func(t *testing.T) {
+		wt := outsideDir(t)
+		gitFile := filepath.Join(wt, ".git")
+		if err := os.WriteFile(gitFile, []byte("gitdir: /somewhere\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		argv := []string{h, helperArg, "write", gitFile}
+		out, output := run(t, Spec{Argv: argv, Writable: []string{wt}})
+		refused(t, out, output)
+		control(t, wt, argv...)
+	})
+
+	t.Run("created ones do not survive", func(t *testing.T) {
+		fresh := outsideDir(t)
+		script := "mkdir -p .git/hooks .vscode .github/workflows && echo x > .git/hooks/pre-commit && echo x > .vscode/tasks.json && echo x > .github/workflows/x.yml && echo ok > kept"
+		out, output := run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: fresh, Writable: []string{fresh}})
+		if out.ExitCode != 0 {
+			t.Fatalf("script failed: %s", output)
+		}
+		for _, rel := range []string{".git", ".vscode", ".github/workflows"} {
+			if _, err := os.Lstat(filepath.Join(fresh, rel)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s created inside survived the run (%v)", rel, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(fresh, "kept")); err != nil {
+			t.Errorf("an ordinary file did not survive: %v", err)
+		}
+		control(t, fresh, "sh", "-c", script)
+		if _, err := os.Stat(filepath.Join(fresh, ".git/hooks/pre-commit")); err != nil {
+			t.Errorf("control: %v", err)
+		}
+	})
+}

@@ -1,0 +1,213 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// protectedDirs stay read-only inside every writable root unless that
+// exact directory is itself a writable root: what is written there runs on
+// the host later (git hooks and core.fsmonitor, the agent's own
+// configuration, editor tasks, CI workflows). SPEC §5 lists the same
+// built-in protected paths for the agent's tools.
+var protectedDirs = []string{".git", ".ioh", ".vscode", ".idea", ".github/workflows"}
+
+// tmpOpts are the mount options of the private /tmp and /dev/shm.
+var tmpOpts = "mode=1777,size=" + strconv.Itoa(defaultTempBytes)
+
+// sysfsMasked are the parts of /sys that describe the host machine (ACPI
+// and DMI tables, serial numbers, EFI variables) and that no build needs.
+var sysfsMasked = []string{"/sys/firmware", "/sys/devices/virtual/dmi", "/sys/class/dmi", "/sys/kernel/security", "/sys/kernel/debug"}
+
+// protectDirs binds the protected directories (or files: a worktree's
+// .git is a file) of each writable root read-only over themselves. nr maps
+// a host path to its place in the new root.
+func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
+	var done, absent []string
+	for _, w := range writable {
+		for _, d := range protectedDirs {
+			p := filepath.Join(w, d)
+			if contains(writable, p) {
+				continue // named exactly: the user wants it writable
+			}
+			fi, err := os.Lstat(nr(p))
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				absent = append(absent, p)
+				continue
+			case err != nil:
+				return Mechanism{}, fmt.Errorf("protected %s: %w", p, err)
+			case fi.Mode()&os.ModeSymlink != 0:
+				// A symlink itself cannot be written through a read-only
+				// parent, but its target may be elsewhere in the root:
+				// protect the target when it lies in a writable root.
+				t, err := filepath.EvalSymlinks("/oldroot" + p)
+				if err != nil {
+					continue
+				}
+				t = strings.TrimPrefix(t, "/oldroot")
+				if !inAny(t, writable) || contains(writable, t) {
+					continue
+				}
+				p = t
+			}
+			if err := unix.Mount(nr(p), nr(p), "", unix.MS_BIND, ""); err != nil {
+				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
+			}
+			if err := setMountAttr(nr(p), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
+			}
+			done = append(done, p)
+		}
+	}
+	// A writable root inside a protected directory was named exactly:
+	// bind it again over the read-only copy.
+	for _, w := range writable {
+		for _, p := range done {
+			if w != p && within(w, p) {
+				if err := bindInto("/oldroot"+w, nr(w), false); err != nil {
+					return Mechanism{}, fmt.Errorf("writable root %s: %w", w, err)
+				}
+				if err := setMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+					return Mechanism{}, fmt.Errorf("writable root %s: %w", w, err)
+				}
+			}
+		}
+	}
+	detail := "read-only: " + strings.Join(done, ":")
+	if len(done) == 0 {
+		detail = "none present"
+	}
+	if len(absent) > 0 {
+		detail += fmt.Sprintf("; %d absent, removed after the run if the command creates them", len(absent))
+	}
+	return Mechanism{"protected-dirs", StateApplied, detail}, nil
+}
+
+// absentProtected lists the protected directories of the writable roots
+// that do not exist (seen from the current root), for the sweep after the
+// run.
+func absentProtected(writable []string) []string {
+	var out []string
+	for _, w := range writable {
+		for _, d := range protectedDirs {
+			p := filepath.Join(w, d)
+			if contains(writable, p) {
+				continue
+			}
+			if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// sweepProtected removes the protected directories the command created
+// where none existed (git init, a new .vscode/tasks.json): they would run
+// code on the host. Every process of the sandbox is dead by now.
+func sweepProtected(absent []string) *Mechanism {
+	var removed []string
+	for _, p := range absent {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return &Mechanism{"protected-dirs-sweep", StateFailed, fmt.Sprintf("remove %s: %v", p, err)}
+		}
+		removed = append(removed, p)
+	}
+	if len(removed) == 0 {
+		return nil
+	}
+	return &Mechanism{"protected-dirs-sweep", StateApplied, "removed what the command created: " + strings.Join(removed, ":")}
+}
+
+func inAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// setMountAttr adds attr to the mount at p and every mount below it,
+// keeping the flags they have (a remount that dropped a locked flag would
+// fail in a user namespace).
+func setMountAttr(p string, attr uint64) error {
+	err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr})
+	if !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
+	var extra uintptr
+	for a, f := range map[uint64]uintptr{unix.MOUNT_ATTR_RDONLY: unix.MS_RDONLY, unix.MOUNT_ATTR_NOSUID: unix.MS_NOSUID, unix.MOUNT_ATTR_NODEV: unix.MS_NODEV} {
+		if attr&a != 0 {
+			extra |= f
+		}
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		return err
+	}
+	keep := uintptr(0)
+	for s, f := range map[int64]uintptr{unix.ST_RDONLY: unix.MS_RDONLY, unix.ST_NOSUID: unix.MS_NOSUID, unix.ST_NODEV: unix.MS_NODEV, unix.ST_NOEXEC: unix.MS_NOEXEC, unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_RELATIME: unix.MS_RELATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME} {
+		if int64(st.Flags)&s != 0 {
+			keep |= f
+		}
+	}
+	return unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND|keep|extra, "")
+}
+
+// hideHostInfo keeps the host's identity out of the sandbox: without
+// network, a fresh sysfs of the sandbox's own network namespace (only lo
+// under /sys/class/net, no host NIC names or MACs); in every case the
+// firmware and DMI tables masked and a boot id of the run's own.
+func hideHostInfo(cfg *initConfig) []Mechanism {
+	var notes, failed []string
+	if !cfg.Network {
+		// sysfs shows the network devices of the mounting namespace.
+		if err := unix.Mount("sysfs", "/newroot/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			failed = append(failed, "fresh sysfs: "+err.Error())
+		} else {
+			notes = append(notes, "fresh sysfs of the sandbox's network namespace")
+		}
+	}
+	for _, p := range sysfsMasked {
+		if err := mask("/newroot" + p); err != nil {
+			failed = append(failed, p+": "+err.Error())
+		}
+	}
+	notes = append(notes, "firmware and DMI tables masked")
+	if err := ownBootID("/newroot/proc/sys/kernel/random/boot_id"); err != nil {
+		failed = append(failed, "boot id: "+err.Error())
+	} else {
+		notes = append(notes, "own boot id")
+	}
+	if len(failed) > 0 {
+		return []Mechanism{{"host-info", StateFailed, strings.Join(failed, "; ")}}
+	}
+	return []Mechanism{{"host-info", StateApplied, strings.Join(notes, ", ")}}
+}
+
+// ownBootID binds a fresh random UUID over the host's boot id.
+func ownBootID(p string) error {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	id := fmt.Sprintf("%x-%x-%x-%x-%x\n", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+	if err := os.WriteFile("/bootid", []byte(id), 0o444); err != nil {
+		return err
+	}
+	return bindRO("/bootid", p)
+}
