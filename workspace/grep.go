@@ -41,6 +41,7 @@ type matcher struct {
 	pre   *prefilter     // nil: run the regex on the whole buffer
 	exact bool           // a prefilter hit is a match: skip the regex
 	max   int
+	tq    *tquery // what a file with a matching line holds (index.go)
 }
 
 func compileGrep(o GrepOptions) (*matcher, error) {
@@ -68,7 +69,9 @@ func compileGrep(o GrepOptions) (*matcher, error) {
 		return nil, fmt.Errorf("grep: max must not be negative, got %d", o.Max)
 	}
 	m := &matcher{re: re, max: o.Max}
-	m.pre, m.exact = newPrefilter(parsed.Simplify())
+	simple := parsed.Simplify()
+	m.pre, m.exact = newPrefilter(simple)
+	m.tq = trigramQuery(simple)
 	return m, nil
 }
 
@@ -216,8 +219,14 @@ func (r *Root) join(rel string) string {
 	return r.dir + string(os.PathSeparator) + strings.ReplaceAll(rel, "/", string(os.PathSeparator))
 }
 
-// grep runs a search over a view.
+// grep runs a search over a view: through the root's index when it has
+// a warm one, else by scanning.
 func (v *view) grep(ctx context.Context, o GrepOptions) ([]Match, error) {
+	if x := v.root.idx.Load(); x != nil {
+		if ms, ok, err := x.grep(ctx, v, o); ok {
+			return ms, err
+		}
+	}
 	m, err := compileGrep(o)
 	if err != nil {
 		return nil, err
@@ -230,37 +239,56 @@ func (v *view) grep(ctx context.Context, o GrepOptions) ([]Match, error) {
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	var all []Match
+	var res results
 	err = v.each(ctx, dir, globs.keep, func(rel, abs string, data []byte, ov bool) {
-		var found []Match
-		if ov {
-			found = m.search(rel, data, nil)
-		} else {
-			bp := bufPool.Get().(*[]byte)
-			found, _ = m.searchFile(rel, abs, bp)
-			bufPool.Put(bp)
-		}
-		if len(found) == 0 {
-			return
-		}
-		mu.Lock()
-		all = append(all, found...)
-		mu.Unlock()
+		res.add(m.searchOne(rel, abs, data, ov))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("grep: %w", err)
 	}
+	return res.sorted(o.Max), nil
+}
+
+// searchOne searches one file: its overlay content when ov, else the file
+// on disk.
+func (m *matcher) searchOne(rel, abs string, data []byte, ov bool) []Match {
+	if ov {
+		return m.search(rel, data, nil)
+	}
+	bp := bufPool.Get().(*[]byte)
+	found, _ := m.searchFile(rel, abs, bp)
+	bufPool.Put(bp)
+	return found
+}
+
+// results gathers matches from concurrent searches.
+type results struct {
+	mu  sync.Mutex
+	all []Match
+}
+
+func (r *results) add(found []Match) {
+	if len(found) == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.all = append(r.all, found...)
+	r.mu.Unlock()
+}
+
+// sorted returns the matches by path then line, at most max (0: all).
+func (r *results) sorted(max int) []Match {
+	all := r.all
 	slices.SortFunc(all, func(a, b Match) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c
 		}
 		return a.Line - b.Line
 	})
-	if o.Max > 0 && len(all) > o.Max {
-		all = all[:o.Max:o.Max]
+	if max > 0 && len(all) > max {
+		all = all[:max:max]
 	}
-	return all, nil
+	return all
 }
 
 // Grep searches the workspace on disk (documents overlaid), sorted by path

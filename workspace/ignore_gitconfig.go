@@ -59,13 +59,11 @@ func gitCommonDir(dir string) string {
 	return gd
 }
 
-// globalExcludesFile is the path of the user's global excludes file as git
-// would find it for the repository at common: the last core.excludesFile
-// in the system, global (XDG, then ~/.gitconfig, or $GIT_CONFIG_GLOBAL) and
-// repository configuration, with "~/" expanded; without one,
-// $XDG_CONFIG_HOME/git/ignore or ~/.config/git/ignore. "" when there is
-// none.
-func globalExcludesFile(common string) string {
+// gitConfigFiles lists the git configuration files that apply to the
+// repository at common, in the order git reads them (later values win):
+// system (unless GIT_CONFIG_NOSYSTEM), global (XDG, then ~/.gitconfig, or
+// $GIT_CONFIG_GLOBAL), then the repository's own.
+func gitConfigFiles(common string) []string {
 	home := os.Getenv("HOME")
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	var files []string
@@ -91,9 +89,19 @@ func globalExcludesFile(common string) string {
 			files = append(files, filepath.Join(home, ".gitconfig"))
 		}
 	}
-	files = append(files, filepath.Join(common, "config"))
+	return append(files, filepath.Join(common, "config"))
+}
+
+// globalExcludesFile is the path of the user's global excludes file as git
+// would find it for the repository at common: the last core.excludesFile
+// in its configuration files, with "~/" expanded; without one,
+// $XDG_CONFIG_HOME/git/ignore or ~/.config/git/ignore. "" when there is
+// none.
+func globalExcludesFile(common string) string {
+	home := os.Getenv("HOME")
+	xdg := os.Getenv("XDG_CONFIG_HOME")
 	value, set := "", false
-	for _, f := range files {
+	for _, f := range gitConfigFiles(common) {
 		if v, ok := configValue(f, "core", "excludesfile", home, 0); ok {
 			value, set = v, true
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // maxSymlinks bounds symlink expansion while resolving one path, as the
@@ -21,6 +22,8 @@ type Root struct {
 
 	mu   sync.RWMutex
 	docs map[string][]byte // open editor buffers by clean relative path
+
+	idx atomic.Pointer[Index] // searches use it when set and warm (index.go)
 }
 
 // NewRoot opens dir (made absolute, symlinks resolved) as a workspace root.

@@ -1,12 +1,14 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,27 +33,123 @@ type Watcher struct {
 
 	mu     sync.Mutex
 	levels map[string]*ignoreLevel // watched directory → its ignore level
+
+	// hook, when set, is called from the event goroutine with each
+	// change as it is read, before debouncing (RescanAll when events
+	// were lost).
+	hook func(paths []string)
+
+	// The sync barrier: Sync creates syncDir/sync-N and waits until the
+	// event goroutine has read that file's event, so every change made
+	// before the call has been seen (inotify queues events in order).
+	syncDir  string
+	syncMu   sync.Mutex
+	syncCond *sync.Cond
+	syncNext uint64 // last token handed out
+	syncSeen uint64 // last token whose event was read
 }
 
 // NewWatcher starts watching every non-ignored directory under r. Batches
 // are sent on Events at most once per debounce interval of quiet; Close
 // stops the watcher and closes Events.
 func NewWatcher(r *Root, debounce time.Duration) (*Watcher, error) {
-	if debounce <= 0 {
-		debounce = 100 * time.Millisecond
+	return newSyncedWatcher(r, debounce, "", nil)
+}
+
+// newSyncedWatcher is NewWatcher with a change hook and a sync barrier
+// whose marker files go in syncDir (a private directory outside the
+// workspace).
+func newSyncedWatcher(r *Root, debounce time.Duration, syncDir string, hook func([]string)) (*Watcher, error) {
+	if syncDir != "" {
+		if err := os.MkdirAll(syncDir, 0o700); err != nil {
+			return nil, fmt.Errorf("watch %s: %w", r.Dir(), err)
+		}
 	}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", r.Dir(), err)
 	}
+	if debounce <= 0 {
+		debounce = 100 * time.Millisecond
+	}
 	w := &Watcher{root: r, fw: fw, debounce: debounce, events: make(chan []string),
-		done: make(chan struct{}), ended: make(chan struct{}), levels: map[string]*ignoreLevel{}}
+		done: make(chan struct{}), ended: make(chan struct{}), levels: map[string]*ignoreLevel{},
+		hook: hook, syncDir: syncDir}
+	w.syncCond = sync.NewCond(&w.syncMu)
+	if syncDir != "" {
+		if err := fw.Add(syncDir); err != nil {
+			fw.Close()
+			return nil, fmt.Errorf("watch %s: %w", syncDir, err)
+		}
+	}
 	if _, err := w.addTree(r.Dir(), ancestorLevels(r.Dir(), r.Dir())); err != nil {
 		fw.Close()
 		return nil, fmt.Errorf("watch %s: %w", r.Dir(), err)
 	}
 	go w.loop() // ends when Close closes done and the fsnotify watcher
 	return w, nil
+}
+
+// Sync returns once the watcher has read every event of changes made
+// before the call (so its hook has seen them), or with an error when ctx
+// ends, the watcher closes or it has no sync directory.
+func (w *Watcher) Sync(ctx context.Context) error {
+	if w.syncDir == "" {
+		return errors.New("watch: no sync directory")
+	}
+	w.syncMu.Lock()
+	w.syncNext++
+	token := w.syncNext
+	w.syncMu.Unlock()
+	marker := filepath.Join(w.syncDir, "sync-"+strconv.FormatUint(token, 10))
+	f, err := os.OpenFile(marker, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("watch sync: %w", err)
+	}
+	f.Close()
+	defer os.Remove(marker)
+	stop := context.AfterFunc(ctx, func() {
+		w.syncMu.Lock()
+		w.syncCond.Broadcast()
+		w.syncMu.Unlock()
+	})
+	defer stop()
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	for w.syncSeen < token {
+		select {
+		case <-w.done:
+			return errors.New("watch sync: watcher closed")
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("watch sync: %w", err)
+		}
+		w.syncCond.Wait()
+	}
+	return nil
+}
+
+// synced handles an event in the sync directory.
+func (w *Watcher) synced(ev fsnotify.Event) {
+	if !ev.Has(fsnotify.Create) {
+		return
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(filepath.Base(ev.Name), "sync-"), 10, 64)
+	if err != nil {
+		return
+	}
+	w.releaseSync(n)
+}
+
+// releaseSync marks tokens up to n as seen and wakes the waiters.
+func (w *Watcher) releaseSync(n uint64) {
+	w.syncMu.Lock()
+	if n > w.syncSeen {
+		w.syncSeen = n
+	}
+	w.syncCond.Broadcast()
+	w.syncMu.Unlock()
 }
 
 // Events delivers batches of changed root-relative paths, sorted.
@@ -64,6 +162,9 @@ func (w *Watcher) Close() error {
 		close(w.done)
 		err = w.fw.Close()
 		<-w.ended
+		w.syncMu.Lock()
+		w.syncCond.Broadcast() // Sync callers see done
+		w.syncMu.Unlock()
 	})
 	return err
 }
@@ -72,8 +173,14 @@ func (w *Watcher) Close() error {
 // level above dir) and returns the root-relative files found, so a
 // directory moved in reports its content.
 func (w *Watcher) addTree(dir string, parent *ignoreLevel) ([]string, error) {
+	// Watch before listing: a file created in between is then either
+	// listed or reported by an event.
+	if err := w.fw.Add(dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
+		w.fw.Remove(dir)
 		return nil, err
 	}
 	var hasIgnore, hasGitignore, hasGit bool
@@ -88,9 +195,6 @@ func (w *Watcher) addTree(dir string, parent *ignoreLevel) ([]string, error) {
 		}
 	}
 	level := parent.child(dir, hasIgnore, hasGitignore, hasGit)
-	if err := w.fw.Add(dir); err != nil {
-		return nil, err
-	}
 	w.mu.Lock()
 	w.levels[dir] = level
 	w.mu.Unlock()
@@ -194,9 +298,16 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
+			if w.syncDir != "" && filepath.Dir(ev.Name) == w.syncDir {
+				w.synced(ev)
+				continue
+			}
 			paths := w.relevant(ev)
 			if len(paths) == 0 {
 				continue
+			}
+			if w.hook != nil {
+				w.hook(paths)
 			}
 			if len(pending) == 0 {
 				first = time.Now()
@@ -214,6 +325,15 @@ func (w *Watcher) loop() {
 				return
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				if w.hook != nil {
+					w.hook([]string{RescanAll})
+				}
+				// Marker events may be lost too: release every waiter
+				// (the hook has been told that anything may have changed).
+				w.syncMu.Lock()
+				next := w.syncNext
+				w.syncMu.Unlock()
+				w.releaseSync(next)
 				pending = map[string]bool{RescanAll: true}
 				timer = time.After(w.debounce)
 				continue

@@ -1,0 +1,263 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Build bounds: a file with more distinct trigrams than maxFileTrigrams
+// (a large data file) is not indexed but always searched; a segment is
+// written once it holds segmentPairs postings, so building holds about
+// segmentPairs×8 bytes of postings plus one 2 MiB trigram bitmap per
+// worker, whatever the size of the tree.
+const (
+	maxFileTrigrams = 1 << 18
+	segmentPairs    = 2 << 20
+	batchBytes      = 4 << 20
+	batchFiles      = 256
+	racySlack       = int64(100 * time.Millisecond)
+)
+
+// workspaceKey names a workspace's files in the state directory: its base
+// name and a hash of its path.
+func workspaceKey(root string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	b := []byte(filepath.Base(root))
+	for i, c := range b {
+		if !(c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return string(b) + "-" + hex.EncodeToString(sum[:8])
+}
+
+// ignoreInputs lists, with their stamps, the files outside the workspace
+// tree that decide what is ignored in it: ignore files in the directories
+// above the root up to its repository's top, the repository's
+// info/exclude and configuration, the user's git configuration and global
+// excludes file. The index is only trusted while they are unchanged.
+func ignoreInputs(root string) []ignoreInput {
+	top := ""
+	for d := root; ; {
+		if exists(d, ".git") {
+			top = d
+			break
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		d = p
+	}
+	if top == "" {
+		return nil
+	}
+	var paths []string
+	for d := filepath.Dir(root); top != root; d = filepath.Dir(d) {
+		paths = append(paths, filepath.Join(d, ".gitignore"), filepath.Join(d, ".ignore"))
+		if d == top || filepath.Dir(d) == d {
+			break
+		}
+	}
+	common := gitCommonDir(top)
+	paths = append(paths, filepath.Join(top, ".git"), filepath.Join(common, "info", "exclude"))
+	paths = append(paths, gitConfigFiles(common)...)
+	if g := globalExcludesFile(common); g != "" {
+		paths = append(paths, g)
+	}
+	out := make([]ignoreInput, 0, len(paths))
+	for _, p := range paths {
+		st, ok := statStamp(p)
+		if !ok {
+			st = fileStamp{size: -1}
+		}
+		out = append(out, ignoreInput{path: p, stamp: st})
+	}
+	return out
+}
+
+// trigramBits collects the distinct trigrams of one file.
+type trigramBits struct {
+	bits []uint64 // 1<<24 bits
+	list []uint32
+	buf  []byte
+}
+
+func newTrigramBits() *trigramBits {
+	return &trigramBits{bits: make([]uint64, 1<<24/64), buf: make([]byte, readChunk)}
+}
+
+// file reads abs and returns its distinct trigrams (valid until the next
+// call) and its flags.
+func (tb *trigramBits) file(abs string) ([]uint32, uint8, error) {
+	for _, t := range tb.list {
+		tb.bits[t>>6] &^= 1 << (t & 63)
+	}
+	tb.list = tb.list[:0]
+	f, err := openRaw(abs)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.close()
+	var t uint32
+	seen := 0
+	for first := true; ; first = false {
+		n, eof, err := f.read(tb.buf)
+		if err != nil {
+			return nil, 0, err
+		}
+		b := tb.buf[:n]
+		if first && isBinary(b) {
+			return nil, flagBinary, nil
+		}
+		for _, c := range b {
+			t = (t<<8 | uint32(foldByte(c))) & 0xffffff
+			seen++
+			if seen < 3 {
+				continue
+			}
+			if w, bit := t>>6, uint64(1)<<(t&63); tb.bits[w]&bit == 0 {
+				tb.bits[w] |= bit
+				tb.list = append(tb.list, t)
+			}
+		}
+		if len(tb.list) > maxFileTrigrams {
+			return nil, flagUnindexed, nil
+		}
+		if eof || n == 0 {
+			return tb.list, 0, nil
+		}
+	}
+}
+
+// buildIndex walks the workspace as grep does, indexes every file and
+// writes the index file at path atomically (0600, in a 0700 directory).
+func buildIndex(ctx context.Context, r *Root, path string) (*indexData, error) {
+	start := time.Now().UnixNano()
+	inputs := ignoreInputs(r.Dir())
+	var mu sync.Mutex
+	var files []indexedFile
+	err := r.walk(ctx, ".", nil, func(f walkFile) {
+		st, ok := statStamp(f.abs)
+		if !ok {
+			return
+		}
+		var flags uint8
+		if max(st.ctime, st.mtime) >= start-racySlack {
+			flags = flagRacy
+		}
+		mu.Lock()
+		files = append(files, indexedFile{rel: f.rel, stamp: st, flags: flags})
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build index: %w", err)
+	}
+	slices.SortFunc(files, func(a, b indexedFile) int { return strings.Compare(a.rel, b.rel) })
+
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("build index: %w", err)
+	}
+	if err := os.Chmod(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("build index: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".idx-*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("build index: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
+	w := &indexWriter{f: tmp, w: bufio.NewWriterSize(tmp, 256<<10)}
+	err = writeSegments(ctx, r, files, w)
+	if err == nil {
+		err = w.finish(start, r.Dir(), files, inputs)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build index: %w", err)
+	}
+	return loadIndex(path)
+}
+
+// writeSegments extracts the trigrams of files (in batches, in parallel)
+// and writes segments of about segmentPairs postings.
+func writeSegments(ctx context.Context, r *Root, files []indexedFile, w *indexWriter) error {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	bits := make([]*trigramBits, workers)
+	for i := range bits {
+		bits[i] = newTrigramBits()
+	}
+	var pairs []uint64
+	segFirst := 0
+	for lo := 0; lo < len(files); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi, size := lo, int64(0)
+		for hi < len(files) && hi-lo < batchFiles && (hi == lo || size < batchBytes) {
+			size += files[hi].stamp.size
+			hi++
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		next := lo
+		for wi := range workers {
+			wg.Add(1)
+			go func(tb *trigramBits) {
+				defer wg.Done()
+				var local []uint64
+				for {
+					mu.Lock()
+					i := next
+					next++
+					if i >= hi {
+						pairs = append(pairs, local...)
+						mu.Unlock()
+						return
+					}
+					mu.Unlock()
+					f := &files[i]
+					tris, flags, err := tb.file(r.join(f.rel))
+					if err != nil {
+						flags = flagUnindexed // unreadable now: always searched
+					}
+					f.flags |= flags
+					for _, t := range tris {
+						local = append(local, uint64(t)<<32|uint64(i-segFirst))
+					}
+				}
+			}(bits[wi])
+		}
+		wg.Wait()
+		lo = hi
+		if len(pairs) >= segmentPairs || lo == len(files) {
+			w.segment(uint32(segFirst), uint32(lo-segFirst), pairs)
+			pairs = pairs[:0]
+			segFirst = lo
+		}
+	}
+	if len(files) == 0 {
+		w.segment(0, 0, nil)
+	}
+	return w.err
+}

@@ -1,0 +1,313 @@
+package workspace
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+)
+
+// The index file, little-endian:
+//
+//	segment data ...          per segment: trigram table, then postings
+//	footer:
+//	  u64 build start (Unix ns)  string root
+//	  u32 files; per file: string path, i64 size, i64 mtime, i64 ctime, u64 inode, u8 flags
+//	  u32 inputs; per ignore input outside the tree: string path, stamp as above (size -1: absent)
+//	  u32 segments; per segment: u32 first file, u32 files, u64 table offset, u32 trigrams, u64 postings offset, u64 postings length
+//	trailer: u64 footer offset, 8-byte magic
+//
+// A trigram table entry is u32 trigram, u32 offset of its posting list in
+// the segment's postings; one more entry (trigram 0xffffffff) holds the
+// end. A posting list is the segment-local ids of the files holding the
+// trigram, delta-coded as uvarints.
+const indexMagic = "IOHTRI1\n"
+
+// fileStamp identifies a version of a file.
+type fileStamp struct {
+	size, mtime, ctime int64
+	ino                uint64
+}
+
+// File flags.
+const (
+	flagBinary    = 1 << iota // binary (NUL in the first binaryProbe bytes): never a match
+	flagUnindexed             // too many distinct trigrams: always a candidate
+	flagRacy                  // changed too close to the build to trust its stamp
+)
+
+type indexedFile struct {
+	rel   string
+	stamp fileStamp
+	flags uint8
+}
+
+// ignoreInput is a file outside the watched tree whose content decides
+// what is ignored (an ignore file above the root, info/exclude, a git
+// configuration or global excludes file), with its stamp at build time.
+type ignoreInput struct {
+	path  string
+	stamp fileStamp // size -1: absent
+}
+
+type segment struct {
+	first, n uint32
+	table    []byte // (ntri+1) entries of 8 bytes
+	post     []byte
+}
+
+// indexData is a loaded index file.
+type indexData struct {
+	built  int64
+	root   string
+	files  []indexedFile
+	byPath map[string]uint32
+	inputs []ignoreInput
+	segs   []segment
+	unmap  func() error
+	size   int64
+}
+
+// postings returns the global ids of the segment's files holding t.
+func (s *segment) postings(t trigram) []uint32 {
+	n := len(s.table)/8 - 1
+	i := sort.Search(n, func(i int) bool { return binary.LittleEndian.Uint32(s.table[8*i:]) >= t })
+	if i >= n || binary.LittleEndian.Uint32(s.table[8*i:]) != t {
+		return nil
+	}
+	lo := binary.LittleEndian.Uint32(s.table[8*i+4:])
+	hi := binary.LittleEndian.Uint32(s.table[8*i+12:])
+	if hi < lo || int(hi) > len(s.post) {
+		return nil
+	}
+	p := s.post[lo:hi]
+	out := make([]uint32, 0, len(p))
+	id := uint64(0)
+	for len(p) > 0 {
+		d, k := binary.Uvarint(p)
+		if k <= 0 {
+			break
+		}
+		id += d
+		out = append(out, s.first+uint32(id))
+		p = p[k:]
+	}
+	return out
+}
+
+// indexWriter writes an index file: segments as they are built, then the
+// footer.
+type indexWriter struct {
+	f    *os.File
+	w    *bufio.Writer
+	off  uint64
+	segs [][6]uint64
+	err  error
+}
+
+func (w *indexWriter) bytes(b []byte) {
+	if w.err != nil {
+		return
+	}
+	n, err := w.w.Write(b)
+	w.off += uint64(n)
+	w.err = err
+}
+
+func (w *indexWriter) u32(v uint32) { w.bytes(binary.LittleEndian.AppendUint32(nil, v)) }
+func (w *indexWriter) u64(v uint64) { w.bytes(binary.LittleEndian.AppendUint64(nil, v)) }
+func (w *indexWriter) str(s string) { w.u32(uint32(len(s))); w.bytes([]byte(s)) }
+func (w *indexWriter) stamp(s fileStamp) {
+	w.u64(uint64(s.size))
+	w.u64(uint64(s.mtime))
+	w.u64(uint64(s.ctime))
+	w.u64(s.ino)
+}
+
+// segment writes one segment from its (trigram<<32 | local id) pairs,
+// which it sorts.
+func (w *indexWriter) segment(first, n uint32, pairs []uint64) {
+	slices.Sort(pairs)
+	pairs = slices.Compact(pairs)
+	var table, post []byte
+	var last uint64 = 1 << 63
+	var prevID uint32
+	for _, p := range pairs {
+		t, id := p>>32, uint32(p)
+		if t != last {
+			table = binary.LittleEndian.AppendUint32(table, uint32(t))
+			table = binary.LittleEndian.AppendUint32(table, uint32(len(post)))
+			last, prevID = t, 0
+			post = binary.AppendUvarint(post, uint64(id))
+		} else {
+			post = binary.AppendUvarint(post, uint64(id-prevID))
+		}
+		prevID = id
+	}
+	ntri := uint64(len(table) / 8)
+	table = binary.LittleEndian.AppendUint32(table, 0xffffffff)
+	table = binary.LittleEndian.AppendUint32(table, uint32(len(post)))
+	tableOff := w.off
+	w.bytes(table)
+	postOff := w.off
+	w.bytes(post)
+	w.segs = append(w.segs, [6]uint64{uint64(first), uint64(n), tableOff, ntri, postOff, uint64(len(post))})
+}
+
+// finish writes the footer and trailer.
+func (w *indexWriter) finish(built int64, root string, files []indexedFile, inputs []ignoreInput) error {
+	footer := w.off
+	w.u64(uint64(built))
+	w.str(root)
+	w.u32(uint32(len(files)))
+	for _, f := range files {
+		w.str(f.rel)
+		w.stamp(f.stamp)
+		w.bytes([]byte{f.flags})
+	}
+	w.u32(uint32(len(inputs)))
+	for _, in := range inputs {
+		w.str(in.path)
+		w.stamp(in.stamp)
+	}
+	w.u32(uint32(len(w.segs)))
+	for _, s := range w.segs {
+		w.u32(uint32(s[0]))
+		w.u32(uint32(s[1]))
+		w.u64(s[2])
+		w.u32(uint32(s[3]))
+		w.u64(s[4])
+		w.u64(s[5])
+	}
+	w.u64(footer)
+	w.bytes([]byte(indexMagic))
+	if w.err == nil {
+		w.err = w.w.Flush()
+	}
+	return w.err
+}
+
+// errBadIndex reports an index file that is not one this version wrote.
+var errBadIndex = errors.New("not a valid index file")
+
+type reader struct {
+	b   []byte
+	err bool
+}
+
+func (r *reader) take(n int) []byte {
+	if r.err || n < 0 || n > len(r.b) {
+		r.err = true
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+func (r *reader) u32() uint32 {
+	if b := r.take(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+func (r *reader) u64() uint64 {
+	if b := r.take(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+func (r *reader) str() string { return string(r.take(int(r.u32()))) }
+func (r *reader) stamp() fileStamp {
+	return fileStamp{size: int64(r.u64()), mtime: int64(r.u64()), ctime: int64(r.u64()), ino: r.u64()}
+}
+
+// loadIndex maps and parses the index file at path; a damaged or foreign
+// file is an error (the caller rebuilds).
+func loadIndex(path string) (*indexData, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() < 16 || fi.Size() > 1<<40 {
+		return nil, fmt.Errorf("load index %s: %w", path, errBadIndex)
+	}
+	data, unmap, err := mapFile(f, int(fi.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("load index %s: %w", path, err)
+	}
+	x, err := parseIndex(data)
+	if err != nil {
+		unmap()
+		return nil, fmt.Errorf("load index %s: %w", path, err)
+	}
+	x.unmap, x.size = unmap, fi.Size()
+	return x, nil
+}
+
+func parseIndex(data []byte) (*indexData, error) {
+	n := len(data)
+	if string(data[n-8:]) != indexMagic {
+		return nil, errBadIndex
+	}
+	footer := binary.LittleEndian.Uint64(data[n-16:])
+	if footer > uint64(n-16) {
+		return nil, errBadIndex
+	}
+	r := &reader{b: data[footer : n-16]}
+	x := &indexData{built: int64(r.u64()), root: r.str()}
+	nf := r.u32()
+	if uint64(nf) > uint64(len(r.b)) {
+		return nil, errBadIndex
+	}
+	x.files = make([]indexedFile, nf)
+	x.byPath = make(map[string]uint32, nf)
+	for i := range x.files {
+		f := &x.files[i]
+		f.rel = r.str()
+		f.stamp = r.stamp()
+		if b := r.take(1); b != nil {
+			f.flags = b[0]
+		}
+		x.byPath[f.rel] = uint32(i)
+	}
+	ni := r.u32()
+	if uint64(ni) > uint64(len(r.b)) {
+		return nil, errBadIndex
+	}
+	for range ni {
+		x.inputs = append(x.inputs, ignoreInput{path: r.str(), stamp: r.stamp()})
+	}
+	ns := r.u32()
+	if uint64(ns) > uint64(len(r.b)) {
+		return nil, errBadIndex
+	}
+	for range ns {
+		first, cnt := r.u32(), r.u32()
+		tableOff, ntri := r.u64(), uint64(r.u32())
+		postOff, postLen := r.u64(), r.u64()
+		tableEnd := tableOff + 8*(ntri+1)
+		if r.err || tableEnd > footer || postOff > footer || postLen > footer-postOff || uint64(first)+uint64(cnt) > uint64(nf) {
+			return nil, errBadIndex
+		}
+		x.segs = append(x.segs, segment{first: first, n: cnt, table: data[tableOff:tableEnd], post: data[postOff : postOff+postLen]})
+	}
+	if r.err {
+		return nil, errBadIndex
+	}
+	return x, nil
+}
+
+// indexPath is the index file of the workspace at root under the state
+// directory: one per workspace, named like its trace database.
+func indexPath(stateDir, root string) string {
+	return filepath.Join(stateDir, "index", workspaceKey(root)+".idx")
+}

@@ -1,0 +1,40 @@
+//go:build linux || darwin
+
+package workspace
+
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// statStamp is what says a file changed: size, modification and change
+// times and inode. The change time cannot be set from user space, so an
+// edit that restores the modification time is still seen.
+func statStamp(abs string) (fileStamp, bool) {
+	var st unix.Stat_t
+	for {
+		err := unix.Lstat(abs, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return fileStamp{}, false
+		}
+		return fileStamp{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: uint64(st.Ino)}, true
+	}
+}
+
+// mapFile maps the index file read-only: its pages are shared with the
+// page cache and only those a query touches become resident.
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	if size == 0 {
+		return nil, func() error { return nil }, nil
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() error { return unix.Munmap(b) }, nil
+}
