@@ -172,11 +172,11 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	for i := range evs {
 		evs[i].Step = 0
 	}
-	row := &trace.RunRow{ID: a.id, Root: a.id, Goal: c.Goal, Contract: cj, Outcome: string(OutcomeRunning), FirstStarted: now, State: a.st.encode()}
+	// The row is created with its lease: a run is never seen unleased
+	// (and so interrupted) while it starts.
+	row := &trace.RunRow{ID: a.id, Root: a.id, Goal: c.Goal, Contract: cj, Outcome: string(OutcomeRunning), FirstStarted: now, State: a.st.encode(),
+		LeaseOwner: h.opts.Owner, LeaseExpiry: time.Now().Add(h.opts.LeaseTTL)}
 	if err := h.opts.Store.CreateRun(ctx, row, evs...); err != nil {
-		return nil, fmt.Errorf("start run: %w", err)
-	}
-	if err := h.opts.Store.Acquire(ctx, a.id, h.opts.Owner, h.opts.LeaseTTL); err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
 	for _, e := range evs {

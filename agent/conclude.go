@@ -29,8 +29,18 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 	ev.Step = a.totals.Steps
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := a.h.opts.Store.SetOutcome(cctx, a.id, string(e.outcome), a.st.Summary, errText, a.st.encode(), ev); err != nil {
-		a.h.log.Error("record outcome", "run", a.id, "outcome", e.outcome, "err", err)
+	// An interrupted run records nothing more: the trace keeps it running
+	// as of its last committed step, which is what resume continues.
+	if e.outcome != OutcomeInterrupted {
+		if err := a.h.opts.Store.SetOutcome(cctx, a.id, string(e.outcome), a.st.Summary, errText, a.st.encode(), ev); err != nil {
+			if !errors.Is(err, trace.ErrStorage) || e.outcome == OutcomeApplied {
+				// An applied change is on disk whatever the trace says.
+				a.h.log.Error("record outcome", "run", a.id, "outcome", e.outcome, "err", err)
+			} else {
+				e = end{OutcomeInterrupted, fmt.Errorf("record outcome %s: %w", e.outcome, err)}
+				fields["outcome"], fields["error"] = string(e.outcome), e.err.Error()
+			}
+		}
 	}
 	a.emit(ev)
 	return &Result{

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -77,7 +78,8 @@ type Options struct {
 	Model func(contract.Model) contract.Model
 	// MaxTokens caps each call's output tokens (default 8192).
 	MaxTokens int
-	// LeaseTTL is how long a lease lasts between renewals (default 30s).
+	// LeaseTTL is how long a lease lasts between renewals (default 30s,
+	// or $IOH_LEASE_TTL: trace.LeaseTTL).
 	LeaseTTL time.Duration
 	// Owner names this process for leases (default host:pid:random).
 	Owner string
@@ -114,7 +116,11 @@ func New(o Options) (*Harness, error) {
 		o.MaxTokens = 8192
 	}
 	if o.LeaseTTL <= 0 {
-		o.LeaseTTL = 30 * time.Second
+		ttl, err := trace.LeaseTTL(os.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("new harness: %w", err)
+		}
+		o.LeaseTTL = ttl
 	}
 	if o.Owner == "" {
 		o.Owner = trace.Owner(newID("")[:8])

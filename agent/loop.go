@@ -49,6 +49,12 @@ func (a *agentRun) loop(ctx context.Context) end {
 			e, err = a.step(ctx)
 		}
 		if err != nil {
+			if errors.Is(err, trace.ErrStorage) {
+				// The trace could not record the step: not the provider's
+				// failure. The run stops where its last committed step left
+				// it, and resume continues from there.
+				return end{OutcomeInterrupted, err}
+			}
 			if ie, ok := a.interrupted(ctx); ok {
 				return ie
 			}

@@ -1,5 +1,7 @@
 package agent
 
+import "github.com/ioh-lsp/ioh-lsp/agent/trace"
+
 // Outcome is how a run ended (SPEC §4); OutcomeRunning while in flight.
 type Outcome string
 
@@ -16,10 +18,18 @@ const (
 	OutcomeProviderFailed     Outcome = "provider_failed"
 	OutcomeCancelled          Outcome = "cancelled"
 	OutcomeRunning            Outcome = "running"
+	// OutcomeInterrupted: the run stopped between steps without ending —
+	// its process was killed, or the trace store failed (disk full, I/O
+	// error). It is never stored: the trace keeps the run as running from
+	// its last committed step, shows it as interrupted once no live
+	// process holds its lease, and resume continues it.
+	OutcomeInterrupted Outcome = trace.OutcomeInterrupted
 )
 
 // ExitCode maps an outcome to the exit code of `ioh-lsp run` (SPEC §2).
 // A verified change left pending (approve never) exits 0 like an applied one.
+// An interrupted run (the trace store failed) exits 6: neither the
+// provider's failure (5) nor a finished run's; `resume` continues it.
 func (o Outcome) ExitCode() int {
 	switch o {
 	case OutcomeApplied, OutcomeVerified, OutcomeUnverified:
@@ -34,6 +44,8 @@ func (o Outcome) ExitCode() int {
 		return 5
 	case OutcomeCancelled:
 		return 130
+	case OutcomeInterrupted:
+		return 6
 	}
 	return 1
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -107,6 +108,9 @@ func (s spawner) Spawn(ctx context.Context, p tools.SpawnParams) (tools.Result, 
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()
 		}
+		if errors.Is(err, trace.ErrStorage) {
+			return tools.Result{}, err // the parent's run is interrupted too
+		}
 		return tools.Errorf("spawn_agent: %v", err), nil
 	}
 	a.leaveSlot()
@@ -126,6 +130,11 @@ func (s spawner) Spawn(ctx context.Context, p tools.SpawnParams) (tools.Result, 
 	if err := ctx.Err(); err != nil {
 		// The parent is being cancelled: its step ends unanswered.
 		return tools.Result{}, err
+	}
+	if res.Outcome == OutcomeInterrupted {
+		// The trace failed under the sub-agent: the parent stops at its
+		// last committed step too, and resume redoes this spawn.
+		return tools.Result{}, res.Err
 	}
 
 	var b strings.Builder

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 // CodeLens: task files get "Run task" (and "Resume" for a run of that task
@@ -26,11 +28,18 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 	}
 	if folder, err := s.folderFor(abs); err == nil && isTaskFile(folder, abs) {
 		lens("▶ Run task", cmdRun, map[string]string{"contract": string(p.TextDocument.URI)})
+		seen := map[string]bool{}
 		for _, st := range s.runs.list() {
+			seen[st.id] = true
 			if st.contract == nil || st.contract.Path != abs || !resumable(st.outcome) {
 				continue
 			}
 			lens(fmt.Sprintf("↻ Resume %s (%s)", st.id, st.outcome), cmdResume, runRef{st.id})
+		}
+		for _, r := range s.storedResumable(ctx, folder, abs) {
+			if !seen[r.ID] {
+				lens(fmt.Sprintf("↻ Resume %s (%s)", r.ID, r.Shown(time.Now())), cmdResume, runRef{r.ID})
+			}
 		}
 	}
 	for _, st := range s.pendingAt(abs) {
@@ -43,8 +52,44 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 }
 
 // resumable reports outcomes a resume can continue: a run waiting for an
-// approval (a crashed run shows as running in another process).
-func resumable(o agent.Outcome) bool { return o == agent.OutcomeAwaitingApproval }
+// approval, or one interrupted (its process was killed, or the trace
+// store failed).
+func resumable(o agent.Outcome) bool {
+	return o == agent.OutcomeAwaitingApproval || o == agent.OutcomeInterrupted
+}
+
+// storedResumable lists the root runs of the task file abs recorded in
+// folder's trace (by earlier sessions or the CLI) that a resume can
+// continue: interrupted ones, and ones deferred on an act. A server that
+// starts resumes none of them on its own; it offers them here and lists
+// them in ioh.runs.
+func (s *Server) storedResumable(ctx context.Context, folder, abs string) []*trace.RunRow {
+	eng, err := s.engine(ctx, folder)
+	if err != nil || eng.Store == nil {
+		return nil
+	}
+	rows, err := eng.Store.Runs(ctx)
+	if err != nil {
+		s.log.Debug("codeLens: list stored runs", "folder", folder, "err", err)
+		return nil
+	}
+	now := time.Now()
+	var out []*trace.RunRow
+	for _, r := range rows {
+		if r.Parent != "" || !resumable(agent.Outcome(r.Shown(now))) {
+			continue
+		}
+		var st struct {
+			ContractPath string `json:"contract_path"`
+			Phase        string `json:"phase"`
+		}
+		if json.Unmarshal(r.State, &st) != nil || st.ContractPath != abs || st.Phase == "proposal" {
+			continue // a pending change is answered with Apply/Reject, not resumed
+		}
+		out = append(out, r)
+	}
+	return out
+}
 
 // refreshLenses asks the client to re-request code lenses.
 func (s *Server) refreshLenses() {

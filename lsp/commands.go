@@ -265,12 +265,13 @@ func (s *Server) commandRuns(ctx context.Context, _ json.RawMessage) (any, error
 		if err != nil {
 			return nil, fmt.Errorf("list runs of %s: %w", folder, err)
 		}
+		now := time.Now()
 		for _, r := range rows {
 			if r.Parent != "" {
 				continue
 			}
 			byID[r.ID] = RunInfo{
-				RunID: r.ID, Goal: r.Goal, Outcome: r.Outcome, Steps: r.Totals.Steps,
+				RunID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: r.Totals.Steps,
 				Tokens: r.Totals.InputTokens + r.Totals.OutputTokens, CostUSD: r.Totals.CostUSD,
 				Started: r.FirstStarted.UTC().Format(time.RFC3339),
 			}

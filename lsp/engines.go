@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"go.lsp.dev/protocol"
 )
 
 // engines holds one harness per workspace folder, built on first use by
@@ -58,6 +60,12 @@ func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
 		}
 	}
 	e.live[folder] = eng
+	if eng.Store != nil && eng.Store.Recovered() != nil {
+		// Loudly: the user's earlier runs are in the moved file.
+		msg := "ioh: " + eng.Store.Recovered().String()
+		s.log.Warn(msg)
+		s.showMessage(protocol.MessageTypeWarning, msg)
+	}
 	return eng, nil
 }
 

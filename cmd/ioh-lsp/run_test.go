@@ -208,7 +208,9 @@ func testCrashAndResume(t *testing.T, bin string) {
 			if id == "" {
 				t.Fatal("no run id before the kill")
 			}
-			if mid := finalState(t, bin, dir, env, id); mid.outcome != "running" || mid.tokens >= ref.tokens {
+			// Its process is gone, so nothing drives it: it shows as
+			// interrupted (the trace stores it as running).
+			if mid := finalState(t, bin, dir, env, id); mid.outcome != "interrupted" || mid.tokens >= ref.tokens {
 				t.Fatalf("the kill did not interrupt the run: %+v", mid)
 			}
 			res := exec.Command(bin, "resume", id, "--approve", "auto")
@@ -359,7 +361,7 @@ func TestRunsRollsUpSubAgents(t *testing.T) {
 	if diff := cmp.Diff(tokens, map[string]int64{"r": 170, "c": 60, "g": 10}); diff != "" {
 		t.Errorf("tokens (-got +want):\n%s", diff)
 	}
-	if roots != 1 || got[0].CostUSD == nil || *got[0].CostUSD != 1.75 {
+	if roots != 1 || got[0].CostUSD != 1.75 {
 		t.Errorf("roots %d, root cost %v", roots, got[0].CostUSD)
 	}
 	b, _ := json.Marshal(got[0])
