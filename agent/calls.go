@@ -30,9 +30,10 @@ func (a *agentRun) execCalls(ctx context.Context, sc *stepCtx, calls []model.Too
 		}
 		batch := make([]model.ToolResult, j-i)
 		allowed := make([]bool, j-i)
+		judged := make([][]tools.Act, j-i)
 		deferred := false
 		for k := i; k < j; k++ {
-			res, ok, def, err := a.authorize(ctx, sc, calls[k])
+			res, acts, ok, def, err := a.authorize(ctx, sc, calls[k])
 			if err != nil {
 				return nil, nil, false, err
 			}
@@ -43,7 +44,7 @@ func (a *agentRun) execCalls(ctx context.Context, sc *stepCtx, calls []model.Too
 				batch, allowed = batch[:k-i], allowed[:k-i]
 				break
 			}
-			batch[k-i], allowed[k-i] = res, ok
+			batch[k-i], allowed[k-i], judged[k-i] = res, ok, acts
 		}
 		var wg sync.WaitGroup
 		var firstErr error
@@ -53,7 +54,7 @@ func (a *agentRun) execCalls(ctx context.Context, sc *stepCtx, calls []model.Too
 				continue
 			}
 			run := func(k int) {
-				r, fin, err := a.invoke(ctx, sc, calls[k])
+				r, fin, err := a.invoke(tools.WithJudged(ctx, judged[k-i]), sc, calls[k])
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil && firstErr == nil {
@@ -92,8 +93,10 @@ func (a *agentRun) parallel(c model.ToolCall) bool {
 }
 
 // authorize checks a call against the policy and, for Ask-tier acts, the
-// approver. ok false comes with the error result the model sees.
-func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall) (model.ToolResult, bool, bool, error) {
+// approver. ok false comes with the error result the model sees; ok true
+// with the acts that were allowed, which the call is then bound to
+// (tools.WithJudged).
+func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall) (model.ToolResult, []tools.Act, bool, bool, error) {
 	t, ok := a.tools[c.Name]
 	if !ok {
 		names := make([]string, 0, len(a.tools))
@@ -101,11 +104,11 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return errResult(c, "unknown tool %q; the tools are: %s", c.Name, strings.Join(names, ", ")), false, false, nil
+		return errResult(c, "unknown tool %q; the tools are: %s", c.Name, strings.Join(names, ", ")), nil, false, false, nil
 	}
 	acts, err := t.Acts(c.Arguments)
 	if err != nil {
-		return errResult(c, "%s: %v", c.Name, err), false, false, nil
+		return errResult(c, "%s: %v", c.Name, err), nil, false, false, nil
 	}
 	for _, act := range acts {
 		v := a.check(act)
@@ -118,12 +121,12 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			continue
 		case policy.Deny:
 			a.st.Denied = true
-			return errResult(c, "denied by policy: %s %s (%s)", v.Act, v.Target, describe(v)), false, false, nil
+			return errResult(c, "denied by policy: %s %s (%s)", v.Act, v.Target, describe(v)), nil, false, false, nil
 		}
 		d, err := a.h.opts.Approver.ApproveAct(ctx, &ActRequest{Run: a.id, Step: a.totals.Steps + 1, Tool: c.Name, Verdict: v})
 		if err != nil {
 			if ctx.Err() != nil {
-				return model.ToolResult{}, false, false, ctx.Err()
+				return model.ToolResult{}, nil, false, false, ctx.Err()
 			}
 			d = Decision{Answer: Deny, Reason: "the approver failed: " + err.Error()}
 		}
@@ -132,20 +135,20 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 		case AllowOnce, Applied:
 		case AllowRun:
 			if err := a.remember(act); err != nil {
-				return model.ToolResult{}, false, false, err
+				return model.ToolResult{}, nil, false, false, err
 			}
 		case Defer:
-			return model.ToolResult{}, false, true, nil
+			return model.ToolResult{}, nil, false, true, nil
 		default:
 			a.st.Denied = true
 			reason := d.Reason
 			if reason == "" {
 				reason = "no reason given"
 			}
-			return errResult(c, "denied by the user: %s %s: %s", v.Act, v.Target, reason), false, false, nil
+			return errResult(c, "denied by the user: %s %s: %s", v.Act, v.Target, reason), nil, false, false, nil
 		}
 	}
-	return model.ToolResult{}, true, false, nil
+	return model.ToolResult{}, acts, true, false, nil
 }
 
 // invoke runs an authorized call. finish is handled here: it verifies the

@@ -82,20 +82,19 @@ func (a *agentRun) price(resp *model.Response) (float64, model.CostSource) {
 
 // estimateCost is the most the next call may cost: its estimated input
 // plus its output cap, priced for the dearest model it may reach (the
-// primary or a fallback). A model that reports its own charge but has no
-// price is estimated at the run's average charge per token so far (0
-// before its first call: the reported charges then stop the run once its
-// spend reaches the limit).
+// primary or a fallback), and never less than the same tokens at the
+// run's average charge per token so far. That average is what bounds a
+// model that reports its own charge but has no price (nothing bounds its
+// first call: the reported charges then stop the run once its spend
+// reaches the limit, the last call possibly crossing it).
 func (a *agentRun) estimateCost(req *model.Request) float64 {
 	u := model.Usage{InputTokens: estimateInput(req), OutputTokens: int64(req.MaxTokens)}
 	est := 0.0
+	if tok := a.totals.Tokens(); tok > 0 && a.totals.CostUSD > 0 {
+		est = a.totals.CostUSD / float64(tok) * float64(u.Total())
+	}
 	for _, t := range a.targets {
-		usd, src := a.h.costOf(t.Provider, t.Model, u)
-		if src == model.CostUnknown && t.ReportsCost {
-			if tok := a.totals.Tokens(); tok > 0 {
-				usd = a.totals.CostUSD / float64(tok) * float64(u.Total())
-			}
-		}
+		usd, _ := a.h.costOf(t.Provider, t.Model, u)
 		est = max(est, usd)
 	}
 	return est

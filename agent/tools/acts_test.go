@@ -204,3 +204,47 @@ func TestPatchActsNameEveryFile(t *testing.T) {
 		t.Errorf("acts (-got +want):\n%s", diff)
 	}
 }
+
+// A call is bound to the acts that were judged: when the workspace
+// changes between the check and the call so that the same arguments now
+// resolve elsewhere (a symlink appears), the call refuses and writes
+// nothing; unchanged, the same judged call writes (control).
+func TestCallIsBoundToJudgedActs(t *testing.T) {
+	for _, swap := range []bool{true, false} {
+		cs := actsWorld(t)
+		for _, tc := range []struct{ tool, args string }{
+			{"write_file", `{"path":"hooks/pre-commit","content":"x"}`},
+			{"apply_patch", string(patchArgs("--- /dev/null\n+++ \"b/hooks/\\056x\"\n@@ -0,0 +1 @@\n+x\n"))},
+		} {
+			tool := Set(Env{Changes: cs}, nil)[tc.tool]
+			acts, err := tool.Acts(json.RawMessage(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := WithJudged(context.Background(), acts)
+			hooks := filepath.Join(cs.Root().Dir(), "hooks")
+			if swap {
+				if err := os.Symlink(".git/hooks", hooks); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := tool.Call(ctx, json.RawMessage(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if swap {
+				if !r.IsError || !strings.Contains(r.Content, "not what the policy judged") || cs.Len() != 0 {
+					t.Errorf("%s after a symlink swap: %q, %d changes", tc.tool, r.Content, cs.Len())
+				}
+				os.Remove(hooks)
+				continue
+			}
+			if r.IsError {
+				t.Errorf("control %s: %q", tc.tool, r.Content)
+			}
+		}
+		if !swap && cs.Len() != 2 {
+			t.Errorf("control: %d changes, want 2", cs.Len())
+		}
+	}
+}

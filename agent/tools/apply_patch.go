@@ -31,34 +31,39 @@ func (applyPatch) ReadOnly() bool       { return false }
 // Acts asks for a write of every file the patch writes, as
 // workspace.ParsePatch decodes its names: the same decoding Call applies.
 func (t applyPatch) Acts(args json.RawMessage) ([]Act, error) {
+	_, acts, err := t.parse(args)
+	return acts, err
+}
+
+// parse decodes the call once: the parsed patch and its acts.
+func (t applyPatch) parse(args json.RawMessage) (*workspace.Patch, []Act, error) {
 	var p ApplyPatchParams
 	if err := decode(args, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	parsed, err := workspace.ParsePatch([]byte(p.Patch))
 	if err != nil {
-		return nil, fmt.Errorf("bad arguments: %w", err)
+		return nil, nil, fmt.Errorf("bad arguments: %w", err)
 	}
 	var acts []Act
 	for _, path := range parsed.Paths() {
 		a, err := PathAct(t.cs, policy.ActWrite, path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		acts = append(acts, a)
 	}
-	return acts, nil
+	return parsed, acts, nil
 }
 
-// Call applies the patch through the same workspace.ParsePatch its Acts
-// were read from.
-func (t applyPatch) Call(_ context.Context, args json.RawMessage) (Result, error) {
-	var p ApplyPatchParams
-	if err := decode(args, &p); err != nil {
+// Call applies the very patch whose file names its acts came from, once
+// they are the acts the policy judged.
+func (t applyPatch) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	parsed, acts, err := t.parse(args)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	parsed, err := workspace.ParsePatch([]byte(p.Patch))
-	if err != nil {
+	if err := checkJudged(ctx, acts); err != nil {
 		return Errorf("%v", err), nil
 	}
 	files, err := t.cs.ApplyParsed(parsed)

@@ -30,7 +30,10 @@ func (t deleteFile) Acts(args json.RawMessage) ([]Act, error) {
 	return pathAct(t.cs, args, policy.ActWrite, func(p *DeleteFileParams) string { return p.Path })
 }
 
-func (t deleteFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+func (t deleteFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	if err := bound(ctx, args, t.Acts); err != nil {
+		return Errorf("%v", err), nil
+	}
 	var p DeleteFileParams
 	if err := decode(args, &p); err != nil {
 		return Errorf("%v", err), nil

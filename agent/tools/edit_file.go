@@ -34,7 +34,10 @@ func (t editFile) Acts(args json.RawMessage) ([]Act, error) {
 	return pathAct(t.cs, args, policy.ActWrite, func(p *EditFileParams) string { return p.Path })
 }
 
-func (t editFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+func (t editFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	if err := bound(ctx, args, t.Acts); err != nil {
+		return Errorf("%v", err), nil
+	}
 	var p EditFileParams
 	if err := decode(args, &p); err != nil {
 		return Errorf("%v", err), nil

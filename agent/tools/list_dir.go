@@ -44,7 +44,10 @@ func (t listDir) Acts(args json.RawMessage) ([]Act, error) {
 	return []Act{a}, nil
 }
 
-func (t listDir) Call(_ context.Context, args json.RawMessage) (Result, error) {
+func (t listDir) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	if err := bound(ctx, args, t.Acts); err != nil {
+		return Errorf("%v", err), nil
+	}
 	var p ListDirParams
 	if err := decode(args, &p); err != nil {
 		return Errorf("%v", err), nil

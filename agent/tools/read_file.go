@@ -33,7 +33,10 @@ func (t readFile) Acts(args json.RawMessage) ([]Act, error) {
 	return pathAct(t.cs, args, policy.ActRead, func(p *ReadFileParams) string { return p.Path })
 }
 
-func (t readFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+func (t readFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	if err := bound(ctx, args, t.Acts); err != nil {
+		return Errorf("%v", err), nil
+	}
 	var p ReadFileParams
 	if err := decode(args, &p); err != nil {
 		return Errorf("%v", err), nil

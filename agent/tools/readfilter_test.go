@@ -106,3 +106,26 @@ func TestSearchFollowsTheRunPolicy(t *testing.T) {
 		t.Errorf("a read allowed for the run is still withheld:\n%s", got.Content)
 	}
 }
+
+// read_file through a symlink to .env is judged as a read of .env: the
+// built-in layer asks, while a read of the ordinary file is allowed
+// (control).
+func TestReadThroughSymlinkIsJudgedAtItsTarget(t *testing.T) {
+	cs := searchWorld(t)
+	p, err := policy.New(policy.Builtin(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path string
+		want policy.Effect
+	}{{"settings.txt", policy.Ask}, {"config/app.txt", policy.Allow}} {
+		acts, err := NewReadFile(cs).Acts(json.RawMessage(`{"path":"` + tt.path + `"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := p.CheckPath(acts[0].Act, acts[0].Target, acts[0].Resolved); v.Effect != tt.want {
+			t.Errorf("read %s (resolved %s) = %s, want %s", tt.path, acts[0].Resolved, v.Effect, tt.want)
+		}
+	}
+}

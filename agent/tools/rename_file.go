@@ -51,7 +51,10 @@ func (t renameFile) Acts(args json.RawMessage) ([]Act, error) {
 	return []Act{from, to}, nil
 }
 
-func (t renameFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+func (t renameFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	if err := bound(ctx, args, t.Acts); err != nil {
+		return Errorf("%v", err), nil
+	}
 	var p RenameFileParams
 	if err := decode(args, &p); err != nil {
 		return Errorf("%v", err), nil

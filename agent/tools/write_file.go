@@ -32,7 +32,10 @@ func (t writeFile) Acts(args json.RawMessage) ([]Act, error) {
 	return pathAct(t.cs, args, policy.ActWrite, func(p *WriteFileParams) string { return p.Path })
 }
 
-func (t writeFile) Call(_ context.Context, args json.RawMessage) (Result, error) {
+func (t writeFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	if err := bound(ctx, args, t.Acts); err != nil {
+		return Errorf("%v", err), nil
+	}
 	var p WriteFileParams
 	if err := decode(args, &p); err != nil {
 		return Errorf("%v", err), nil

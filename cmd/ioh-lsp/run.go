@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +25,18 @@ import (
 type runFlags struct {
 	provider, model, cassette, record, approve string
 	json                                       bool
+	// raise is resume's larger budget (--budget-steps, --budget-tokens,
+	// --budget-usd, --budget-wall); zero fields keep the run's limits.
+	raise contract.Budget
+}
+
+// registerRaise adds resume's budget flags: each may only raise the
+// run's limit (the harness refuses a lower one as a usage error).
+func (f *runFlags) registerRaise(fs *flag.FlagSet) {
+	fs.IntVar(&f.raise.Steps, "budget-steps", 0, "continue with this step budget (only raises)")
+	fs.Int64Var(&f.raise.Tokens, "budget-tokens", 0, "continue with this token budget (only raises)")
+	fs.Float64Var(&f.raise.CostUSD, "budget-usd", 0, "continue with this dollar budget (only raises)")
+	fs.DurationVar(&f.raise.Wall, "budget-wall", 0, "continue with this wall budget, measured from the run's first start (only raises)")
 }
 
 func (f *runFlags) register(fs interface {
@@ -51,12 +65,18 @@ func parseRunArgs(env *cliEnv, cmd, arg string, args []string) (f *runFlags, pos
 	f = new(runFlags)
 	fs := newFlagSet(cmd+" "+arg, env.stderr)
 	f.register(fs)
+	if cmd == "resume" {
+		f.registerRaise(fs)
+	}
 	pos, err := parseFlags(fs, args)
 	if err == nil {
 		err = wantArgs(pos, 1, 1)
 	}
 	if err == nil {
 		err = f.check()
+	}
+	if err == nil && (f.raise.Steps < 0 || f.raise.Tokens < 0 || f.raise.CostUSD < 0 || f.raise.Wall < 0 || math.IsNaN(f.raise.CostUSD) || math.IsInf(f.raise.CostUSD, 0)) {
+		err = errors.New("a --budget-* value must be positive")
 	}
 	if err != nil {
 		return nil, nil, usageError(env, cmd, err), false
@@ -91,7 +111,7 @@ func cmdResume(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	cwd, _ := os.Getwd()
 	return drive(ctx, env, f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
-		return h.Resume(ctx, pos[0])
+		return h.ResumeWith(ctx, pos[0], f.raise)
 	})
 }
 
@@ -179,7 +199,11 @@ func (s *cliSink) Emit(e trace.Event) {
 func (s *cliSink) summary(res *agent.Result, code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	msg := fmt.Sprintf("%s: %s after %d steps, %d tokens, $%.4f", res.RunID, res.Outcome, res.Steps, res.Usage.Total(), res.CostUSD)
+	cost := fmt.Sprintf("$%.4f", res.CostUSD)
+	if res.Unpriced > 0 {
+		cost = fmt.Sprintf("cost unknown (%d calls unpriced)", res.Unpriced)
+	}
+	msg := fmt.Sprintf("%s: %s after %d steps, %d tokens, %s", res.RunID, res.Outcome, res.Steps, res.Usage.Total(), cost)
 	if res.Err != nil && res.Outcome != agent.OutcomeApplied && res.Outcome != agent.OutcomeVerified {
 		msg += " (" + res.Err.Error() + ")"
 	}
@@ -189,6 +213,9 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	if res.Outcome == agent.OutcomeInterrupted {
 		msg += fmt.Sprintf("\nthe run stopped at its last committed step and nothing after it was recorded; fix the cause, then continue it: ioh-lsp resume %s", res.RunID)
 	}
+	if res.Outcome == agent.OutcomeBudgetExceeded {
+		msg += "\n" + raiseHint(res)
+	}
 	fmt.Fprintln(s.stderr, msg)
 	if s.stdout == nil {
 		return
@@ -196,6 +223,9 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	sum := map[string]any{
 		"type": "summary", "run": res.RunID, "outcome": string(res.Outcome), "steps": res.Steps,
 		"tokens": res.Usage.Total(), "cost_usd": res.CostUSD, "summary": res.Summary, "exit_code": code, "pending": res.Pending,
+	}
+	if res.Unpriced > 0 {
+		sum["cost_usd"], sum["unpriced_calls"] = nil, res.Unpriced
 	}
 	if res.Err != nil {
 		sum["error"] = res.Err.Error()
@@ -269,4 +299,18 @@ func firstLineOf(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// raiseHint tells how to continue a run its budget stopped, naming the
+// flag of the limit it hit first.
+func raiseHint(res *agent.Result) string {
+	flags := map[agent.Limit]string{agent.LimitSteps: "--budget-steps N", agent.LimitTokens: "--budget-tokens N",
+		agent.LimitCost: "--budget-usd X", agent.LimitWall: "--budget-wall D"}
+	first := "--budget-steps N, --budget-tokens N, --budget-usd X or --budget-wall D"
+	if res.Err != nil {
+		if f, ok := flags[agent.ExceededLimit(res.Err.Error())]; ok {
+			first = f
+		}
+	}
+	return fmt.Sprintf("continue it with a larger budget (nothing is charged twice): ioh-lsp resume %s %s", res.RunID, first)
 }

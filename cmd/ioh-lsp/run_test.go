@@ -361,7 +361,7 @@ func TestRunsRollsUpSubAgents(t *testing.T) {
 	if diff := cmp.Diff(tokens, map[string]int64{"r": 170, "c": 60, "g": 10}); diff != "" {
 		t.Errorf("tokens (-got +want):\n%s", diff)
 	}
-	if roots != 1 || got[0].CostUSD != 1.75 {
+	if roots != 1 || got[0].CostUSD == nil || *got[0].CostUSD != 1.75 {
 		t.Errorf("roots %d, root cost %v", roots, got[0].CostUSD)
 	}
 	b, _ := json.Marshal(got[0])

@@ -12,20 +12,38 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
 // runSummary is one entry of `runs --json` (SPEC §2).
 type runSummary struct {
-	ID      string  `json:"id"`
-	Goal    string  `json:"goal"`
-	Outcome string  `json:"outcome"`
-	Steps   int     `json:"steps"`
-	Tokens  int64   `json:"tokens"`
-	CostUSD float64 `json:"cost_usd"`
-	Started string  `json:"started"`
-	Parent  *string `json:"parent"`
+	ID      string `json:"id"`
+	Goal    string `json:"goal"`
+	Outcome string `json:"outcome"`
+	Steps   int    `json:"steps"`
+	Tokens  int64  `json:"tokens"`
+	// CostUSD is null when a call of the run (or of a sub-agent) could
+	// not be priced: its cost is unknown, not $0.
+	CostUSD *float64 `json:"cost_usd"`
+	// UnpricedCalls counts those calls.
+	UnpricedCalls int `json:"unpriced_calls,omitempty"`
+	// Limits is the run's budget (as raised by a resume); an absent
+	// field is unlimited.
+	Limits  runLimits `json:"limits"`
+	Started string    `json:"started"`
+	Parent  *string   `json:"parent"`
+
+	spend agent.Spend
+}
+
+// runLimits is a run's budget in `runs --json`.
+type runLimits struct {
+	Steps   int     `json:"steps,omitempty"`
+	Tokens  int64   `json:"tokens,omitempty"`
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	Wall    string  `json:"wall,omitempty"`
 }
 
 // openWorkspaceStore opens the trace store of the workspace at the cwd,
@@ -81,13 +99,14 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tOUTCOME\tSTEPS\tTOKENS\tCOST\tSTARTED\tGOAL")
+	fmt.Fprintln(tw, "ID\tOUTCOME\tSTEPS\tTOKENS\tCOST\tWALL\tSTARTED\tGOAL")
 	for _, r := range list {
 		id := r.ID
 		if r.Parent != nil {
 			id = "  " + id
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t$%.4f\t%s\t%s\n", id, r.Outcome, r.Steps, r.Tokens, r.CostUSD, r.Started, oneLine(r.Goal, 60))
+		steps, tokens, cost, wall := spendColumns(r.spend)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, r.Outcome, steps, tokens, cost, wall, r.Started, oneLine(r.Goal, 60))
 	}
 	tw.Flush()
 	for _, r := range list {
@@ -99,30 +118,23 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 // summarize turns run rows into summaries with sub-agent spend rolled up
-// into every ancestor.
+// into every ancestor (agent.Spends).
 func summarize(rows []*trace.RunRow) []runSummary {
 	now := time.Now() // a run nothing drives shows as interrupted (trace.RunRow.Shown)
-	byID := map[string]*trace.RunRow{}
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
-	tok := map[string]int64{}
-	usd := map[string]float64{}
-	for _, r := range rows {
-		for id, seen := r.ID, 0; id != "" && seen < 64; seen++ {
-			tok[id] += r.Totals.Tokens()
-			usd[id] += r.Totals.CostUSD
-			p, ok := byID[id]
-			if !ok {
-				break
-			}
-			id = p.Parent
-		}
-	}
+	spends := agent.Spends(rows)
 	out := make([]runSummary, 0, len(rows))
 	for _, r := range rows {
-		s := runSummary{ID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: r.Totals.Steps, Tokens: tok[r.ID],
-			CostUSD: usd[r.ID], Started: r.FirstStarted.UTC().Format(time.RFC3339)}
+		sp := spends[r.ID]
+		s := runSummary{ID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: sp.Steps, Tokens: sp.Tokens,
+			UnpricedCalls: sp.Unpriced, Started: r.FirstStarted.UTC().Format(time.RFC3339), spend: sp,
+			Limits: runLimits{Steps: sp.Limits.Steps, Tokens: sp.Limits.Tokens, CostUSD: sp.Limits.CostUSD}}
+		if sp.CostKnown() {
+			c := sp.CostUSD
+			s.CostUSD = &c
+		}
+		if sp.Limits.Wall > 0 {
+			s.Limits.Wall = sp.Limits.Wall.String()
+		}
 		if r.Parent != "" {
 			p := r.Parent
 			s.Parent = &p
@@ -131,6 +143,26 @@ func summarize(rows []*trace.RunRow) []runSummary {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started < out[j].Started })
 	return out
+}
+
+// spendColumns renders a run's spend against each of its limits for the
+// runs table: "3/40", "12045/400000", "$0.0100/$2.00" ("unknown" when a
+// call could not be priced), "1m2s/15m0s"; "-" for a wall without limit.
+func spendColumns(s agent.Spend) (steps, tokens, cost, wall string) {
+	steps, tokens, cost, wall = fmt.Sprint(s.Steps), fmt.Sprint(s.Tokens), s.CostText(), "-"
+	if s.Limits.Steps > 0 {
+		steps += fmt.Sprintf("/%d", s.Limits.Steps)
+	}
+	if s.Limits.Tokens > 0 {
+		tokens += fmt.Sprintf("/%d", s.Limits.Tokens)
+	}
+	if s.Limits.CostUSD > 0 {
+		cost += fmt.Sprintf("/$%.2f", s.Limits.CostUSD)
+	}
+	if s.Limits.Wall > 0 {
+		wall = fmt.Sprintf("%s/%s", s.Elapsed.Round(time.Second), s.Limits.Wall)
+	}
+	return steps, tokens, cost, wall
 }
 
 // cmdTrace prints a run's trace, its sub-agents' events included.

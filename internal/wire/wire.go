@@ -187,6 +187,14 @@ type slowProvider struct {
 	d time.Duration
 }
 
+// Targets forwards the wrapped provider's targets (model.Targeter).
+func (s slowProvider) Targets() []model.Target {
+	if t, ok := s.Provider.(model.Targeter); ok {
+		return t.Targets()
+	}
+	return nil
+}
+
 func (s slowProvider) Complete(ctx context.Context, req *model.Request) (*model.Response, error) {
 	t := time.NewTimer(s.d)
 	defer t.Stop()
