@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
@@ -14,5 +15,5 @@ func TestMain(m *testing.M) {
 	if sandbox.Init() {
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"os"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 )
 
 // TestMain lets the test binary act as the sandbox's re-executed stages,
@@ -15,7 +17,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
 		os.Exit(helperMain(os.Args[2:]))
 	}
-	code := m.Run()
+	code := testenv.Main(m)
 	cleanupHelper()
 	os.Exit(code)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/internal/regfile"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 )
@@ -70,7 +71,9 @@ type filePolicy struct {
 type fileSandbox struct {
 	Masked   []string    `yaml:"masked"`
 	Writable []string    `yaml:"writable"`
+	Readable []string    `yaml:"readable"`
 	Limits   *fileLimits `yaml:"limits"`
+	Require  *string     `yaml:"require"`
 }
 
 type fileLimits struct {
@@ -90,13 +93,17 @@ type parsed struct {
 	ast    *ast.File
 }
 
-// readFile reads and decodes path; a missing file is no layer (nil).
+// readFile reads and decodes path; a missing file is no layer (nil). Only
+// a regular file of at most MaxSize bytes is read (a workspace could ship
+// .ioh/config.yaml as a symlink to /dev/zero or a FIFO).
 func readFile(path string) (*parsed, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := regfile.Read(path, MaxSize)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case errors.Is(err, regfile.ErrTooLarge):
+		return nil, &Error{Source: path, Msg: fmt.Sprintf("config is larger than %d bytes", MaxSize)}
+	case err != nil:
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	return decode(data, path)

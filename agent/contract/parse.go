@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/internal/regfile"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 )
 
@@ -26,12 +26,9 @@ var errNegative = errors.New("duration must not be negative")
 // Load reads, validates and fills the defaults of the contract at path.
 // A relative model.cassette is resolved against the contract's directory.
 func Load(path string) (*Contract, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("load contract %s: %w", path, ErrNotFound)
-		}
-		return nil, fmt.Errorf("load contract: %w", err)
+		return nil, err
 	}
 	c, err := Parse(data, path)
 	if err != nil {
@@ -42,6 +39,22 @@ func Load(path string) (*Contract, error) {
 		c.Model.Cassette = filepath.Join(filepath.Dir(path), c.Model.Cassette)
 	}
 	return c, nil
+}
+
+// ReadFile reads a task file: a regular file (not a device or a FIFO,
+// checked on the opened file, which is opened without blocking) of at
+// most MaxSize bytes. Errors never quote the file's content.
+func ReadFile(path string) ([]byte, error) {
+	data, err := regfile.Read(path, MaxSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("load contract %s: %w", path, ErrNotFound)
+	case errors.Is(err, regfile.ErrTooLarge):
+		return nil, &Error{File: path, Msg: fmt.Sprintf("contract is larger than %d bytes", MaxSize)}
+	case err != nil:
+		return nil, fmt.Errorf("load contract: %w", err)
+	}
+	return data, nil
 }
 
 // Parse validates a YAML or JSON contract against schema/task.schema.json

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 )
 
 // TestMain lets the test binary act as the sandbox's re-executed stages,
@@ -18,7 +20,7 @@ func TestMain(m *testing.M) {
 	if maybeSandboxInit() {
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {

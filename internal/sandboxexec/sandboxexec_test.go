@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	if sandbox.Init() {
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }
 
 func workspaceDir(t *testing.T) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
+	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	if sandbox.Init() {
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }
 
 func TestToolchainEnv(t *testing.T) {

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/internal/regfile"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 )
 
@@ -47,9 +49,15 @@ type Call struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-// Load reads and checks a cassette file.
+// MaxSize bounds a cassette file.
+const MaxSize = 64 << 20
+
+// Load reads and checks a cassette file: a regular file (not a device or
+// a FIFO, checked on the opened file) of at most MaxSize bytes. Its errors
+// never quote the file's content, so naming a file that is not a cassette
+// reveals nothing of it.
 func Load(path string) (*Cassette, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.Read(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read cassette: %w", err)
 	}
@@ -60,13 +68,15 @@ func Load(path string) (*Cassette, error) {
 	return c, nil
 }
 
-// Parse decodes and checks a cassette; unknown fields are errors.
+// Parse decodes and checks a cassette; unknown fields are errors. Decoding
+// errors give the byte offset and what was expected, never the bytes
+// found there.
 func Parse(data []byte) (*Cassette, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var c Cassette
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+		return nil, decodeError(err, dec.InputOffset())
 	}
 	if dec.More() {
 		return nil, errors.New("decode: trailing data after the cassette object")
@@ -83,6 +93,23 @@ func Parse(data []byte) (*Cassette, error) {
 		}
 	}
 	return &c, nil
+}
+
+// decodeError describes a decoding failure by position and expectation
+// only: encoding/json's messages quote the offending character, number or
+// key.
+func decodeError(err error, offset int64) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("decode: not valid JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Errorf("decode: a value of the wrong type at byte %d: want %s", typ.Offset, typ.Type)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("decode: the cassette ends before its object does")
+	}
+	return fmt.Errorf("decode: not a cassette object (an unknown field or a wrong shape near byte %d)", offset)
 }
 
 func checkTurns(where string, turns []Turn) error {

@@ -113,9 +113,11 @@ func TestReplayExhausted(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, src, want string }{
-		{"not json", `{`, "decode: unexpected EOF"},
+		{"not json", `{`, "decode: the cassette ends before its object does"},
+		{"not json at all", `secret`, "decode: not valid JSON at byte 1"},
+		{"wrong type", `{"version": "s3cret"}`, "decode: a value of the wrong type at byte 20: want int"},
 		{"wrong version", `{"version": 2, "turns": []}`, "unsupported version 2 (want 1)"},
-		{"unknown field", `{"version": 1, "turns": [{"txt": "x"}]}`, `decode: json: unknown field "txt"`},
+		{"unknown field", `{"version": 1, "turns": [{"txt": "x"}]}`, "decode: not a cassette object (an unknown field or a wrong shape near byte 39)"},
 		{"call without name", `{"version": 1, "turns": [{"tool_calls": [{"arguments": {}}]}]}`, "turns[0].tool_calls[0]: missing name"},
 		{"arguments not an object", `{"version": 1, "turns": [{"tool_calls": [{"name": "x", "arguments": [1]}]}]}`, "turns[0].tool_calls[0]: arguments must be a JSON object"},
 		{"child arguments", `{"version": 1, "turns": [], "children": {"g": [{"tool_calls": [{"name": "x", "arguments": "s"}]}]}}`, `children["g"][0].tool_calls[0]: arguments must be a JSON object`},
