@@ -45,6 +45,7 @@ type agentRun struct {
 	sink     trace.Sink
 	lastFP   string // change-set fingerprint at the last commit
 	slot     slotState
+	red      redCache // red-phase check runs, reused by later finish calls
 
 	retryMu sync.Mutex
 	retries []trace.Event // reported during a model call, stored with its step

@@ -19,6 +19,9 @@ import (
 // ends the run at once.
 const maxVerifyFeedback = 2
 
+// redCache keeps a run's red-phase check runs for its later finish calls.
+type redCache = verify.RedCache
+
 // proposeNext marks a finish that leads to the proposal.
 var proposeNext = &end{}
 
@@ -38,7 +41,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 	}
 	rep, err := a.h.opts.Verify(ctx, verify.Options{
 		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
-		ContractPath: a.contractRel(),
+		ContractPath: a.contractRel(), Red: &a.red,
 		OnCheck: func(c verify.CheckResult) {
 			f := map[string]any{"check": c.Name, "phase": c.Phase, "passed": c.Passed,
 				"exit_code": c.ExitCode, "duration_ms": c.Duration.Milliseconds(), "locations": c.Locations, "backend": c.Backend}
@@ -146,6 +149,9 @@ func verificationFields(rep *verify.Report) map[string]any {
 		f := map[string]any{"name": c.Name, "phase": c.Phase, "passed": c.Passed, "exit_code": c.ExitCode,
 			"duration_ms": c.Duration.Milliseconds(), "locations": len(c.Locations), "backend": c.Backend}
 		addEvidence(f, c)
+		if c.Downgrade != "" {
+			f["downgrade"] = c.Downgrade // the tier is a downgrade: say why
+		}
 		checks = append(checks, f)
 	}
 	f := map[string]any{"passed": rep.Passed, "proves": rep.Proves, "checks": checks, "warnings": rep.Warnings}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
@@ -38,6 +39,44 @@ type Options struct {
 	OutputLimit int64
 	// OnCheck, if set, is called after every check run (red ones too).
 	OnCheck func(CheckResult)
+	// Red, if set, keeps the red-phase runs for later verifications of the
+	// same run: the unchanged tree stays unchanged while the agent works on
+	// its change set, so a second finish need not run it again.
+	Red *RedCache
+}
+
+// RedCache holds red-phase results between verifications of one run. The
+// zero value is ready; it is safe for concurrent use.
+type RedCache struct {
+	mu   sync.Mutex
+	runs map[int]redRun
+}
+
+type redRun struct {
+	res   CheckResult
+	tests *testRun
+}
+
+func (r *RedCache) get(i int) (redRun, bool) {
+	if r == nil {
+		return redRun{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rr, ok := r.runs[i]
+	return rr, ok
+}
+
+func (r *RedCache) put(i int, rr redRun) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs == nil {
+		r.runs = map[int]redRun{}
+	}
+	r.runs[i] = rr
 }
 
 // Run verifies changes against v in the sandbox: see RunWith.
@@ -84,9 +123,17 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 	red := map[int]*testRun{}
 	if o.Verify.RedGreen {
 		for i, c := range o.Verify.Checks {
-			res, tests, err := runCheck(ctx, o, c, checkName(c, i), PhaseRed, nil, nil)
-			if err != nil {
-				return rep, err
+			var res CheckResult
+			var tests *testRun
+			if rr, ok := o.Red.get(i); ok {
+				res, tests = rr.res, rr.tests
+			} else {
+				var err error
+				res, tests, err = runCheck(ctx, o, c, checkName(c, i), PhaseRed, nil, nil)
+				if err != nil {
+					return rep, err
+				}
+				o.Red.put(i, redRun{res, tests})
 			}
 			red[i] = tests
 			rep.Checks = append(rep.Checks, res)
@@ -206,6 +253,7 @@ func runCheck(ctx context.Context, o Options, c contract.Check, name, phase stri
 		Output:    text,
 		Locations: Parse(text, ParseOptions{Root: o.Root, Changed: changed}),
 		Backend:   res.Backend,
+		Downgrade: res.Downgrade,
 		Phase:     phase,
 		Evidence:  p.evidence,
 		Tests:     tests.summary(),
