@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // cmdGrep is `ioh-lsp grep PATTERN [DIR] [-F] [-i] [--glob G]... [--max N]`:
 // the agent's search tool from the shell. Paths print relative to DIR.
+// When the server has left an index of DIR in the state directory, files
+// whose stamps match it and that cannot match are skipped unread.
 // Exit 0 when something matched, 1 when nothing did, 2 on error.
 func cmdGrep(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("grep", env.stderr)
@@ -43,6 +46,11 @@ func cmdGrep(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp grep: %v\n", err)
 		return exitUsage
+	}
+	if state, err := trace.StateDir(env.getenv); err == nil {
+		if x, err := workspace.OpenIndex(root, workspace.IndexOptions{StateDir: state}); err == nil {
+			defer x.Close()
+		}
 	}
 	matches, err := root.Grep(ctx, workspace.GrepOptions{
 		Pattern: pos[0], Literal: *literal, IgnoreCase: *fold, Globs: globs, Max: *max, Dir: sub,

@@ -85,6 +85,7 @@ func engineFactory(env *cliEnv) lsp.HarnessFactory {
 			Sink:           s.Sink,
 			EditorSettings: s.EditorSettings,
 			Logger:         s.Logger,
+			Index:          true,
 		})
 		if err != nil {
 			return nil, err

@@ -56,6 +56,11 @@ type Options struct {
 	Logger         *slog.Logger
 	// Sandbox replaces the OS sandbox adapter (tests).
 	Sandbox contain.Sandbox
+	// Index keeps a trigram index of the workspace under the state
+	// directory, fresh through a watcher, for the agent's searches (the
+	// language server, which lives for the editor session). Engine.Close
+	// stops it.
+	Index bool
 	// Config is the layered configuration; nil loads it (LoadConfig).
 	Config *config.Config
 }
@@ -125,7 +130,26 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		store.Close()
 		return nil, err
 	}
-	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, Close: func() { store.Close() }}, nil
+	closeIndex := openIndex(root, o)
+	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, Close: func() { closeIndex(); store.Close() }}, nil
+}
+
+// openIndex starts the workspace index when o asks for it and returns
+// what stops it. Without one, searches scan: a failure is logged, not
+// fatal.
+func openIndex(root *workspace.Root, o Options) func() {
+	if !o.Index {
+		return func() {}
+	}
+	dir, err := trace.StateDir(o.Getenv)
+	if err == nil {
+		var x *workspace.Index
+		if x, err = workspace.OpenIndex(root, workspace.IndexOptions{StateDir: dir, Watch: true, Logger: o.Logger}); err == nil {
+			return func() { x.Close() }
+		}
+	}
+	o.Logger.Warn("workspace index unavailable; searches scan", "err", err)
+	return func() {}
 }
 
 // prepare fills a contract from the configuration and enforces what an
