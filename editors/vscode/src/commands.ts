@@ -149,7 +149,7 @@ const PICKABLE: Record<string, readonly string[] | 'all'> = {
   approve: ['verified', 'unverified', 'awaiting_approval'],
   reject: ['verified', 'unverified', 'awaiting_approval'],
   cancel: ['running', 'awaiting_approval'],
-  resume: ['awaiting_approval', 'cancelled', 'budget_exceeded', 'provider_failed', 'stalled', 'running'],
+  resume: ['awaiting_approval', 'interrupted', 'cancelled', 'budget_exceeded', 'provider_failed', 'stalled', 'running'],
   trace: 'all',
   clearTrace: 'all',
 };

@@ -64,12 +64,12 @@ test('results from the server', () => {
 
 test('pickers offer runs by outcome, newest first', () => {
   const r = (runId: string, outcome: string, started: string): RunSummary => ({ runId, outcome, started, goal: '', steps: 0, tokens: 0, costUsd: 0 });
-  const runs = [r('a', 'applied', '1'), r('b', 'running', '2'), r('c', 'awaiting_approval', '3'), r('d', 'verified', '4'), r('e', 'cancelled', '5')];
+  const runs = [r('a', 'applied', '1'), r('b', 'running', '2'), r('c', 'awaiting_approval', '3'), r('d', 'verified', '4'), r('e', 'cancelled', '5'), r('f', 'interrupted', '6')];
   const ids = (xs: RunSummary[]) => xs.map((x) => x.runId);
   assert.deepEqual(ids(pickableRuns(runs, 'approve')), ['d', 'c']);
   assert.deepEqual(ids(pickableRuns(runs, 'cancel')), ['c', 'b']);
-  assert.deepEqual(ids(pickableRuns(runs, 'resume')), ['e', 'c', 'b']);
-  assert.deepEqual(ids(pickableRuns(runs, 'trace')), ['e', 'd', 'c', 'b', 'a']);
+  assert.deepEqual(ids(pickableRuns(runs, 'resume')), ['f', 'e', 'c', 'b']);
+  assert.deepEqual(ids(pickableRuns(runs, 'trace')), ['f', 'e', 'd', 'c', 'b', 'a']);
 });
 
 test('task files', () => {
