@@ -18,6 +18,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/agent/verify"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
@@ -207,6 +208,12 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	if res.Err != nil && res.Outcome != agent.OutcomeApplied && res.Outcome != agent.OutcomeVerified {
 		msg += " (" + res.Err.Error() + ")"
 	}
+	for _, e := range res.Report.Evidence() {
+		msg += "\n  " + e
+	}
+	if res.Report.NeedsHuman() {
+		msg += "\nthe change touches its own checks, so it waits for a human review:\n  " + strings.Join(res.Report.TouchesChecks, "\n  ")
+	}
 	if res.Pending {
 		msg += fmt.Sprintf("\nthe change is pending: ioh-lsp approve %s | ioh-lsp reject %s", res.RunID, res.RunID)
 	}
@@ -232,9 +239,35 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	}
 	if res.Report != nil {
 		sum["verified"] = res.Report.Passed && res.Report.Proves
+		sum["evidence"] = res.Report.Evidence()
+		sum["checks"] = summaryChecks(res.Report)
+		if res.Report.NeedsHuman() {
+			sum["touches_checks"] = res.Report.TouchesChecks
+		}
 	}
 	b, _ := json.Marshal(sum)
 	s.stdout.Write(append(b, '\n'))
+}
+
+// summaryCheck is a check's final run in the summary: its verdict and
+// the evidence behind it.
+type summaryCheck struct {
+	Name     string              `json:"name"`
+	Passed   bool                `json:"passed"`
+	Evidence string              `json:"evidence"`
+	Tests    *verify.TestSummary `json:"tests,omitempty"`
+	Fixed    []string            `json:"fixed,omitempty"`
+	Problems []string            `json:"problems,omitempty"`
+}
+
+func summaryChecks(r *verify.Report) []summaryCheck {
+	out := []summaryCheck{}
+	for _, c := range r.Checks {
+		if c.Phase == verify.PhaseGreen {
+			out = append(out, summaryCheck{Name: c.Name, Passed: c.Passed, Evidence: c.Evidence, Tests: c.Tests, Fixed: c.Fixed, Problems: c.Problems})
+		}
+	}
+	return out
 }
 
 // progressLine renders an event for a person watching stderr; "" skips it.
@@ -272,7 +305,14 @@ func progressLine(e trace.Event) string {
 			if b, _ := f["passed"].(bool); b {
 				state = "passed"
 			}
-			return fmt.Sprintf("%sverify: %s (%v) %s", who, c, f["phase"], state)
+			line := fmt.Sprintf("%sverify: %s (%v) %s", who, c, f["phase"], state)
+			if ev, _ := f["evidence"].(string); ev != "" {
+				line += " [" + ev + "]"
+			}
+			if ps, ok := f["problems"].([]string); ok && len(ps) > 0 {
+				line += ": " + strings.Join(ps, "; ")
+			}
+			return line
 		}
 		return ""
 	case trace.EventAgentSpawned:
