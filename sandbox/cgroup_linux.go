@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroup is one run's control groups: memory and pids caps, either as a
@@ -29,9 +31,10 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 	if l.Memory <= 0 && l.Procs <= 0 {
 		return nil, nil
 	}
-	name := fmt.Sprintf("ioh-sandbox-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+	name := fmt.Sprintf("%s%d-%d", cgroupPrefix, os.Getpid(), cgroupSeq.Add(1))
 	dir, v2why := v2Base()
 	if dir != "" {
+		sweepStale(dir)
 		leaf := filepath.Join(dir, name)
 		if err := os.Mkdir(leaf, 0o755); err != nil {
 			v2why = err.Error()
@@ -61,7 +64,9 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 	cg := &cgroup{}
 	var ms []Mechanism
 	if l.Memory > 0 {
-		dir := filepath.Join("/sys/fs/cgroup/memory", name)
+		base := v1Own("memory")
+		sweepStale(base)
+		dir := filepath.Join(base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			ms = append(ms, Mechanism{"cgroup-memory", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit address space instead"})
 		} else {
@@ -77,7 +82,9 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 		}
 	}
 	if l.Procs > 0 {
-		dir := filepath.Join("/sys/fs/cgroup/pids", name)
+		base := v1Own("pids")
+		sweepStale(base)
+		dir := filepath.Join(base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			ms = append(ms, Mechanism{"cgroup-pids", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit processes instead"})
 		} else {
@@ -94,6 +101,62 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 		return nil, ms
 	}
 	return cg, ms
+}
+
+// cgroupPrefix starts the name of every run's group; the caller's pid and
+// a sequence number follow.
+const cgroupPrefix = "ioh-sandbox-"
+
+// v1Own is this process's own group in the v1 hierarchy of controller:
+// a run's group goes under it, not at the hierarchy's root, so it stays
+// inside whatever confines the caller and goes with it.
+func v1Own(controller string) string {
+	mnt := filepath.Join("/sys/fs/cgroup", controller)
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return mnt
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && contains(strings.Split(f[1], ","), controller) {
+			return filepath.Join(mnt, f[2])
+		}
+	}
+	return mnt
+}
+
+// sweepStale removes the groups that callers which died without cleaning
+// up (killed) left in dir. A group is stale when the pid in its name is
+// gone; a live caller's groups are left alone (a reused pid only delays
+// the sweep).
+func sweepStale(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+			continue
+		}
+		(&cgroup{v2: v2Dir(dir, e.Name())}).removeDir(filepath.Join(dir, e.Name()))
+	}
+}
+
+// v2Dir is the group's path when dir is in a v2 hierarchy, else "".
+func v2Dir(dir, name string) string {
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.controllers")); err == nil {
+		return filepath.Join(dir, name)
+	}
+	return ""
 }
 
 // v2Base returns our own v2 cgroup's directory when memory and pids are
@@ -217,18 +280,28 @@ func (c *cgroup) remove() {
 		return
 	}
 	for _, d := range []string{c.v2, c.memory, c.pids} {
-		if d == "" {
-			continue
+		if d != "" {
+			c.removeDir(d)
 		}
-		if c.v2 == d {
-			_ = os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0o644)
-		}
-		for i := 0; i < 50; i++ { // exiting tasks leave the group asynchronously
-			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
-				break
+	}
+}
+
+// removeDir kills what is left in the group d and removes it.
+func (c *cgroup) removeDir(d string) {
+	if c.v2 == d {
+		_ = os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0o644)
+	} else if b, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err == nil {
+		for _, f := range strings.Fields(string(b)) { // v1 has no cgroup.kill
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				_ = unix.Kill(pid, unix.SIGKILL)
 			}
-			waitBriefly()
 		}
+	}
+	for i := 0; i < 50; i++ { // exiting tasks leave the group asynchronously
+		if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		waitBriefly()
 	}
 }
 

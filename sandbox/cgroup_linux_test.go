@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func init() {
+	// cgroup-run DIR...: join the v1 groups DIR, run `true` contained
+	// with the default caps and print the cgroup mechanisms.
+	moreHelpers["cgroup-run"] = func(a []string) error {
+		for _, d := range a {
+			if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+				return err
+			}
+		}
+		out, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux})
+		if err != nil {
+			return err
+		}
+		for _, m := range out.Mechanisms {
+			if strings.HasPrefix(m.Name, "cgroup-") {
+				fmt.Printf("%s %s %s\n", m.Name, m.State, m.Detail)
+			}
+		}
+		return nil
+	}
+}
+
+// v1Groups are the caller's v1 memory and pids groups, or a reason to
+// skip: the run's groups are created only where this process may.
+func v1Groups(t *testing.T) (mem, pids string) {
+	t.Helper()
+	requireLinuxBackend(t)
+	if d, _ := v2Base(); d != "" {
+		t.Skip("memory and pids are delegated through cgroup v2 here; a v2 group is always created under the caller's own (v2Base)")
+	}
+	mem, pids = v1Own("memory"), v1Own("pids")
+	for _, d := range []string{mem, pids} {
+		probe := filepath.Join(d, fmt.Sprintf("ioh-test-probe-%d", os.Getpid()))
+		if err := os.Mkdir(probe, 0o755); err != nil {
+			t.Skipf("cannot create v1 groups under %s (%v): runs here use rlimits", d, err)
+		}
+		os.Remove(probe)
+	}
+	return mem, pids
+}
+
+// TestCgroupUnderCaller: a run's groups go under the caller's own group,
+// so a caller confined by its group confines its runs, and whatever
+// removes the caller's group finds them.
+func TestCgroupUnderCaller(t *testing.T) {
+	mem, pids := v1Groups(t)
+	h := helperPath(t)
+	var parents []string
+	for _, d := range []string{mem, pids} {
+		p := filepath.Join(d, fmt.Sprintf("ioh-test-caller-%d", os.Getpid()))
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(p) })
+		parents = append(parents, p)
+	}
+	out, err := exec.Command(h, append([]string{helperArg, "cgroup-run"}, parents...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	for i, name := range []string{"cgroup-memory", "cgroup-pids"} {
+		want := "applied v1 " + parents[i] + "/" + cgroupPrefix
+		if !strings.Contains(string(out), name+" "+want) {
+			t.Errorf("%s not under the caller's group %s:\n%s", name, parents[i], out)
+		}
+	}
+}
+
+// TestCgroupStaleSwept: the groups of a caller that died without cleaning
+// up go at the next run; a live caller's groups stay.
+func TestCgroupStaleSwept(t *testing.T) {
+	mem, pids := v1Groups(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
+	var stale, kept []string
+	for _, d := range []string{mem, pids} {
+		s := filepath.Join(d, fmt.Sprintf("%s%d-1", cgroupPrefix, dead.Process.Pid))
+		k := filepath.Join(d, fmt.Sprintf("%s%d-1", cgroupPrefix, live.Process.Pid))
+		for _, p := range []string{s, k} {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { os.Remove(s); os.Remove(k) })
+		stale, kept = append(stale, s), append(kept, k)
+	}
+	out, output := run(t, Spec{Argv: []string{"true"}})
+	if out.ExitCode != 0 {
+		t.Fatalf("run failed: %s", output)
+	}
+	for _, s := range stale {
+		if _, err := os.Stat(s); err == nil {
+			t.Errorf("stale group %s of a dead caller survived the next run", s)
+		}
+	}
+	for _, k := range kept {
+		if _, err := os.Stat(k); err != nil {
+			t.Errorf("group %s of a live caller was removed: %v", k, err)
+		}
+	}
+}
