@@ -152,3 +152,40 @@ func TestApplyPatchKeepsScope(t *testing.T) {
 		}
 	}
 }
+
+// A sub-agent asking for a wider scope than its parent's still writes only
+// inside the parent's, through every tool and spelling; inside it, it
+// writes (control).
+func TestSubAgentCannotWidenScope(t *testing.T) {
+	f := newFixture(t, map[string]string{"src/a.go": "package a\n", "docs/x.md": "x\n"}, map[string][]turn{
+		"": {
+			say(10, "spawn_agent", args{"goal": "wide", "scope": args{"write": []string{"**"}}}),
+			say(10, "finish", args{"summary": "s"}),
+		},
+		"wide": {
+			say(10,
+				"write_file", args{"path": "docs/y.md", "content": "y"},
+				"apply_patch", args{"patch": "--- /dev/null\n+++ \"b/docs/\\172.md\"\n@@ -0,0 +1 @@\n+z\n"},
+				"rename_file", args{"from": "src/a.go", "to": "docs/a.go"},
+				"write_file", args{"path": "src/ok.go", "content": "package a\n"}),
+			say(10, "finish", args{"summary": "wide done"}),
+		},
+	})
+	c := goal("scoped parent")
+	c.Scope.Write = []string{"src/**"}
+	res := f.run(t, c)
+	if res.Outcome != OutcomeApplied {
+		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
+	}
+	for _, p := range []string{"docs/y.md", "docs/z.md", "docs/a.go"} {
+		if _, err := os.Stat(filepath.Join(f.dir, p)); err == nil {
+			t.Errorf("the child wrote %s outside the parent's scope", p)
+		}
+	}
+	if got := f.read(t, "src/a.go"); got != "package a\n" {
+		t.Errorf("src/a.go = %q: the rename out of scope went through", got)
+	}
+	if got := f.read(t, "src/ok.go"); got != "package a\n" {
+		t.Errorf("control: src/ok.go = %q", got)
+	}
+}
