@@ -172,14 +172,15 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 	return out, nil
 }
 
-// maskedFor adds /run, where host daemons keep their unix sockets, to the
-// masked paths of a run without network: a network namespace does not
-// isolate pathname sockets, and Landlock restricts them only from ABI 9.
+// maskedFor adds /run, where host daemons keep their unix sockets, and
+// every other listening pathname socket of the host to the masked paths of
+// a run without network: a network namespace does not isolate pathname
+// sockets, and Landlock restricts them only from ABI 9.
 func maskedFor(s *Spec) []string {
 	if s.Network {
 		return s.Masked
 	}
-	return append([]string{"/run"}, s.Masked...)
+	return append(append([]string{"/run"}, hostUnixSockets()...), s.Masked...)
 }
 
 // probe spawns the full setup without running a command.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -12,12 +13,26 @@ import (
 var DefaultMasked = []string{
 	"~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc", "~/.docker", "~/.config/gcloud",
 	"~/.kube", "~/.azure", "~/.config/gh", "~/.git-credentials", "~/.npmrc",
-	"~/.pypirc", "~/.config/ioh", "/etc/shadow", "/etc/gshadow", "/etc/ssh",
+	"~/.pypirc", "~/.config/ioh", "~/.local/state/ioh", "/etc/shadow", "/etc/gshadow", "/etc/ssh",
+}
+
+// stateDirs are this process's ioh state directories (SPEC §6): the
+// trace database of the very run a command serves must not be readable
+// inside it. ~/.local/state/ioh is in DefaultMasked.
+func stateDirs() []string {
+	var out []string
+	if v := os.Getenv("IOH_STATE_DIR"); filepath.IsAbs(v) {
+		out = append(out, v)
+	}
+	if v := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(v) {
+		out = append(out, filepath.Join(v, "ioh"))
+	}
+	return out
 }
 
 // maskTargets expands DefaultMasked over every home on the machine (the
-// user's, root's and /home/*) plus extra, resolving symlinks so the real
-// file is hidden too.
+// user's, root's and /home/*) plus the state directories and extra,
+// resolving symlinks so the real file is hidden too.
 func maskTargets(extra []string) []string {
 	homes := map[string]bool{"/root": true}
 	if h, err := os.UserHomeDir(); err == nil {
@@ -52,7 +67,7 @@ func maskTargets(extra []string) []string {
 			add(m)
 		}
 	}
-	for _, m := range extra {
+	for _, m := range append(stateDirs(), extra...) {
 		add(m)
 	}
 	return out
@@ -64,4 +79,40 @@ func resolved(p string) string {
 		return ""
 	}
 	return r
+}
+
+// maxSocketMasks bounds the listening sockets a run hides one by one.
+const maxSocketMasks = 4096
+
+// hostUnixSockets lists the pathname unix sockets bound in this process's
+// network namespace (the host's, read before the sandbox leaves it) that
+// are listening, from /proc/net/unix. A run without network hides each
+// one: a network namespace does not isolate pathname sockets, Landlock
+// below ABI 9 cannot refuse connect(2) to them, and seccomp cannot read
+// connect's address. What stays reachable: a socket bound after the run
+// started, one bound under a relative path or renamed since, and one
+// bound in another network namespace (a container's).
+func hostUnixSockets() []string {
+	data, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		// Num RefCount Protocol Flags Type St Inode Path; flag 0x10000 is
+		// __SO_ACCEPTCON, a listening socket.
+		if len(f) < 8 || !strings.HasPrefix(f[7], "/") {
+			continue
+		}
+		flags, err := strconv.ParseUint(f[3], 16, 32)
+		if err != nil || flags&0x10000 == 0 {
+			continue
+		}
+		out = append(out, f[7])
+		if len(out) == maxSocketMasks {
+			break
+		}
+	}
+	return out
 }
