@@ -103,7 +103,7 @@ func (s sealer) Open(data []byte, holes []workspace.Hole) ([]byte, error) {
 		v, ok := trace.LookupSecret(env, h.Name)
 		if !ok {
 			variable, _, _ := strings.Cut(h.Name, "#")
-			return nil, fmt.Errorf("restore secret: a file of the change set held the value of $%s, which is not set now: set it as it was and resume again", variable)
+			return nil, fmt.Errorf("restore secret: a file of the change set held the value of $%s, which is not set now: set it as it was and try again", variable)
 		}
 		out.Write(data[next:h.Off])
 		out.WriteString(v)
