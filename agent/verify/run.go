@@ -118,7 +118,7 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Proves: true}
-	rep.TouchesChecks = TouchedChecks(o.Verify, o.Changes, o.ContractPath, o.Root)
+	rep.TouchesChecks, rep.TouchesChecksFiles = touchedChecks(o.Verify, o.Changes, o.ContractPath, o.Root)
 	changed := changedPaths(o.Changes)
 	red := map[int]*testRun{}
 	if o.Verify.RedGreen {

@@ -49,10 +49,25 @@ var testSettingsFiles = []string{"pyproject.toml", "**/pyproject.toml", "setup.c
 // it modifies the contract or its protect files. root is the workspace
 // directory the changes are based on (for the files' old contents).
 func TouchedChecks(v contract.Verify, changes []workspace.Change, contractPath, root string) []string {
+	reasons, _ := touchedChecks(v, changes, contractPath, root)
+	return reasons
+}
+
+// touchedChecks is TouchedChecks and the sorted workspace-relative paths
+// the reasons are about.
+func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, root string) ([]string, []string) {
 	reasons := map[string]bool{}
 	inputs, reported := touchedInputs(v, changes, contractPath)
 	for _, w := range inputs {
 		reasons[w] = true
+	}
+	files := map[string]bool{}
+	for p := range reported {
+		files[p] = true
+	}
+	note := func(p, reason string) {
+		reasons[reason] = true
+		files[p] = true
 	}
 	for _, c := range changes {
 		for _, p := range []string{c.Path, c.From} {
@@ -62,12 +77,12 @@ func TouchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 			p = path.Clean(p)
 			switch {
 			case matchAny(p, testFiles):
-				reasons[fmt.Sprintf("%s %s, a test file", verb(c, p), p)] = true
+				note(p, fmt.Sprintf("%s %s, a test file", verb(c, p), p))
 			case matchAny(p, checkConfig):
-				reasons[fmt.Sprintf("%s %s, which changes what the checks run or how", verb(c, p), p)] = true
+				note(p, fmt.Sprintf("%s %s, which changes what the checks run or how", verb(c, p), p))
 			case matchAny(p, testSettingsFiles):
 				if sections := testSections(oldContent(root, c, p), newContent(c, p)); sections != "" {
-					reasons[fmt.Sprintf("changes the test settings (%s) of %s", sections, p)] = true
+					note(p, fmt.Sprintf("changes the test settings (%s) of %s", sections, p))
 				}
 			}
 		}
@@ -78,20 +93,24 @@ func TouchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 		switch {
 		case strings.HasSuffix(c.Path, ".go"):
 			for _, r := range goInitCode(c.Path, old, c.Content) {
-				reasons[r] = true
+				note(path.Clean(c.Path), r)
 			}
 		case strings.HasSuffix(c.Path, ".py"):
 			for _, r := range pyImportCode(c.Path, old, c.Content) {
-				reasons[r] = true
+				note(path.Clean(c.Path), r)
 			}
 		}
 	}
-	if len(reasons) == 0 {
+	return sortedKeys(reasons), sortedKeys(files)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	if len(m) == 0 {
 		return nil
 	}
-	out := make([]string, 0, len(reasons))
-	for r := range reasons {
-		out = append(out, r)
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

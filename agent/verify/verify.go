@@ -20,6 +20,9 @@ type Report struct {
 	// contract or its protect files). Such a change is never applied
 	// automatically: it waits for a human, however the checks ended.
 	TouchesChecks []string `json:"touches_checks,omitempty"`
+	// TouchesChecksFiles are the workspace-relative paths those reasons
+	// are about, for marking them in a review.
+	TouchesChecksFiles []string `json:"touches_checks_files,omitempty"`
 }
 
 // NeedsHuman reports whether the change must wait for a person's review
