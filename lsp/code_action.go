@@ -60,6 +60,10 @@ func (s *Server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 					cmdAllowOnce, map[string]string{"runId": dd.RunID, "act": dd.Act, "target": dd.Target})
 				continue
 			}
+			if dd.Kind == kindBudget {
+				add(continueTitle, protocol.CodeActionKindQuickFix, []protocol.Diagnostic{d}, true, cmdResume, runRef{dd.RunID})
+				continue
+			}
 			if dd.Kind != kindCheck {
 				continue // edit marks and held notices are not problems to fix
 			}

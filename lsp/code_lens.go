@@ -36,6 +36,9 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 			}
 			lens(fmt.Sprintf("↻ Resume %s (%s)", st.id, st.outcome), cmdResume, runRef{st.id})
 		}
+		for _, id := range s.budgetLenses(ctx, folder, abs) {
+			lens(fmt.Sprintf("↻ %s (%s)", continueTitle, id), cmdResume, runRef{id})
+		}
 		for _, r := range s.storedResumable(ctx, folder, abs) {
 			if !seen[r.ID] {
 				lens(fmt.Sprintf("↻ Resume %s (%s)", r.ID, r.Shown(time.Now())), cmdResume, runRef{r.ID})

@@ -21,21 +21,54 @@ type runRef struct {
 	RunID string `json:"runId"`
 }
 
-// RunInfo is one entry of ioh.runs.
+// RunInfo is one entry of ioh.runs: a run's spend (sub-agents included)
+// and the limits it is spent against.
 type RunInfo struct {
-	RunID   string  `json:"runId"`
-	Goal    string  `json:"goal"`
-	Outcome string  `json:"outcome"`
-	Steps   int     `json:"steps"`
-	Tokens  int64   `json:"tokens"`
-	CostUSD float64 `json:"costUsd"`
-	Started string  `json:"started"`
+	RunID   string `json:"runId"`
+	Goal    string `json:"goal"`
+	Outcome string `json:"outcome"`
+	Steps   int    `json:"steps"`
+	Tokens  int64  `json:"tokens"`
+	// CostUSD is null when a call could not be priced: the cost is
+	// unknown, not $0.
+	CostUSD *float64 `json:"costUsd"`
+	// Limits is the run's budget (raised by a resume, if it was); nil
+	// when unknown, an absent field unlimited.
+	Limits  *RunLimits `json:"limits,omitempty"`
+	Started string     `json:"started"`
+}
+
+// RunLimits is a run's budget in ioh.runs.
+type RunLimits struct {
+	Steps   int     `json:"steps,omitempty"`
+	Tokens  int64   `json:"tokens,omitempty"`
+	CostUSD float64 `json:"costUsd,omitempty"`
+	Wall    string  `json:"wall,omitempty"`
+}
+
+func limitsOf(b contract.Budget) *RunLimits {
+	if b == (contract.Budget{}) {
+		return nil
+	}
+	l := &RunLimits{Steps: b.Steps, Tokens: b.Tokens, CostUSD: b.CostUSD}
+	if b.Wall > 0 {
+		l.Wall = b.Wall.String()
+	}
+	return l
+}
+
+func costOf(usd float64, known bool) *float64 {
+	if !known {
+		return nil
+	}
+	return &usd
 }
 
 func infoOf(st runState) RunInfo {
 	return RunInfo{
 		RunID: st.id, Goal: st.goal, Outcome: string(st.outcome), Steps: st.steps,
-		Tokens: st.tokens, CostUSD: st.cost, Started: st.started.UTC().Format(time.RFC3339),
+		Tokens: st.tokens, CostUSD: costOf(st.cost, !st.unpriced), Limits: limitsOf(st.limits),
+		Started: st.started.UTC().Format(time.RFC3339),
 	}
 }
 
@@ -239,16 +272,38 @@ func (s *Server) commandCancel(ctx context.Context, arg json.RawMessage) (any, e
 	return map[string]any{"runId": a.RunID, "cancelled": s.cancelRun(a.RunID)}, nil
 }
 
-// commandResume continues an interrupted or deferred run.
+// commandResume continues an interrupted or deferred run: {runId,
+// budget?}. A budget raises the run's limits (each may only raise); a run
+// its budget stopped, resumed without one, asks the user how much more
+// (budget.go).
 func (s *Server) commandResume(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a runRef
+	var a struct {
+		RunID  string       `json:"runId"`
+		Budget *budgetRaise `json:"budget"`
+	}
 	if err := decodeArg(cmdResume, arg, &a, "runId"); err != nil {
 		return nil, err
 	}
-	if err := s.resumeRun(ctx, a.RunID); err != nil {
+	var raise contract.Budget
+	if a.Budget != nil {
+		var err error
+		if raise, err = a.Budget.budget(); err != nil {
+			return nil, invalidParams("%s: %v", cmdResume, err)
+		}
+	} else {
+		r, asked, err := s.askRaise(ctx, a.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if asked && r == (contract.Budget{}) {
+			return map[string]any{"runId": a.RunID, "resumed": false}, nil
+		}
+		raise = r
+	}
+	if err := s.resumeRun(ctx, a.RunID, raise); err != nil {
 		return nil, err
 	}
-	return a, nil
+	return runRef{a.RunID}, nil
 }
 
 // commandRuns lists the workspace's root runs: those recorded in the
@@ -266,21 +321,31 @@ func (s *Server) commandRuns(ctx context.Context, _ json.RawMessage) (any, error
 			return nil, fmt.Errorf("list runs of %s: %w", folder, err)
 		}
 		now := time.Now()
+		spends := agent.Spends(rows)
 		for _, r := range rows {
 			if r.Parent != "" {
 				continue
 			}
+			sp := spends[r.ID]
 			byID[r.ID] = RunInfo{
-				RunID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: r.Totals.Steps,
-				Tokens: r.Totals.InputTokens + r.Totals.OutputTokens, CostUSD: r.Totals.CostUSD,
+				RunID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: sp.Steps,
+				Tokens: sp.Tokens, CostUSD: costOf(sp.CostUSD, sp.CostKnown()), Limits: limitsOf(sp.Limits),
 				Started: r.FirstStarted.UTC().Format(time.RFC3339),
 			}
 		}
 	}
 	for _, st := range s.runs.list() {
 		info := infoOf(st)
-		if old, ok := byID[st.id]; ok && info.Goal == "" {
-			info.Goal = old.Goal
+		if old, ok := byID[st.id]; ok {
+			if info.Goal == "" {
+				info.Goal = old.Goal
+			}
+			if info.Limits == nil {
+				info.Limits = old.Limits
+			}
+			if info.CostUSD != nil && old.CostUSD == nil && !st.unpriced && st.outcome != agent.OutcomeRunning {
+				info.CostUSD = nil // the store knows of unpriced calls the session did not see
+			}
 		}
 		byID[st.id] = info
 	}

@@ -28,6 +28,10 @@ const (
 	kindCheck      = "check"
 	kindPolicy     = "policy"
 	kindHeld       = "held"
+	// kindBudget marks the task file of a run its budget stopped, with a
+	// "Continue with a larger budget" quick fix (budget.go).
+	kindBudget       = "budget"
+	codeBudgetExceed = "budget-exceeded"
 )
 
 // diagData travels in Diagnostic.Data so code actions find the run.
@@ -130,7 +134,7 @@ func (s *Server) publish(paths map[string]bool) {
 	for p := range paths {
 		list := []protocol.Diagnostic{}
 		for _, r := range runs {
-			for _, k := range []string{kindEdit, kindCheck, kindPolicy, kindHeld} {
+			for _, k := range []string{kindEdit, kindCheck, kindPolicy, kindHeld, kindBudget} {
 				for _, e := range d.byRun[r][k] {
 					if e.path == p {
 						list = append(list, e.diag)

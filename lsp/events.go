@@ -3,6 +3,7 @@ package lsp
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
@@ -40,26 +41,64 @@ func (k sink) Emit(e trace.Event) {
 				st.tool = verificationNote(check, e.Fields)
 				report = true
 			}
-		case trace.EventModelTurn, trace.EventBudget:
-			in, _ := fieldInt(e.Fields, "input_tokens")
-			out, _ := fieldInt(e.Fields, "output_tokens")
-			if e.Type == trace.EventModelTurn && (in > 0 || out > 0) {
-				st.tokens += in + out
+		case trace.EventBudget:
+			// Running totals, never a call's own figures: events of
+			// parallel sub-agents may arrive out of order, and totals only
+			// grow, so the largest seen is the latest.
+			if e.Parent == "" {
+				spendFrom(st, e.Fields, "root_tokens", "root_cost_usd", "root_cost_known")
+			} else {
+				spendFrom(st, e.Fields, "run_tokens", "run_cost_usd", "")
 			}
-			if c, ok := fieldFloat(e.Fields, "cost_usd", "spent_usd"); ok && c > st.cost {
-				st.cost = c
-			}
-			if t, ok := fieldInt(e.Fields, "tokens", "spent_tokens"); ok && e.Type == trace.EventBudget && t > st.tokens {
-				st.tokens = t
-			}
+			limitsFrom(st, e.Fields)
 			report = true
 		}
 	})
+	root := fieldString(e.Fields, "root_run")
+	if e.Type == trace.EventBudget && e.Parent != "" && root != "" {
+		// A sub-agent's draw is the whole tree's spend too: the root's
+		// progress shows it while the root waits.
+		s.runs.with(root, func(st *runState) { spendFrom(st, e.Fields, "root_tokens", "root_cost_usd", "root_cost_known") })
+		s.progressReport(root)
+	}
 	if e.Type == trace.EventPolicy {
 		s.onPolicy(e)
 	}
 	if report {
 		s.progressReport(e.Run)
+	}
+}
+
+// spendFrom raises st's running totals to a budget event's (tokens and
+// cost keys); known names the flag saying every call was priced.
+func spendFrom(st *runState, f map[string]any, tokens, cost, known string) {
+	if t, ok := fieldInt(f, tokens); ok && t > st.tokens {
+		st.tokens = t
+	}
+	if c, ok := fieldFloat(f, cost); ok && c > st.cost {
+		st.cost = c
+	}
+	if k, ok := f[known].(bool); ok && !k {
+		st.unpriced = true
+	}
+	if f["cost_source"] == "unknown" {
+		st.unpriced = true
+	}
+}
+
+// limitsFrom records the limits a budget event names.
+func limitsFrom(st *runState, f map[string]any) {
+	if n, ok := fieldInt(f, "limit_steps"); ok {
+		st.limits.Steps = int(n)
+	}
+	if n, ok := fieldInt(f, "limit_tokens"); ok {
+		st.limits.Tokens = n
+	}
+	if c, ok := fieldFloat(f, "limit_cost_usd"); ok {
+		st.limits.CostUSD = c
+	}
+	if w, err := time.ParseDuration(fieldString(f, "limit_wall")); err == nil {
+		st.limits.Wall = w
 	}
 }
 

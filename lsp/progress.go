@@ -59,13 +59,15 @@ func (s *Server) progressBegin(id string) {
 	})
 }
 
-// progressReport reports step, tokens, cost and the current tool.
+// progressReport reports the run's spend against its limits (step,
+// tokens and cost, sub-agents included; a cost that could not be priced
+// is shown as unknown) and the current tool.
 func (s *Server) progressReport(id string) {
 	st, ok := s.runs.lookup(id)
 	if !ok || st.token == "" {
 		return
 	}
-	msg := fmt.Sprintf("step %d · %d tokens · $%.4f", st.steps, st.tokens, st.cost)
+	msg := progressText(st)
 	if st.tool != "" {
 		msg += " · " + st.tool
 	}
@@ -111,7 +113,11 @@ func endMessage(id string, res *agent.Result) string {
 	default:
 		word = "failed"
 	}
-	msg := fmt.Sprintf("%s: %s (run %s, %d steps, $%.4f)", word, res.Outcome, id, res.Steps, res.CostUSD)
+	cost := fmt.Sprintf("$%.4f", res.CostUSD)
+	if res.Unpriced > 0 {
+		cost = "cost unknown"
+	}
+	msg := fmt.Sprintf("%s: %s (run %s, %d steps, %s)", word, res.Outcome, id, res.Steps, cost)
 	if res.Err != nil {
 		msg += ": " + oneLine(res.Err.Error(), 200)
 	}
@@ -144,6 +150,31 @@ func (s *Server) WorkDoneProgressCancel(ctx context.Context, p *protocol.WorkDon
 	}
 	s.cancelRun(id)
 	return nil
+}
+
+// progressText is "step 3/40 · 1200/400000 tokens · $0.0200/$2.00": the
+// run's running totals against each limit it has ("cost unknown" when a
+// call could not be priced).
+func progressText(st runState) string {
+	b := st.limits
+	msg := fmt.Sprintf("step %d", st.steps)
+	if b.Steps > 0 {
+		msg += fmt.Sprintf("/%d", b.Steps)
+	}
+	msg += fmt.Sprintf(" · %d", st.tokens)
+	if b.Tokens > 0 {
+		msg += fmt.Sprintf("/%d", b.Tokens)
+	}
+	msg += " tokens · "
+	if st.unpriced {
+		msg += "cost unknown"
+	} else {
+		msg += fmt.Sprintf("$%.4f", st.cost)
+	}
+	if b.CostUSD > 0 {
+		msg += fmt.Sprintf("/$%.2f", b.CostUSD)
+	}
+	return msg
 }
 
 // oneLine shortens s to one line of at most n runes.

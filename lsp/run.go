@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
@@ -25,8 +26,9 @@ func (s *Server) startRun(ctx context.Context, folder string, c *contract.Contra
 	return run.ID(), nil
 }
 
-// resumeRun continues run id from its last committed step.
-func (s *Server) resumeRun(ctx context.Context, id string) error {
+// resumeRun continues run id from its last committed step, with its
+// budget raised to raise's non-zero limits.
+func (s *Server) resumeRun(ctx context.Context, id string, raise contract.Budget) error {
 	folder := ""
 	var c *contract.Contract
 	if st, ok := s.runs.lookup(id); ok {
@@ -47,11 +49,15 @@ func (s *Server) resumeRun(ctx context.Context, id string) error {
 		return err
 	}
 	runCtx, cancel := context.WithCancel(s.ctx)
-	run, err := eng.Harness.Resume(runCtx, id)
+	run, err := eng.Harness.ResumeWith(runCtx, id, raise)
 	if err != nil {
 		cancel()
+		if errors.Is(err, agent.ErrConfig) {
+			return invalidParams("%s: %v", cmdResume, err)
+		}
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
+	s.setDiags(id, kindBudget, nil)
 	s.track(run, folder, eng, c, cancel)
 	return nil
 }
@@ -95,8 +101,11 @@ func (s *Server) finishRun(id string, res *agent.Result) {
 		if res != nil {
 			st.outcome = res.Outcome
 			st.steps = res.Steps
-			st.tokens = res.Usage.InputTokens + res.Usage.OutputTokens
-			st.cost = res.CostUSD
+			// The events' running totals include sub-agents; the result
+			// is the root's own.
+			st.tokens = max(st.tokens, res.Usage.Total())
+			st.cost = max(st.cost, res.CostUSD)
+			st.unpriced = st.unpriced || res.Unpriced > 0
 			if !res.Started.IsZero() {
 				st.started = res.Started
 			}
@@ -110,6 +119,7 @@ func (s *Server) finishRun(id string, res *agent.Result) {
 	case res != nil && res.Report != nil:
 		s.publishReport(id, res.Report)
 	}
+	s.publishBudgetStop(id, res)
 	s.progressEnd(id, res)
 	s.refreshLenses()
 	if done != nil {

@@ -24,7 +24,9 @@ type runState struct {
 	steps    int
 	tokens   int64
 	cost     float64
-	tool     string // the tool of the latest call
+	unpriced bool            // a call could not be priced: the cost is unknown
+	limits   contract.Budget // the run's budget as its budget events report it
+	tool     string          // the tool of the latest call
 	events   []trace.Event
 	cancel   context.CancelFunc
 	token    string // work-done progress token, "" without progress
