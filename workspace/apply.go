@@ -125,6 +125,11 @@ func (c *ChangeSet) Apply() error {
 		if err != nil {
 			return c.rollback(done, fmt.Errorf("apply %s: %w", k, err))
 		}
+		// k was recorded resolved (the path the policy judged); a symlink
+		// put on it since would send the write elsewhere.
+		if now, err := c.root.Rel(abs); err != nil || now != k {
+			return c.rollback(done, fmt.Errorf("apply %s: it now resolves to %s through a symlink: %w", k, now, &ConflictError{Files: []string{k}}))
+		}
 		b := backup{abs: abs, dirs: c.missingDirs(abs)}
 		if fi, err := os.Lstat(abs); err == nil {
 			if b.data, err = os.ReadFile(abs); err != nil {

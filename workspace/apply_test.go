@@ -134,3 +134,46 @@ func TestApplyRollback(t *testing.T) {
 		t.Errorf("failed Apply dropped changes: %d left", c.Len())
 	}
 }
+
+// A change is recorded at its resolved path, which is what the policy
+// judged. When a symlink appears on that path before Apply (docs/ turned
+// into a link to .git/hooks), Apply refuses with a conflict and writes
+// nothing through it; without the swap the same change applies (control).
+func TestApplyRefusesPathRedirectedBySymlink(t *testing.T) {
+	for _, swap := range []bool{true, false} {
+		r := newTestRoot(t, map[string]string{"docs/x.md": "x\n", ".git/hooks/README": "hooks\n", "a.txt": "a\n"})
+		c := NewChangeSet(r)
+		if err := c.WriteFile("a.txt", []byte("A\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteFile("docs/pre-commit", []byte("#!/bin/sh\n")); err != nil {
+			t.Fatal(err)
+		}
+		if swap {
+			docs := filepath.Join(r.Dir(), "docs")
+			if err := os.RemoveAll(docs); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(".git", "hooks"), docs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := c.Apply()
+		_, hooked := readDisk(t, r, ".git/hooks/pre-commit")
+		if swap {
+			if !errors.Is(err, ErrConflict) || hooked {
+				t.Errorf("after the swap: Apply = %v, .git/hooks/pre-commit written %v", err, hooked)
+			}
+			if a, _ := readDisk(t, r, "a.txt"); a != "a\n" {
+				t.Errorf("a.txt = %q: a refused Apply must change nothing", a)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("control: %v", err)
+		}
+		if d, _ := readDisk(t, r, "docs/pre-commit"); d != "#!/bin/sh\n" || hooked {
+			t.Errorf("control: docs/pre-commit %q, hook written %v", d, hooked)
+		}
+	}
+}
