@@ -118,6 +118,8 @@ func FuzzApplyPatch(f *testing.F) {
 		"--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-root\n+x\n",
 		"@@ -1 +1 @@\n-a\n+b\n",
 		"",
+		"--- /dev/null\n+++ \"b/\\056git/config\"\n@@ -0,0 +1 @@\n+x\n",
+		"diff --git \"a/x y\" \"b/x y\"\nnew file mode 100644\nindex 0000000..e69de29\n",
 	} {
 		f.Add(s)
 	}
@@ -144,4 +146,47 @@ func FuzzApplyPatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ParsePatch is the one decoding of patch names: each header spelling
+// below comes out as the path that is written.
+func TestParsePatchNames(t *testing.T) {
+	for _, tt := range []struct {
+		patch string
+		want  []string // "op path"; nil: an error
+	}{
+		{"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n", []string{"modify a.txt"}},
+		{"--- \"a/.git/config\"\n+++ \"b/.git/config\"\n@@ -1 +1 @@\n-a\n+b\n", []string{"modify .git/config"}},
+		{"--- /dev/null\n+++ \"b/\\056github/workflows/x.yml\"\n@@ -0,0 +1 @@\n+x\n", []string{"create .github/workflows/x.yml"}},
+		{"--- \"x/../docs/\\056\\056/.git/config\"\n+++ \"x/../docs/\\056\\056/.git/config\"\n@@ -1 +1 @@\n-a\n+b\n", []string{"modify .git/config"}},
+		{"diff --git a/.git/index.lock b/.git/index.lock\nnew file mode 100644\nindex 0000000..e69de29\n", []string{"create .git/index.lock"}},
+		{"diff --git \"a/\\056env\" \"b/\\056env\"\ndeleted file mode 100644\nindex e69de29..0000000\n", []string{"delete .env"}},
+		{"--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", []string{"delete d.txt"}},
+		{"--- a/a.txt\t2024-01-01 00:00:00.000000000 +0000\n+++ b/a.txt\t2024-01-01 00:00:00.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n", []string{"modify a.txt"}},
+		{"--- a/a.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-a\n+b\n", nil},            // rename
+		{"--- /dev/null\n+++ \"b/a\\tb\"\n@@ -0,0 +1 @@\n+x\n", nil},        // control character
+		{"--- /dev/null\n+++ \"b/\\056\\056/x\"\n@@ -0,0 +1 @@\n+x\n", nil}, // escape
+		{"--- /dev/null\n+++ /etc/passwd\n@@ -0,0 +1 @@\n+x\n", nil},        // absolute
+		{"--- /dev/null\n+++ \"b/unterminated\n@@ -0,0 +1 @@\n+x\n", nil},   // bad quoting
+		{"--- /dev/null\n+++ b/.\n@@ -0,0 +1 @@\n+x\n", nil},                // the root
+	} {
+		p, err := ParsePatch([]byte(tt.patch))
+		if tt.want == nil {
+			if err == nil {
+				t.Errorf("ParsePatch(%q) = %+v, want an error", tt.patch, p.Files)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParsePatch(%q): %v", tt.patch, err)
+			continue
+		}
+		var got []string
+		for _, f := range p.Files {
+			got = append(got, string(f.Op)+" "+f.Path)
+		}
+		if diff := cmp.Diff(got, tt.want); diff != "" {
+			t.Errorf("ParsePatch(%q) (-got +want):\n%s", tt.patch, diff)
+		}
+	}
 }
