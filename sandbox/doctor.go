@@ -20,6 +20,19 @@ type DoctorReport struct {
 	Backend  string          `json:"backend"` // what an automatic run gets, "" if none works
 	Reason   string          `json:"reason"`
 	Backends []BackendReport `json:"backends"`
+	// Defaults are the caps a run gets when it asks for none.
+	Defaults string `json:"defaults"`
+}
+
+// defaultsSummary says the default caps in words.
+func defaultsSummary() string {
+	d := DefaultLimits
+	s := fmt.Sprintf("memory %d MiB (4 GiB or half of the RAM, whichever is smaller), %d processes, %d open files, wall %v, output %d KiB",
+		d.Memory>>20, d.Procs, d.Files, d.Wall, d.Output>>10)
+	if runtime.GOOS == "linux" {
+		s += fmt.Sprintf(", private /tmp and /dev/shm %d MiB each", defaultTempBytes>>20)
+	}
+	return s
 }
 
 // Doctor probes every backend of this platform by really spawning a
@@ -27,7 +40,7 @@ type DoctorReport struct {
 // or rlimit mechanisms show), strongest first. It records the results for
 // this process, so later automatic runs skip a backend that failed here.
 func Doctor(ctx context.Context) *DoctorReport {
-	rep := &DoctorReport{OS: runtime.GOOS}
+	rep := &DoctorReport{OS: runtime.GOOS, Defaults: defaultsSummary()}
 	var passed []string
 	for _, b := range candidates() {
 		ms, err := b.probe(ctx)

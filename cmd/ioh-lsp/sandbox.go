@@ -207,6 +207,9 @@ func printDoctor(w io.Writer, rep *sandbox.DoctorReport) {
 	} else {
 		fmt.Fprintf(w, "a run gets the %s backend: %s\n", rep.Backend, rep.Reason)
 	}
+	if rep.Defaults != "" {
+		fmt.Fprintf(w, "caps of a run that asks for none: %s\n", rep.Defaults)
+	}
 	for _, b := range rep.Backends {
 		state := "works"
 		if !b.Works {
