@@ -124,7 +124,7 @@ func (tb *trigramBits) file(abs string) ([]uint32, uint8, error) {
 			return nil, flagBinary, nil
 		}
 		for _, c := range b {
-			t = (t<<8 | uint32(foldByte(c))) & 0xffffff
+			t = (t<<8 | uint32(c)) & 0xffffff
 			seen++
 			if seen < 3 {
 				continue

@@ -25,7 +25,7 @@ import (
 // the segment's postings; one more entry (trigram 0xffffffff) holds the
 // end. A posting list is the segment-local ids of the files holding the
 // trigram, delta-coded as uvarints.
-const indexMagic = "IOHTRI1\n"
+const indexMagic = "IOHTRI2\n"
 
 // fileStamp identifies a version of a file.
 type fileStamp struct {
@@ -54,11 +54,21 @@ type ignoreInput struct {
 	stamp fileStamp // size -1: absent
 }
 
+// segment is one segment of an open index file. Its trigram table and
+// postings stay on disk and are read with pread (not mapped: the kernel
+// maps pages around each fault, which would make the whole file resident);
+// only every sampleEvery-th trigram of the table is kept in memory.
 type segment struct {
+	f        *os.File
 	first, n uint32
-	table    []byte // (ntri+1) entries of 8 bytes
-	post     []byte
+	tableOff int64
+	ntri     int
+	postOff  int64
+	postLen  int64
+	sample   []uint32 // trigram of entries 0, sampleEvery, 2×sampleEvery, ...
 }
+
+const sampleEvery = 256
 
 // indexData is a loaded index file.
 type indexData struct {
@@ -68,35 +78,56 @@ type indexData struct {
 	byPath map[string]uint32
 	inputs []ignoreInput
 	segs   []segment
-	unmap  func() error
+	unmap  func() error // closes the file
 	size   int64
 }
 
-// postings returns the global ids of the segment's files holding t.
-func (s *segment) postings(t trigram) []uint32 {
-	n := len(s.table)/8 - 1
-	i := sort.Search(n, func(i int) bool { return binary.LittleEndian.Uint32(s.table[8*i:]) >= t })
-	if i >= n || binary.LittleEndian.Uint32(s.table[8*i:]) != t {
-		return nil
+// postings returns the global ids of the segment's files holding t (nil
+// when none, or when the file cannot be read: the caller treats a read
+// error as "every file" through errPostings).
+func (s *segment) postings(t trigram) ([]uint32, error) {
+	if s.ntri == 0 {
+		return nil, nil
 	}
-	lo := binary.LittleEndian.Uint32(s.table[8*i+4:])
-	hi := binary.LittleEndian.Uint32(s.table[8*i+12:])
-	if hi < lo || int(hi) > len(s.post) {
-		return nil
+	blk := sort.Search(len(s.sample), func(i int) bool { return s.sample[i] > t }) - 1
+	if blk < 0 {
+		return nil, nil
 	}
-	p := s.post[lo:hi]
+	lo := blk * sampleEvery
+	hi := min(lo+sampleEvery, s.ntri)
+	buf := make([]byte, 8*(hi-lo+1)) // one more entry: the end of the last list
+	if _, err := s.f.ReadAt(buf, s.tableOff+8*int64(lo)); err != nil {
+		return nil, err
+	}
+	n := hi - lo
+	i := sort.Search(n, func(i int) bool { return binary.LittleEndian.Uint32(buf[8*i:]) >= t })
+	if i >= n || binary.LittleEndian.Uint32(buf[8*i:]) != t {
+		return nil, nil
+	}
+	from := int64(binary.LittleEndian.Uint32(buf[8*i+4:]))
+	to := int64(binary.LittleEndian.Uint32(buf[8*i+12:]))
+	if to < from || to > s.postLen {
+		return nil, errBadIndex
+	}
+	p := make([]byte, to-from)
+	if _, err := s.f.ReadAt(p, s.postOff+from); err != nil {
+		return nil, err
+	}
 	out := make([]uint32, 0, len(p))
 	id := uint64(0)
 	for len(p) > 0 {
 		d, k := binary.Uvarint(p)
 		if k <= 0 {
-			break
+			return nil, errBadIndex
 		}
 		id += d
+		if id >= uint64(s.n) {
+			return nil, errBadIndex
+		}
 		out = append(out, s.first+uint32(id))
 		p = p[k:]
 	}
-	return out
+	return out, nil
 }
 
 // indexWriter writes an index file: segments as they are built, then the
@@ -225,45 +256,48 @@ func (r *reader) stamp() fileStamp {
 	return fileStamp{size: int64(r.u64()), mtime: int64(r.u64()), ctime: int64(r.u64()), ino: r.u64()}
 }
 
-// loadIndex maps and parses the index file at path; a damaged or foreign
-// file is an error (the caller rebuilds).
+// loadIndex opens and parses the index file at path; a damaged or
+// foreign file is an error (the caller rebuilds).
 func loadIndex(path string) (*indexData, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	x, err := parseIndex(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("load index %s: %w", path, err)
+	}
+	x.unmap = f.Close
+	return x, nil
+}
+
+func parseIndex(f *os.File) (*indexData, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if fi.Size() < 16 || fi.Size() > 1<<40 {
-		return nil, fmt.Errorf("load index %s: %w", path, errBadIndex)
-	}
-	data, unmap, err := mapFile(f, int(fi.Size()))
-	if err != nil {
-		return nil, fmt.Errorf("load index %s: %w", path, err)
-	}
-	x, err := parseIndex(data)
-	if err != nil {
-		unmap()
-		return nil, fmt.Errorf("load index %s: %w", path, err)
-	}
-	x.unmap, x.size = unmap, fi.Size()
-	return x, nil
-}
-
-func parseIndex(data []byte) (*indexData, error) {
-	n := len(data)
-	if string(data[n-8:]) != indexMagic {
+	n := fi.Size()
+	if n < 16 {
 		return nil, errBadIndex
 	}
-	footer := binary.LittleEndian.Uint64(data[n-16:])
-	if footer > uint64(n-16) {
+	trailer := make([]byte, 16)
+	if _, err := f.ReadAt(trailer, n-16); err != nil {
+		return nil, err
+	}
+	if string(trailer[8:]) != indexMagic {
 		return nil, errBadIndex
 	}
-	r := &reader{b: data[footer : n-16]}
-	x := &indexData{built: int64(r.u64()), root: r.str()}
+	footer := int64(binary.LittleEndian.Uint64(trailer))
+	if footer < 0 || footer > n-16 || n-16-footer > 1<<30 {
+		return nil, errBadIndex
+	}
+	data := make([]byte, n-16-footer)
+	if _, err := f.ReadAt(data, footer); err != nil {
+		return nil, err
+	}
+	r := &reader{b: data}
+	x := &indexData{built: int64(r.u64()), root: r.str(), size: n}
 	nf := r.u32()
 	if uint64(nf) > uint64(len(r.b)) {
 		return nil, errBadIndex
@@ -271,13 +305,13 @@ func parseIndex(data []byte) (*indexData, error) {
 	x.files = make([]indexedFile, nf)
 	x.byPath = make(map[string]uint32, nf)
 	for i := range x.files {
-		f := &x.files[i]
-		f.rel = r.str()
-		f.stamp = r.stamp()
+		fl := &x.files[i]
+		fl.rel = r.str()
+		fl.stamp = r.stamp()
 		if b := r.take(1); b != nil {
-			f.flags = b[0]
+			fl.flags = b[0]
 		}
-		x.byPath[f.rel] = uint32(i)
+		x.byPath[fl.rel] = uint32(i)
 	}
 	ni := r.u32()
 	if uint64(ni) > uint64(len(r.b)) {
@@ -291,19 +325,46 @@ func parseIndex(data []byte) (*indexData, error) {
 		return nil, errBadIndex
 	}
 	for range ns {
-		first, cnt := r.u32(), r.u32()
-		tableOff, ntri := r.u64(), uint64(r.u32())
-		postOff, postLen := r.u64(), r.u64()
-		tableEnd := tableOff + 8*(ntri+1)
-		if r.err || tableEnd > footer || postOff > footer || postLen > footer-postOff || uint64(first)+uint64(cnt) > uint64(nf) {
+		s := segment{f: f, first: r.u32(), n: r.u32()}
+		s.tableOff, s.ntri = int64(r.u64()), int(r.u32())
+		s.postOff, s.postLen = int64(r.u64()), int64(r.u64())
+		tableEnd := s.tableOff + 8*int64(s.ntri+1)
+		if r.err || s.tableOff < 0 || tableEnd > footer || s.postOff < 0 || s.postLen < 0 || s.postOff+s.postLen > footer ||
+			uint64(s.first)+uint64(s.n) > uint64(nf) {
 			return nil, errBadIndex
 		}
-		x.segs = append(x.segs, segment{first: first, n: cnt, table: data[tableOff:tableEnd], post: data[postOff : postOff+postLen]})
+		if err := s.loadSample(); err != nil {
+			return nil, err
+		}
+		x.segs = append(x.segs, s)
 	}
 	if r.err {
 		return nil, errBadIndex
 	}
 	return x, nil
+}
+
+// loadSample reads the segment's table once, keeping every sampleEvery-th
+// trigram and checking that the table is sorted.
+func (s *segment) loadSample() error {
+	buf := make([]byte, 8*sampleEvery)
+	prev := int64(-1)
+	for lo := 0; lo < s.ntri; lo += sampleEvery {
+		k := min(sampleEvery, s.ntri-lo)
+		b := buf[:8*k]
+		if _, err := s.f.ReadAt(b, s.tableOff+8*int64(lo)); err != nil {
+			return err
+		}
+		for i := 0; i < k; i++ {
+			t := int64(binary.LittleEndian.Uint32(b[8*i:]))
+			if t <= prev || t > 0xffffff {
+				return errBadIndex
+			}
+			prev = t
+		}
+		s.sample = append(s.sample, binary.LittleEndian.Uint32(b))
+	}
+	return nil
 }
 
 // indexPath is the index file of the workspace at root under the state

@@ -6,22 +6,35 @@ import (
 	"unicode/utf8"
 )
 
-// A trigram is three bytes of a file, ASCII letters lower-cased, packed
-// into the low 24 bits. Lower-casing only ASCII letters maps every
-// substring of a file to a substring of its folded form, so a literal's
-// folded trigrams are in any file that contains the literal, in either
-// case for the letters it folds.
+// A trigram is three consecutive bytes of a file packed into the low 24
+// bits. A case-insensitive literal asks for any case variant of each of
+// its trigrams.
 type trigram = uint32
 
-func foldByte(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
+func packTrigram(a, b, c byte) trigram {
+	return trigram(a)<<16 | trigram(b)<<8 | trigram(c)
 }
 
-func packTrigram(a, b, c byte) trigram {
-	return trigram(foldByte(a))<<16 | trigram(foldByte(b))<<8 | trigram(foldByte(c))
+// caseVariants returns the trigrams equal to t under ASCII case folding
+// (t itself included; up to 8).
+func caseVariants(t trigram) []trigram {
+	out := []trigram{t}
+	for shift := 0; shift < 24; shift += 8 {
+		c := byte(t >> shift)
+		var o byte
+		switch {
+		case 'a' <= c && c <= 'z':
+			o = c - 'a' + 'A'
+		case 'A' <= c && c <= 'Z':
+			o = c - 'A' + 'a'
+		default:
+			continue
+		}
+		for _, v := range out {
+			out = append(out, v&^(0xff<<shift)|trigram(o)<<shift)
+		}
+	}
+	return out
 }
 
 // Query operators: a file is a candidate when the query holds for the
@@ -104,13 +117,27 @@ func and(subs []*tquery) *tquery {
 // literalQuery requires the trigrams of a literal's usable runs: all of
 // it when matched exactly (a newline ends a run: grep matches within a
 // line); under case folding only runs of runes whose fold orbit is ASCII
-// ("k" is not: it also matches the Kelvin sign).
+// ("k" is not: it also matches the Kelvin sign), each trigram in any of
+// its case variants.
 func literalQuery(runes []rune, fold bool) *tquery {
 	var subs []*tquery
 	var run []byte
 	flush := func() {
 		for i := 0; i+3 <= len(run); i++ {
-			subs = append(subs, &tquery{op: qTri, tri: packTrigram(run[i], run[i+1], run[i+2])})
+			t := packTrigram(run[i], run[i+1], run[i+2])
+			if !fold {
+				subs = append(subs, &tquery{op: qTri, tri: t})
+				continue
+			}
+			var or []*tquery
+			for _, v := range caseVariants(t) {
+				or = append(or, &tquery{op: qTri, tri: v})
+			}
+			if len(or) == 1 {
+				subs = append(subs, or[0])
+			} else {
+				subs = append(subs, &tquery{op: qOr, subs: or, tri: t})
+			}
 		}
 		run = run[:0]
 	}
@@ -135,11 +162,16 @@ type fileSet struct {
 	ids []uint32
 }
 
-// eval evaluates q against one segment's postings.
-func (q *tquery) eval(post func(trigram) []uint32) fileSet {
+// eval evaluates q against one segment's postings; a posting list that
+// cannot be read counts as every file.
+func (q *tquery) eval(post func(trigram) ([]uint32, error)) fileSet {
 	switch q.op {
 	case qTri:
-		return fileSet{ids: post(q.tri)}
+		ids, err := post(q.tri)
+		if err != nil {
+			return fileSet{all: true}
+		}
+		return fileSet{ids: ids}
 	case qAnd:
 		res := fileSet{all: true}
 		for _, s := range q.subs {

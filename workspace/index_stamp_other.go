@@ -2,10 +2,7 @@
 
 package workspace
 
-import (
-	"io"
-	"os"
-)
+import "os"
 
 // statStamp is what says a file changed: size and modification time (no
 // change time or inode here).
@@ -15,13 +12,4 @@ func statStamp(abs string) (fileStamp, bool) {
 		return fileStamp{}, false
 	}
 	return fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ctime: fi.ModTime().UnixNano()}, true
-}
-
-// mapFile reads the index file into memory.
-func mapFile(f *os.File, size int) ([]byte, func() error, error) {
-	b := make([]byte, size)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, nil, err
-	}
-	return b, func() error { return nil }, nil
 }

@@ -3,7 +3,6 @@
 package workspace
 
 import (
-	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -24,17 +23,4 @@ func statStamp(abs string) (fileStamp, bool) {
 		}
 		return fileStamp{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: uint64(st.Ino)}, true
 	}
-}
-
-// mapFile maps the index file read-only: its pages are shared with the
-// page cache and only those a query touches become resident.
-func mapFile(f *os.File, size int) ([]byte, func() error, error) {
-	if size == 0 {
-		return nil, func() error { return nil }, nil
-	}
-	b, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, func() error { return unix.Munmap(b) }, nil
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,14 +38,18 @@ type Watcher struct {
 	// were lost).
 	hook func(paths []string)
 
-	// The sync barrier: Sync creates syncDir/sync-N and waits until the
-	// event goroutine has read that file's event, so every change made
-	// before the call has been seen (inotify queues events in order).
-	syncDir  string
-	syncMu   sync.Mutex
-	syncCond *sync.Cond
-	syncNext uint64 // last token handed out
-	syncSeen uint64 // last token whose event was read
+	// The sync barrier: Sync writes a byte to syncDir/marker and waits
+	// until the event goroutine has read that write's event, so every
+	// change made before the call has been seen (inotify queues events in
+	// order). One write is outstanding at a time (syncWrite), so no two
+	// marker events can be coalesced and each write is one event.
+	syncDir   string
+	syncFile  *os.File
+	syncWrite sync.Mutex
+	syncMu    sync.Mutex
+	syncCond  *sync.Cond
+	syncNext  uint64 // writes made
+	syncSeen  uint64 // marker events read
 }
 
 // NewWatcher starts watching every non-ignored directory under r. Batches
@@ -77,10 +80,18 @@ func newSyncedWatcher(r *Root, debounce time.Duration, syncDir string, hook func
 		hook: hook, syncDir: syncDir}
 	w.syncCond = sync.NewCond(&w.syncMu)
 	if syncDir != "" {
-		if err := fw.Add(syncDir); err != nil {
+		f, err := os.OpenFile(filepath.Join(syncDir, "marker"), os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			err = fw.Add(syncDir)
+		}
+		if err != nil {
+			if f != nil {
+				f.Close()
+			}
 			fw.Close()
 			return nil, fmt.Errorf("watch %s: %w", syncDir, err)
 		}
+		w.syncFile = f
 	}
 	if _, err := w.addTree(r.Dir(), ancestorLevels(r.Dir(), r.Dir())); err != nil {
 		fw.Close()
@@ -94,20 +105,18 @@ func newSyncedWatcher(r *Root, debounce time.Duration, syncDir string, hook func
 // before the call (so its hook has seen them), or with an error when ctx
 // ends, the watcher closes or it has no sync directory.
 func (w *Watcher) Sync(ctx context.Context) error {
-	if w.syncDir == "" {
+	if w.syncFile == nil {
 		return errors.New("watch: no sync directory")
 	}
+	w.syncWrite.Lock()
+	defer w.syncWrite.Unlock()
 	w.syncMu.Lock()
 	w.syncNext++
 	token := w.syncNext
 	w.syncMu.Unlock()
-	marker := filepath.Join(w.syncDir, "sync-"+strconv.FormatUint(token, 10))
-	f, err := os.OpenFile(marker, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
-	if err != nil {
+	if _, err := w.syncFile.WriteAt([]byte{'.'}, 0); err != nil {
 		return fmt.Errorf("watch sync: %w", err)
 	}
-	f.Close()
-	defer os.Remove(marker)
 	stop := context.AfterFunc(ctx, func() {
 		w.syncMu.Lock()
 		w.syncCond.Broadcast()
@@ -130,15 +139,15 @@ func (w *Watcher) Sync(ctx context.Context) error {
 	return nil
 }
 
-// synced handles an event in the sync directory.
+// synced handles an event in the sync directory: a write to the marker
+// is the next write's event.
 func (w *Watcher) synced(ev fsnotify.Event) {
-	if !ev.Has(fsnotify.Create) {
+	if !ev.Has(fsnotify.Write) || filepath.Base(ev.Name) != "marker" {
 		return
 	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(filepath.Base(ev.Name), "sync-"), 10, 64)
-	if err != nil {
-		return
-	}
+	w.syncMu.Lock()
+	n := w.syncSeen + 1
+	w.syncMu.Unlock()
 	w.releaseSync(n)
 }
 
@@ -162,6 +171,9 @@ func (w *Watcher) Close() error {
 		close(w.done)
 		err = w.fw.Close()
 		<-w.ended
+		if w.syncFile != nil {
+			w.syncFile.Close()
+		}
 		w.syncMu.Lock()
 		w.syncCond.Broadcast() // Sync callers see done
 		w.syncMu.Unlock()

@@ -112,7 +112,7 @@ func run(corpus string, runs int) error {
 	rssAfter := settledRSS()
 	fmt.Printf("index: built in %.2f s; %d files, %.1f MiB corpus -> %.1f MiB index (%.0f%%)\n",
 		build.Seconds(), corpusFiles, mib(corpusBytes), mib(st.Bytes), 100*float64(st.Bytes)/float64(corpusBytes))
-	fmt.Printf("rss: %.1f MiB without the index, %.1f MiB with it warm (+%.1f MiB; goal <= 30)\n", mib(rssBefore), mib(rssAfter), mib(rssAfter-rssBefore))
+	fmt.Printf("rss: %v without the index, %v with it warm: +%.1f MiB (goal <= 30)\n", rssBefore, rssAfter, mib(rssAfter.total-rssBefore.total))
 	if err := freshness(ctx, corpus, runs); err != nil {
 		return err
 	}
@@ -226,16 +226,28 @@ func treeSize(dir string) (int64, int) {
 	return size, n
 }
 
-// settledRSS is the resident set after a GC that returns freed memory.
-func settledRSS() int64 {
+// settledRSS is the resident set after a GC that returns freed memory:
+// total, anonymous (heap, stacks) and file-backed (the mapped index).
+func settledRSS() rss {
 	runtime.GC()
 	debug.FreeOSMemory()
+	return rss{status("VmRSS:"), status("RssAnon:"), status("RssFile:")}
+}
+
+type rss struct{ total, anon, file int64 }
+
+func (r rss) String() string {
+	return fmt.Sprintf("%.1f MiB (anon %.1f, file %.1f)", mib(r.total), mib(r.anon), mib(r.file))
+}
+
+// status reads a kB field of /proc/self/status, in bytes.
+func status(field string) int64 {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, l := range bytes.Split(data, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(l, []byte("VmRSS:")); ok {
+		if v, ok := bytes.CutPrefix(l, []byte(field)); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(v)), "kB")), 10, 64)
 			return kb << 10
 		}
