@@ -199,10 +199,3 @@ func (l *Ledger) TreeSpent() (tokens int64, cost float64, unpriced int) {
 	}
 	return r.spentTokens, r.spentCost, r.unpriced
 }
-
-// setLimits replaces a root ledger's limits (a resume that raised them).
-func (l *Ledger) setLimits(tokens int64, costUSD float64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.tokens, l.cost = tokens, costUSD
-}

@@ -412,3 +412,40 @@ func (h *hangAt) Complete(ctx context.Context, req *model.Request) (*model.Respo
 	}
 	return h.script.Complete(ctx, req)
 }
+
+// A sub-agent's draws are the tree's spend: its budget events carry the
+// root's running totals (what the editor's progress of the root shows),
+// and Spends rolls its cost into the root's.
+func TestSubAgentSpendReachesRoot(t *testing.T) {
+	f := newFixture(t, nil, map[string][]turn{
+		"":      {say(1000, "spawn_agent", args{"goal": "child"}), say(1000, "finish", args{"summary": "s"})},
+		"child": {say(2000, "finish", args{"summary": "c"})},
+	})
+	res := f.runWith(t, f.pricedHarness(t, tablePrice, nil), goal("parent"))
+	if res.Outcome != OutcomeUnverified && res.Outcome != OutcomeApplied {
+		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
+	}
+	call := func(in int64) float64 { c, _ := tablePrice("", "", model.Usage{InputTokens: in, OutputTokens: in / 10}); return c }
+	var childEv *trace.Event
+	for _, e := range storedEvents(t, f, res.RunID, trace.EventBudget) {
+		if e.Run != res.RunID {
+			childEv = &e
+		}
+	}
+	if childEv == nil {
+		t.Fatal("no budget event of the sub-agent")
+	}
+	if childEv.Fields["root_run"] != res.RunID {
+		t.Errorf("child budget event names root %v, want %s", childEv.Fields["root_run"], res.RunID)
+	}
+	if got, want := childEv.Fields["root_cost_usd"].(float64), call(1000)+call(2000); math.Abs(got-want) > 1e-12 {
+		t.Errorf("root_cost_usd in the child's event = %v, want the root's first call plus the child's, %v", got, want)
+	}
+	if got := childEv.Fields["root_tokens"].(float64); got != 1100+2200 {
+		t.Errorf("root_tokens = %v, want 3300", got)
+	}
+	sp := spendOf(t, f, res.RunID)
+	if want := 2*call(1000) + call(2000); math.Abs(sp.CostUSD-want) > 1e-12 || sp.Tokens != 2*1100+2200 {
+		t.Errorf("root spend $%v, %d tokens; want $%v, 4400 tokens (the sub-agent's included)", sp.CostUSD, sp.Tokens, want)
+	}
+}

@@ -81,6 +81,14 @@ func (s *Server) askContract(a askArgs) (*contract.Contract, string, error) {
 	}
 	if m := s.settingsModel(); len(m) > 0 && string(m) != "null" {
 		doc["model"] = m
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(m, &fields) == nil && fields["cassette"] != nil {
+			// The settings' cassette reaches the run through the
+			// configuration's editor layer, which may name one outside
+			// the workspace; one written into a contract may not.
+			delete(fields, "cassette")
+			doc["model"] = fields
+		}
 	}
 	raw, err := json.Marshal(doc)
 	if err != nil {

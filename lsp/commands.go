@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -99,6 +98,9 @@ func (s *Server) commandRun(ctx context.Context, arg json.RawMessage) (any, erro
 	}
 	id, err := s.startRun(ctx, folder, c)
 	if err != nil {
+		// What the configuration ignored was logged while the run was
+		// prepared: let it reach the editor before the error does.
+		s.drainOutbox(ctx)
 		return nil, err
 	}
 	return runRef{id}, nil
@@ -123,9 +125,11 @@ func (s *Server) loadContract(ref string) (*contract.Contract, string, error) {
 	if doc, ok := s.docs.byPath(p); ok {
 		data = doc.text
 	} else {
-		b, err := os.ReadFile(p)
+		// Only a regular file of bounded size, opened without blocking:
+		// the client may name /dev/zero or a FIFO.
+		b, err := contract.ReadFile(p)
 		if err != nil {
-			return nil, "", fmt.Errorf("read contract: %w", err)
+			return nil, "", err
 		}
 		data = b
 	}

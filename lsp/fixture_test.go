@@ -76,7 +76,7 @@ type call struct {
 	Args map[string]any `json:"arguments"`
 }
 
-// cassette writes a replay cassette (outside the workspace) whose turns
+// cassette writes a replay cassette (in the workspace) whose turns
 // each make the given calls, and returns its path.
 func (f *fixture) cassette(turns ...[]call) string {
 	f.t.Helper()
@@ -96,7 +96,9 @@ func (f *fixture) cassette(turns ...[]call) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	p := filepath.Join(f.state, fmt.Sprintf("cassette-%d.json", time.Now().UnixNano()))
+	// Inside the workspace: a cassette an inline contract names must be
+	// there (config.PrepareContract).
+	p := filepath.Join(f.dir, fmt.Sprintf("cassette-%d.json", time.Now().UnixNano()))
 	if err := os.WriteFile(p, raw, 0o644); err != nil {
 		f.t.Fatal(err)
 	}
@@ -128,8 +130,12 @@ func inline(goal, cassette string, checks ...[]string) map[string]any {
 	return map[string]any{"inline": c}
 }
 
+// testDeadline bounds every fixture test: a server that stops answering
+// fails the test with what it was waiting for instead of hanging it.
+const testDeadline = 3 * time.Minute
+
 func (f *fixture) ctx() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	f.t.Cleanup(cancel)
 	return ctx
 }

@@ -143,3 +143,15 @@ func (s *Server) cancelRun(id string) bool {
 	}
 	return hit
 }
+
+// drainOutbox waits until everything queued for the client so far (log
+// messages, notifications) has been sent, or ctx ends.
+func (s *Server) drainOutbox(ctx context.Context) {
+	done := make(chan struct{})
+	s.post(func(context.Context) { close(done) })
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-s.ctx.Done():
+	}
+}

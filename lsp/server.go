@@ -111,7 +111,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.ctx, s.cancel = ctx, cancel
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(Codec{}))
+	conn := jsonrpc2.NewConn(NewStream(rwc, s.log), jsonrpc2.WithCodec(Codec{}))
 	s.conn = conn
 	s.client = protocol.ClientDispatcher(conn)
 	conn.Go(ctx, newHandler(s.log, s.gate(protocol.ServerHandler(s, nil))))

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.lsp.dev/jsonrpc2"
@@ -34,6 +35,10 @@ func startRaw(t *testing.T, srv *lsp.Server) (*rawClient, <-chan error) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, a) }()
 	t.Cleanup(func() { cancel(); b.Close() })
+	// Reads and writes fail at the deadline instead of hanging the test.
+	if err := b.SetDeadline(time.Now().Add(testDeadline)); err != nil {
+		t.Fatal(err)
+	}
 	return &rawClient{t: t, stream: jsonrpc2.NewHeaderStream(b)}, served
 }
 

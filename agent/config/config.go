@@ -82,6 +82,10 @@ type Config struct {
 	Warnings []string
 
 	user, editor, workspace policy.LayerRules
+	// cassetteFree: Model.Cassette came from the user config, the editor
+	// settings or a trusted workspace config, so it need not lie inside
+	// the workspace.
+	cassetteFree bool
 }
 
 // UserPath returns the default user config path.

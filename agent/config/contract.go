@@ -1,10 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // ApplyToContract fills c's unset fields from the configuration and, when
@@ -12,13 +15,21 @@ import (
 // ContractTrusted), enforces what a repository may not choose. It returns
 // warnings for everything it ignored.
 //
-//   - Untrusted: model.provider, model.base_url, model.api_key_env and
-//     model.fallback written in the contract are replaced by the
-//     configuration's, and its allow policy rules are dropped.
+//   - The endpoint is one unit (SPEC §5): model.provider, model.base_url
+//     and model.api_key_env. An untrusted contract's unit is always the
+//     configuration's, with a warning for each of the three it wrote
+//     differently, so a base URL is never mixed with another file's
+//     provider or key variable; when that replaces the contract's
+//     provider with another one, the contract's model name (which names
+//     a model of its own provider) yields to the configuration's too.
+//     model.fallback from an untrusted contract is dropped, and so are
+//     its allow policy rules.
 //   - Any contract: an api_key_env not ending in _API_KEY or _TOKEN is
 //     dropped (the provider's default variable is used).
-//   - Unset model fields take the configuration's values. A budget field
-//     still at the contract default (contract.DefaultBudget) takes the
+//   - Unset model fields take the configuration's values; a contract that
+//     names the configuration's provider takes the configuration's base
+//     URL and key variable where it sets none. A budget field still at
+//     the contract default (contract.DefaultBudget) takes the
 //     configuration's value when it sets one: the parsed contract cannot
 //     tell "omitted" from "written as the default", so a budget written
 //     exactly equal to the default also yields to the config.
@@ -34,18 +45,20 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 	const why = "task files from an untrusted workspace cannot choose where requests go (set it in the user config or editor settings)"
 	m := &k.Model
 	if !trusted {
-		if m.Provider != "" && m.Provider != c.Model.Provider {
-			warn("model.provider", why)
-			m.Provider = ""
+		conf := c.Model
+		differs := func(key, wrote, want string) {
+			if wrote != "" && wrote != want {
+				warn(key, why)
+			}
 		}
-		if m.BaseURL != "" && m.BaseURL != c.Model.BaseURL {
-			warn("model.base_url", why)
-			m.BaseURL = ""
+		differs("model.provider", m.Provider, conf.Provider)
+		differs("model.base_url", m.BaseURL, conf.BaseURL)
+		differs("model.api_key_env", m.APIKeyEnv, conf.APIKeyEnv)
+		if m.Provider != "" && m.Provider != conf.Provider && m.Name != "" && conf.Name != "" && m.Name != conf.Name {
+			warn("model.name", fmt.Sprintf("it names a model of provider %q, which the configuration replaced", m.Provider))
+			m.Name = conf.Name
 		}
-		if m.APIKeyEnv != "" && m.APIKeyEnv != c.Model.APIKeyEnv {
-			warn("model.api_key_env", why)
-			m.APIKeyEnv = ""
-		}
+		m.Provider, m.BaseURL, m.APIKeyEnv = conf.Provider, conf.BaseURL, conf.APIKeyEnv
 		if len(m.Fallback) > 0 {
 			warn("model.fallback", why)
 			m.Fallback = nil
@@ -72,6 +85,10 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 
 	if m.Provider == "" {
 		m.Provider = c.Model.Provider
+	}
+	if m.Provider == c.Model.Provider {
+		// The same endpoint: the configuration completes what the
+		// contract leaves out (never across providers).
 		if m.BaseURL == "" {
 			m.BaseURL = c.Model.BaseURL
 		}
@@ -103,4 +120,68 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 		k.Budget.Wall = c.Budget.Wall
 	}
 	return warnings
+}
+
+// ErrCassetteOutside is returned for a replay cassette that a task
+// contract (a task file or an inline contract) or an untrusted workspace
+// config names outside the workspace. Such a cassette is never opened, so
+// naming a private file reveals nothing of it.
+var ErrCassetteOutside = errors.New("a cassette named by a task contract or the workspace config must be inside the workspace (name one elsewhere with --cassette or in the user config)")
+
+// PrepareContract readies a contract for a run: ApplyToContract, with the
+// trust ContractTrusted gives the contract's file, then the cassette. A
+// cassette the contract names is resolved against the task file's
+// directory (an inline contract's against the workspace) and must lie
+// inside the workspace, symlinks included: it becomes the real path
+// there. So must one from an untrusted workspace config; one from the
+// user config or editor settings is used as written (the command line's
+// --cassette is applied later and is the user's own choice too). The
+// warnings are returned even when the cassette is refused.
+func (c *Config) PrepareContract(k *contract.Contract) ([]string, error) {
+	fromContract := k.Model.Cassette != ""
+	warnings := c.ApplyToContract(k, c.ContractTrusted(k.Path))
+	cas := k.Model.Cassette
+	if cas == "" || (!fromContract && c.cassetteFree) {
+		return warnings, nil
+	}
+	if !filepath.IsAbs(cas) {
+		base := c.WorkspaceRoot
+		if fromContract && k.Path != "" {
+			if abs, err := filepath.Abs(k.Path); err == nil {
+				base = filepath.Dir(abs)
+			}
+		}
+		if base == "" {
+			return warnings, fmt.Errorf("cassette %s: %w", cas, ErrCassetteOutside)
+		}
+		cas = filepath.Join(base, cas)
+	}
+	real, err := c.confine(cas)
+	if err != nil {
+		return warnings, fmt.Errorf("cassette %s: %w", cas, err)
+	}
+	k.Model.Cassette = real
+	return warnings, nil
+}
+
+// confine maps an absolute path to its real location inside the
+// workspace, refusing one outside it or reaching out of it through a
+// symlink.
+func (c *Config) confine(abs string) (string, error) {
+	if c.WorkspaceRoot == "" {
+		return "", ErrCassetteOutside
+	}
+	root, err := workspace.NewRoot(c.WorkspaceRoot)
+	if err != nil {
+		return "", err
+	}
+	rel, err := root.Rel(abs)
+	if err != nil {
+		return "", ErrCassetteOutside
+	}
+	real, err := root.Resolve(rel)
+	if err != nil {
+		return "", ErrCassetteOutside
+	}
+	return real, nil
 }

@@ -59,13 +59,14 @@ func TestApplyToContract(t *testing.T) {
 		task + ": model.provider ignored: " + why,
 		task + ": model.base_url ignored: " + why,
 		task + ": model.api_key_env ignored: " + why,
+		task + `: model.name ignored: it names a model of provider "openai-compatible", which the configuration replaced`,
 		task + ": model.fallback ignored: " + why,
 		task + `: policy rule "allow net *" ignored: a task file from an untrusted workspace may only add deny and ask rules`,
 	}
 	if diff := cmp.Diff(warnings, want); diff != "" {
 		t.Errorf("warnings (-got +want):\n%s", diff)
 	}
-	wantModel := contract.Model{Provider: "anthropic", Name: "their-model", APIKeyEnv: "MY_API_KEY"}
+	wantModel := contract.Model{Provider: "anthropic", Name: "local-model", APIKeyEnv: "MY_API_KEY"}
 	if diff := cmp.Diff(k.Model, wantModel); diff != "" {
 		t.Errorf("model (-got +want):\n%s", diff)
 	}

@@ -121,7 +121,11 @@ func (c *Config) mergeModel(p *parsed, untrusted bool, warn func(key, why string
 		c.Model.Name = *m.Name
 	}
 	if m.Cassette != nil {
-		c.Model.Cassette = *m.Cassette
+		c.Model.Cassette, c.cassetteFree = *m.Cassette, !untrusted
+		if *m.Cassette != "" && !filepath.IsAbs(*m.Cassette) && c.WorkspaceRoot != "" {
+			// A relative cassette in any layer names a file of the workspace.
+			c.Model.Cassette = filepath.Join(c.WorkspaceRoot, *m.Cassette)
+		}
 	}
 	return nil
 }

@@ -118,22 +118,26 @@ func cmdResume(ctx context.Context, env *cliEnv, args []string) int {
 
 // drive builds the harness, starts the run and waits for its outcome.
 func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start func(context.Context, *agent.Harness) (*agent.Run, error)) int {
-	out := &cliSink{stderr: env.stderr}
+	// The run's events, the logger (ignored settings first of all), the
+	// terminal approver and the lines below write from several goroutines:
+	// one lock keeps each write whole and in order.
+	stderr := &lockedWriter{w: env.stderr}
+	out := &cliSink{stderr: stderr}
 	if f.json {
 		out.stdout = env.stdout
 	}
 	cfg, err := wire.LoadConfig(root, env.getenv, nil)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
 		return exitUsage
 	}
 	mode := f.approve
 	if mode == "" {
 		mode = cfg.Approve
 	}
-	appr, err := approve.ForMode(mode, env.stdin, env.stderr)
+	appr, err := approve.ForMode(mode, env.stdin, stderr)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
 		return exitUsage
 	}
 	for _, p := range []*string{&f.cassette, &f.record} {
@@ -144,24 +148,24 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 		}
 	}
 	eng, err := wire.NewHarness(ctx, wire.Options{
-		Root: root, Getenv: env.getenv, Approver: appr, Sink: out, Logger: cliLogger(env.stderr), Config: cfg,
+		Root: root, Getenv: env.getenv, Approver: appr, Sink: out, Logger: cliLogger(stderr), Config: cfg,
 		Overrides: wire.Overrides{Provider: f.provider, Model: f.model, Cassette: f.cassette, Record: f.record},
 	})
 	if err != nil {
-		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
 		return exitFailed
 	}
 	defer eng.Close()
-	warnRecovered(env.stderr, eng.Store)
+	warnRecovered(stderr, eng.Store)
 	run, err := start(ctx, eng.Harness)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
 		if errors.Is(err, trace.ErrNotFound) || errors.Is(err, agent.ErrConfig) {
 			return exitUsage
 		}
 		return exitFailed
 	}
-	fmt.Fprintf(env.stderr, "run %s in %s\n", run.ID(), eng.Root.Dir())
+	fmt.Fprintf(stderr, "run %s in %s\n", run.ID(), eng.Root.Dir())
 	res := run.Wait()
 	code := res.Outcome.ExitCode()
 	if res.Pending && mode == "never" {
@@ -169,6 +173,18 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 	}
 	out.summary(res, code)
 	return code
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // cliLogger logs warnings and errors to stderr.

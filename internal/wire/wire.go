@@ -120,7 +120,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		Layers:    cfg.PolicyLayers(),
 		Secrets:   Secrets(o.Getenv, o.Environ),
 		Providers: o.providers(),
-		Prepare:   prepare(cfg),
+		Prepare:   prepare(cfg, o.Logger),
 		Cost: func(_, name string, u model.Usage) (float64, model.CostSource) {
 			return prices.Cost(name, u)
 		},
@@ -153,15 +153,18 @@ func openIndex(root *workspace.Root, o Options) func() {
 }
 
 // prepare fills a contract from the configuration and enforces what an
-// untrusted task file may not choose; a relative cassette is resolved
-// against the task file's directory.
-func prepare(cfg *config.Config) func(*contract.Contract) ([]string, error) {
+// untrusted task file may not choose, and where its cassette may be
+// (config.PrepareContract). Each warning is logged at once, before the
+// run can fail to start (a provider that cannot be built, a refused
+// cassette), so the user sees what was ignored first: on stderr from the
+// CLI, as window/logMessage from the language server.
+func prepare(cfg *config.Config, log *slog.Logger) func(*contract.Contract) ([]string, error) {
 	return func(c *contract.Contract) ([]string, error) {
-		warnings := cfg.ApplyToContract(c, cfg.ContractTrusted(c.Path))
-		if cas := c.Model.Cassette; cas != "" && !filepath.IsAbs(cas) && c.Path != "" {
-			c.Model.Cassette = filepath.Join(filepath.Dir(c.Path), cas)
+		warnings, err := cfg.PrepareContract(c)
+		for _, w := range warnings {
+			log.Warn(w)
 		}
-		return warnings, nil
+		return warnings, err
 	}
 }
 
