@@ -425,7 +425,10 @@ func TestSubAgentSpendReachesRoot(t *testing.T) {
 	if res.Outcome != OutcomeUnverified && res.Outcome != OutcomeApplied {
 		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
 	}
-	call := func(in int64) float64 { c, _ := tablePrice("", "", model.Usage{InputTokens: in, OutputTokens: in / 10}); return c }
+	call := func(in int64) float64 {
+		c, _ := tablePrice("", "", model.Usage{InputTokens: in, OutputTokens: in / 10})
+		return c
+	}
 	var childEv *trace.Event
 	for _, e := range storedEvents(t, f, res.RunID, trace.EventBudget) {
 		if e.Run != res.RunID {
