@@ -192,7 +192,8 @@ func (c *ChangeSet) set(k, abs string, data []byte, mode fs.FileMode, exists boo
 		}
 	}
 	baseExists := ch.BaseHash != ""
-	if _, hasDoc := c.baseDoc[k]; hasDoc {
+	_, hasDoc := c.baseDoc[k]
+	if hasDoc {
 		baseExists = true
 	}
 	n := &Change{Path: k, BaseHash: ch.BaseHash, From: from, Mode: mode}
@@ -205,7 +206,7 @@ func (c *ChangeSet) set(k, abs string, data []byte, mode fs.FileMode, exists boo
 		n.Op, n.Mode = OpDelete, 0
 	case baseExists:
 		n.Op, n.Content = OpModify, bytes.Clone(data)
-		if from == "" && mode == ch.Mode && bytes.Equal(data, c.baseDoc[k]) {
+		if from == "" && mode == ch.Mode && hasDoc && bytes.Equal(data, c.baseDoc[k]) {
 			delete(c.changes, k) // back to the base
 			delete(c.baseDoc, k)
 			return nil

@@ -27,6 +27,10 @@ type wireChange struct {
 	// in Content and Base.
 	Holes     []Hole `json:"holes,omitempty"`
 	BaseHoles []Hole `json:"base_holes,omitempty"`
+	// BaseOnDisk: the base is not stored, only its hash, because the
+	// workspace held it when the set was serialised; it is read back from
+	// there.
+	BaseOnDisk bool `json:"base_on_disk,omitempty"`
 }
 
 // Hole is a placeholder a Sealer put in place of a secret: Off is its byte
@@ -94,9 +98,18 @@ func (c *ChangeSet) MarshalSealed(s Sealer) ([]byte, error) {
 	for _, k := range sortedKeys(c.changes) {
 		ch := c.changes[k]
 		content, holes := seal(s, ch.Content)
-		base, baseHoles := seal(s, c.baseDoc[k])
-		w.Changes = append(w.Changes, wireChange{Path: k, Op: ch.Op, From: ch.From, Content: content,
-			Mode: ch.Mode, BaseHash: ch.BaseHash, Base: base, Holes: holes, BaseHoles: baseHoles})
+		wc := wireChange{Path: k, Op: ch.Op, From: ch.From, Content: content, Mode: ch.Mode, BaseHash: ch.BaseHash, Holes: holes}
+		if b, ok := c.baseDoc[k]; ok {
+			if c.baseOnDisk(k, ch.BaseHash) {
+				wc.BaseOnDisk = true
+			} else {
+				wc.Base, wc.BaseHoles = seal(s, b)
+				if wc.Base == nil {
+					wc.Base = []byte{}
+				}
+			}
+		}
+		w.Changes = append(w.Changes, wc)
 	}
 	for _, k := range sortedKeys(c.origin) {
 		ch := c.origin[k]
@@ -108,6 +121,16 @@ func (c *ChangeSet) MarshalSealed(s Sealer) ([]byte, error) {
 		return nil, fmt.Errorf("marshal change set: %w", err)
 	}
 	return data, nil
+}
+
+// baseOnDisk reports whether the workspace still holds the base of k,
+// so a snapshot need only keep its hash. Callers hold c.mu.
+func (c *ChangeSet) baseOnDisk(k, hash string) bool {
+	if hash == "" {
+		return false
+	}
+	data, err := c.root.ReadFile(k)
+	return err == nil && hashOf(data) == hash
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -176,6 +199,19 @@ func UnmarshalSealed(r *Root, data []byte, s Sealer) (*ChangeSet, error) {
 			ch.Content = []byte{}
 		}
 		c.changes[ch.Path] = ch
+		if wc.BaseOnDisk {
+			if wc.Base != nil || ch.BaseHash == "" {
+				return nil, fmt.Errorf("unmarshal change set: %s: a base both stored and on disk", ch.Path)
+			}
+			// The workspace held the base when the set was saved. If it
+			// has changed since, its content stands in as the base (what
+			// applying would replace) and the hash, kept, makes Apply
+			// report the conflict; a file gone since has no base.
+			if data, err := r.ReadFile(ch.Path); err == nil {
+				c.baseDoc[ch.Path] = data
+			}
+			continue
+		}
 		if wc.Base != nil || ch.Op != OpCreate {
 			if wc.Base == nil {
 				wc.Base = []byte{}

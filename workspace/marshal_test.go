@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -241,5 +243,60 @@ func TestMarshalSealed(t *testing.T) {
 	}
 	if _, err := UnmarshalChangeSet(r, data); err == nil {
 		t.Error("a sealed snapshot without a sealer: want an error")
+	}
+}
+
+// A base the workspace still holds is stored as its hash only and read
+// back from the disk; when the file changes on disk in between, the
+// restored set still loads, diffs against what is there now, and Apply
+// reports the conflict. A base the disk no longer holds at Marshal time
+// is stored (control).
+func TestMarshalKeepsOnlyTheHashOfABaseOnDisk(t *testing.T) {
+	r := newTestRoot(t, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "bee\n"})
+	c := NewChangeSet(r)
+	if err := c.WriteFile("a.txt", []byte("one\n2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete("b.txt"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(`"base":`)) || bytes.Count(data, []byte(`"base_on_disk":true`)) != 2 {
+		t.Fatalf("bases on disk were stored: %s", data)
+	}
+	back, err := UnmarshalChangeSet(r, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := back.Base("a.txt"); !ok || string(b) != "one\ntwo\n" {
+		t.Errorf("restored base of a.txt = %q, %v", b, ok)
+	}
+	if back.Diff() != c.Diff() {
+		t.Errorf("restored diff:\n%s\nwant:\n%s", back.Diff(), c.Diff())
+	}
+
+	// The file changes on disk: the set still restores; Apply refuses.
+	if err := os.WriteFile(filepath.Join(r.Dir(), "a.txt"), []byte("one\nTWO\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := UnmarshalChangeSet(r, data)
+	if err != nil {
+		t.Fatalf("restore after the disk changed: %v", err)
+	}
+	if err := moved.Apply(); !errors.Is(err, ErrConflict) {
+		t.Errorf("Apply over a changed base = %v, want a conflict", err)
+	}
+
+	// Control: marshalled now, the disk no longer holds the base, so it
+	// is stored.
+	data2, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data2, []byte(`"base":`)) {
+		t.Errorf("a base the disk no longer holds was not stored: %s", data2)
 	}
 }
