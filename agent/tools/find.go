@@ -15,7 +15,7 @@ type FindParams struct {
 	Glob string `json:"glob"`
 }
 
-const findDesc = "List workspace files matching a ** glob (gitignore-aware, pending edits included), one relative path a line."
+const findDesc = "List workspace files matching a ** glob (gitignore-aware, pending edits included), one relative path a line. Files you may not read without approval are left out and named."
 
 const findSchema = `{"type":"object","properties":{"glob":{"type":"string","description":"a ** glob on workspace-relative paths, e.g. **/*.go"}},"required":["glob"],"additionalProperties":false}`
 

@@ -19,7 +19,7 @@ type GrepParams struct {
 	Max     int    `json:"max,omitempty"`
 }
 
-const grepDesc = "Search workspace files (gitignore-aware, pending edits included) for a regular expression (or a literal string); prints path:line:text."
+const grepDesc = "Search workspace files (gitignore-aware, pending edits included) for a regular expression (or a literal string); prints path:line:text. Files you may not read without approval (.env, keys) are left out and named; read_file one to be asked."
 
 const grepSchema = `{"type":"object","properties":{"pattern":{"type":"string"},"glob":{"type":"string","description":"only files matching this ** glob"},"literal":{"type":"boolean"},"max":{"type":"integer","minimum":1,"description":"stop after this many matches (default 200)"}},"required":["pattern"],"additionalProperties":false}`
 
