@@ -2,13 +2,19 @@
 # bench/grep.sh: `ioh-lsp grep` and `ioh-lsp find` against ripgrep on the Go
 # source tree, measured side by side in one run (warm cache, median of
 # several runs), after checking that both tools return the same result set.
-# Prints a table with the ratio ioh/rg per pattern (goal: <= 1.5).
+# Prints a table with the ratio ioh/rg per pattern (goal: <= 1.5), then
+# the same one-shot commands with an index file in the state directory
+# (each file's stamp checked, unread when its trigrams rule it out), then
+# bench/indexbench: the server's case, repeated searches through a warm,
+# watched index against rg (goal: >= 10x faster), the index's build time,
+# size and RSS, and freshness (save -> a search returns the new text).
 #
 # Needs IOH_LSP (the built binary, `make bench` sets it) and rg; uses
 # hyperfine when installed, a timing loop otherwise.
 set -euo pipefail
 
 IOH_LSP=${IOH_LSP:?set IOH_LSP to the ioh-lsp binary (make bench does)}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RUNS=${RUNS:-10}
 command -v rg >/dev/null || { echo "grep.sh: ripgrep (rg) is not installed" >&2; exit 1; }
 CORPUS=${CORPUS:-$(go env GOROOT)/src}
@@ -61,4 +67,23 @@ for c in "${cases[@]}"; do
   if [ "$same" = NO ]; then diff "$tmp/ioh.txt" "$tmp/rg.txt" | head -5 >&2; fi
 done
 echo "corpus: $CORPUS ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?), wall: median of $RUNS runs, cpu: mean user+sys, warm cache)"
+
+(cd "$here/.." && go build -o "$tmp/indexbench" ./bench/indexbench)
+mkdir -m 700 "$tmp/state"
+"$tmp/indexbench" -corpus "$CORPUS" -build "$tmp/state"
+echo
+echo "ioh-lsp grep with an index file (IOH_STATE_DIR), one process per search:"
+printf '%-22s %9s %9s %7s %8s  %s\n' "pattern" "ioh ms" "rg ms" "ioh/rg" "results" "same set"
+for c in "${cases[@]:0:4}"; do
+  IFS='|' read -r name ioh rgargs <<<"$c"
+  eval "IOH_STATE_DIR=$tmp/state \"$IOH_LSP\" $ioh" | LC_ALL=C sort >"$tmp/ioh.txt" || true
+  eval "rg $rgargs" | LC_ALL=C sort >"$tmp/rg.txt" || true
+  if cmp -s "$tmp/ioh.txt" "$tmp/rg.txt"; then same=yes; else same=NO; fail=1; fi
+  read -r ti _ < <(measure "env IOH_STATE_DIR=$tmp/state \"$IOH_LSP\" $ioh")
+  read -r tr _ < <(measure "rg $rgargs")
+  printf '%-22s %9s %9s %7s %8s  %s\n' "$name" "$ti" "$tr" "$(awk -v a="$ti" -v b="$tr" 'BEGIN { printf "%.2f", a / b }')" "$(wc -l <"$tmp/ioh.txt")" "$same"
+done
+echo
+echo "the server's case: searches in one process through a warm, watched index (bench/indexbench):"
+"$tmp/indexbench" -corpus "$CORPUS" -runs "$RUNS" || fail=1
 exit $fail

@@ -41,7 +41,19 @@ var queries = []query{
 func main() {
 	corpus := flag.String("corpus", "", "directory to search")
 	runs := flag.Int("runs", 10, "runs per measurement")
+	buildTo := flag.String("build", "", "only build the index file of -corpus under this state directory (for `ioh-lsp grep`) and exit")
 	flag.Parse()
+	if *buildTo != "" {
+		r, err := workspace.NewRoot(*corpus)
+		if err == nil {
+			_, err = workspace.BuildIndex(context.Background(), r, *buildTo)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "indexbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*corpus, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "indexbench:", err)
 		os.Exit(1)
