@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"sync"
 )
 
@@ -109,7 +110,7 @@ func (t *costTap) scan(line []byte) {
 	if ev.Usage.IsBYOK && ev.Usage.CostDetails != nil && ev.Usage.CostDetails.Upstream != nil {
 		usd += *ev.Usage.CostDetails.Upstream
 	}
-	if usd < 0 {
+	if usd < 0 || math.IsInf(usd, 0) {
 		return // nonsense: price the call from the table instead
 	}
 	t.r.set(usd)
