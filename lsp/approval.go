@@ -188,7 +188,7 @@ func (s *Server) askHeld(ctx context.Context, p *agent.Proposal, h *heldProposal
 	for ctx.Err() == nil {
 		item, err := s.client.ShowMessageRequest(ctx, &protocol.ShowMessageRequestParams{
 			Type:    protocol.MessageTypeInfo,
-			Message: fmt.Sprintf("ioh run %s: verified change to %d file(s) ready: %s", p.Run, p.Changes.Len(), oneLine(p.Summary, 120)),
+			Message: heldQuestion(p),
 			Actions: []protocol.MessageActionItem{{Title: actApply}, {Title: actShowDiff}, {Title: actReject}},
 		})
 		if err != nil || item == nil {
@@ -211,6 +211,16 @@ func (s *Server) askHeld(ctx context.Context, p *agent.Proposal, h *heldProposal
 	}
 }
 
+// heldQuestion is the question about a held proposal: what it changes,
+// the evidence, and the mark of a change that touches its own checks.
+func heldQuestion(p *agent.Proposal) string {
+	msg := fmt.Sprintf("ioh run %s: verified change to %d file(s) ready: %s\nevidence: %s", p.Run, p.Changes.Len(), oneLine(p.Summary, 120), evidenceText(p))
+	if mark := selfTouchText(p); mark != "" {
+		msg += "\nREVIEW CAREFULLY: " + mark
+	}
+	return msg
+}
+
 // sendEdit sends the change as one workspace/applyEdit.
 func (s *Server) sendEdit(ctx context.Context, folder string, p *agent.Proposal, annotate bool) (agent.Decision, error) {
 	we, files, err := s.buildEdit(folder, p.Changes.Changes(), p.Run, p.Summary, annotate)
@@ -218,6 +228,7 @@ func (s *Server) sendEdit(ctx context.Context, folder string, p *agent.Proposal,
 		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: %v; the change stays pending (`ioh-lsp approve %s`)", p.Run, err, p.Run))
 		return agent.Decision{Answer: agent.Defer, Reason: err.Error()}, nil
 	}
+	annotateReview(&we, folder, p)
 	label := "ioh: " + oneLine(p.Goal, 80)
 	res, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: we})
 	if err != nil {

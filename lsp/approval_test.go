@@ -49,9 +49,20 @@ func TestRunAppliesOneAnnotatedEditGroupedByPurpose(t *testing.T) {
 		}
 		gotLabels[a.Label] = true
 	}
-	want := map[string]bool{"Implementation": true, "Tests": true, "Runs code on your machine: review carefully": true}
+	// calc_test.go is a test file: the change touches its own checks, so
+	// it sits in a group of its own that says why.
+	want := map[string]bool{"Implementation": true, "Changes its own checks: review carefully": true, "Runs code on your machine: review carefully": true}
 	if diff := cmp.Diff(gotLabels, want); diff != "" {
 		t.Errorf("annotation groups (-got +want):\n%s", diff)
+	}
+	self, ok := we.ChangeAnnotations["ioh.touches-checks"]
+	if !ok || self.Description == nil || !strings.Contains(*self.Description, "edits calc_test.go, a test file") {
+		t.Errorf("the touches-checks group does not say why: %+v", self)
+	}
+	for _, a := range we.ChangeAnnotations {
+		if a.Description == nil || !strings.Contains(*a.Description, "evidence: check1: passed (exit code only)") {
+			t.Errorf("annotation %q does not carry the evidence: %s", a.Label, *a.Description)
+		}
 	}
 	// The open document gets a versioned edit; every edit is annotated
 	// with a defined annotation.

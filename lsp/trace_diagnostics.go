@@ -94,8 +94,13 @@ func (s *Server) publishHeld(folder string, p *agent.Proposal) {
 			abs = filepath.Join(folder, filepath.FromSlash(c.From))
 		}
 		rng := lineRange(s.fileText(abs), 1)
-		msg := fmt.Sprintf("run %s: verified change pending review (%s) — Apply, Show diff or Reject", p.Run, c.Op)
-		entries = append(entries, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityInformation, msg, diagData{RunID: p.Run, Kind: kindHeld}, "")})
+		msg := fmt.Sprintf("run %s: verified change pending review (%s) — Apply, Show diff or Reject\nevidence: %s", p.Run, c.Op, evidenceText(p))
+		sev := protocol.DiagnosticSeverityInformation
+		if mark := selfTouchText(p); mark != "" {
+			msg += "\nREVIEW CAREFULLY: " + mark
+			sev = protocol.DiagnosticSeverityWarning
+		}
+		entries = append(entries, diagEntry{abs, newDiag(rng, sev, msg, diagData{RunID: p.Run, Kind: kindHeld}, "")})
 	}
 	s.setDiags(p.Run, kindHeld, entries)
 }

@@ -172,6 +172,10 @@ func renderTrace(st runState) []byte {
 					mark = "pass"
 				}
 				fmt.Fprintf(&b, "- %s `%s` (%s, exit %d, %s, backend %s)\n", mark, c.Name, c.Phase, c.ExitCode, c.Duration, c.Backend)
+				fmt.Fprintf(&b, "  - evidence: %s\n", c.Describe())
+			}
+			for _, why := range st.result.Report.TouchesChecks {
+				fmt.Fprintf(&b, "- **touches its own checks**: %s\n", why)
 			}
 		}
 		if st.result.Changes != nil {

@@ -35,25 +35,37 @@ var toolInputs = map[string][]string{
 	"bash":    {},
 }
 
-// TouchedInputs returns a warning for each check whose command or inputs
-// the change set touches: its program when named by a path, files named in
-// its arguments (also as --flag=FILE), the build files its tool reads (see
-// toolInputs), and for every check the protect files and the contract file.
-// Changes to the code under test are the point and are not reported.
+// TouchedInputs returns a line for each check whose command or inputs the
+// change set touches: its program when named by a path, the script an
+// interpreter runs, files passed as --flag=FILE, other files named in its
+// arguments, the build files its tool reads (see toolInputs), and for
+// every check the protect files and the contract file. Changes to the code
+// under test are the point and are not reported.
 func TouchedInputs(v contract.Verify, changes []workspace.Change, contractPath string) []string {
-	warnings, _ := touchedInputs(v, changes, contractPath)
-	return warnings
+	holds, _, data := touchedInputs(v, changes, contractPath)
+	return append(holds, data...)
 }
 
-// touchedInputs is TouchedInputs and the set of paths it reported.
-func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath string) ([]string, map[string]bool) {
-	reported := map[string]bool{}
+// interpreters run the script named by their first operand.
+var interpreters = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "python": true, "python3": true,
+	"node": true, "deno": true, "bun": true, "ruby": true, "perl": true, "php": true,
+}
+
+// touchedInputs is TouchedInputs split in two: holds are changes to what a
+// check runs or how (its program or script, option files, the tool's
+// build files, the protect files, the contract), with the set of their
+// paths; data are other files a check names in its arguments, which it
+// only reads (the code under test, typically): worth a warning, not a
+// hold.
+func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath string) (holds []string, reported map[string]bool, data []string) {
+	reported = map[string]bool{}
 	touched := map[string]bool{}
 	for _, p := range changedPaths(changes) {
 		touched[path.Clean(p)] = true
 	}
 	if len(touched) == 0 {
-		return nil, reported
+		return nil, reported, nil
 	}
 	var warnings []string
 	if contractPath != "" && touched[path.Clean(contractPath)] {
@@ -80,15 +92,35 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 				warnings = append(warnings, fmt.Sprintf("check %s: the change set modifies %s, %s", name, p, why))
 			}
 		}
-		for j, w := range words {
+		prog, scriptNext := "", false
+		segment := true // the next word starts a command
+		for _, w := range words {
+			start := segment && !strings.Contains(w, "=")
+			if start {
+				prog, scriptNext, segment = path.Base(w), interpreters[path.Base(w)], false
+			}
+			positional := !strings.HasPrefix(w, "-")
 			for _, cand := range argPaths(w) {
-				if touched[cand] {
-					if j == 0 {
-						report(cand, "the program it runs")
-					} else {
-						report(cand, "a file named in its command")
-					}
+				if !touched[cand] {
+					continue
 				}
+				switch {
+				case start:
+					report(cand, "the program it runs")
+				case positional && scriptNext:
+					report(cand, "the script "+prog+" runs")
+				case !positional:
+					report(cand, "a file passed to it as an option")
+				case !seen[cand]:
+					seen[cand] = true
+					data = append(data, fmt.Sprintf("check %s: the change set modifies %s, a file named in its command", name, cand))
+				}
+			}
+			if !start && positional && scriptNext {
+				scriptNext = false
+			}
+			if w == "&&" || w == "||" || w == ";" || w == "|" || strings.HasSuffix(w, ";") {
+				segment = true
 			}
 		}
 		for _, prog := range programs(words) {
@@ -97,7 +129,7 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 			}
 		}
 	}
-	return warnings, reported
+	return warnings, reported, data
 }
 
 // argPaths returns the workspace-relative paths an argument could name.

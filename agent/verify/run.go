@@ -119,6 +119,7 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep := &Report{Proves: true}
 	rep.TouchesChecks, rep.TouchesChecksFiles = touchedChecks(o.Verify, o.Changes, o.ContractPath, o.Root)
+	_, _, rep.Warnings = touchedInputs(o.Verify, o.Changes, o.ContractPath)
 	changed := changedPaths(o.Changes)
 	red := map[int]*testRun{}
 	if o.Verify.RedGreen {

@@ -82,11 +82,15 @@ func TestRedGreenHonestyInTheSandbox(t *testing.T) {
 	if rep.Verified() || rep.Proves || !rep.Passed {
 		t.Fatalf("vacuous check: passed %v proves %v", rep.Passed, rep.Proves)
 	}
-	if diff := cmp.Diff(rep.Warnings, []string{"check always passed before the change: it proves nothing"}); diff != "" {
+	want := []string{
+		"check always: the change set modifies value.txt, a file named in its command",
+		"check always passed before the change: it proves nothing",
+	}
+	if diff := cmp.Diff(rep.Warnings, want); diff != "" {
 		t.Errorf("warnings (-got +want):\n%s", diff)
 	}
-	if diff := cmp.Diff(rep.TouchesChecks, []string{"check always: the change set modifies value.txt, a file named in its command"}); diff != "" {
-		t.Errorf("touches checks (-got +want):\n%s", diff)
+	if rep.NeedsHuman() {
+		t.Errorf("a data file the check reads is not the check itself: %v", rep.TouchesChecks)
 	}
 
 	// The same check with the bug still in place fails on the change set.

@@ -57,7 +57,7 @@ func TouchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 // the reasons are about.
 func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, root string) ([]string, []string) {
 	reasons := map[string]bool{}
-	inputs, reported := touchedInputs(v, changes, contractPath)
+	inputs, reported, _ := touchedInputs(v, changes, contractPath)
 	for _, w := range inputs {
 		reasons[w] = true
 	}

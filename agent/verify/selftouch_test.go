@@ -106,3 +106,21 @@ if __name__ == "__main__":
 		t.Errorf("top-level code (-got +want):\n%s", diff)
 	}
 }
+
+// TestScriptsAndDataFiles: the script an interpreter runs and an option
+// file are part of the check; a data file it reads is not.
+func TestScriptsAndDataFiles(t *testing.T) {
+	v := contract.Verify{Checks: []contract.Check{
+		{Name: "py", Run: []string{"python3", "-u", "run_checks.py", "data.txt"}},
+		{Name: "sh", Shell: "cd . && sh -e check.sh && grep -q ok out.txt"},
+	}}
+	for _, tt := range []struct {
+		path string
+		hold bool
+	}{{"run_checks.py", true}, {"data.txt", false}, {"check.sh", true}, {"out.txt", false}} {
+		got := TouchedChecks(v, []workspace.Change{{Path: tt.path, Op: workspace.OpModify, Content: []byte("x\n")}}, "", "")
+		if (len(got) > 0) != tt.hold {
+			t.Errorf("%s: reasons %q, want hold %v", tt.path, got, tt.hold)
+		}
+	}
+}
