@@ -51,13 +51,15 @@ func progressEnds(s lsptest.State, token string) int {
 func TestContinueWithLargerBudget(t *testing.T) {
 	var mu sync.Mutex
 	var asked []protocol.ShowMessageRequestParams
+	choice := "Not now" // the first ask is declined
 	f := newFixture(t, map[string]string{"a.txt": "a\n", "cassette.json": budgetCassette, "task.ioh.yaml": budgetTask},
 		lsptest.Config{Hooks: lsptest.Hooks{ShowMessageRequest: func(ctx context.Context, p *protocol.ShowMessageRequestParams) (*protocol.MessageActionItem, error) {
 			mu.Lock()
 			asked = append(asked, *p)
+			want := choice
 			mu.Unlock()
 			for _, a := range p.Actions {
-				if strings.HasPrefix(a.Title, "×2") {
+				if strings.HasPrefix(a.Title, want) {
 					return &a, nil
 				}
 			}
@@ -118,6 +120,18 @@ func TestContinueWithLargerBudget(t *testing.T) {
 		t.Errorf("a lower budget: %v, want a refusal", err)
 	}
 
+	// Declining the question leaves the run as it was.
+	raw, err := f.editor.ExecuteCommand(ctx, "ioh.resume", map[string]any{"runId": id})
+	if err != nil || !strings.Contains(string(raw), `"resumed":false`) {
+		t.Fatalf("declined resume: %s, %v", raw, err)
+	}
+	if info := f.runsByID(ctx)[id]; info.Outcome != "budget_exceeded" || info.Steps != 2 {
+		t.Fatalf("after declining: %+v", info)
+	}
+	mu.Lock()
+	choice = "×2"
+	mu.Unlock()
+
 	actions, err := f.editor.CodeActions(ctx, "task.ioh.yaml", diag.Range, []protocol.Diagnostic{diag})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +147,7 @@ func TestContinueWithLargerBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	q := asked[0]
+	q := asked[len(asked)-1]
 	mu.Unlock()
 	if !strings.Contains(q.Message, "step budget") || len(q.Actions) != 3 || q.Actions[1].Title != "×2: 4 steps" || q.Actions[2].Title != "Not now" {
 		t.Errorf("asked %q with %+v", q.Message, q.Actions)
@@ -156,7 +170,7 @@ func TestContinueWithLargerBudget(t *testing.T) {
 			t.Error("the budget warning outlived the resume")
 		}
 	}
-	raw, _ := json.Marshal(info)
+	raw, _ = json.Marshal(info)
 	if !strings.Contains(string(raw), `"limits":{"steps":4,`) || !strings.Contains(string(raw), `"costUsd":0.04`) {
 		t.Errorf("ioh.runs entry %s", raw)
 	}
