@@ -194,12 +194,28 @@ func (x *Index) maintain(ctx context.Context) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		x.log.Warn("index unusable; rebuilding", "err", err)
 	}
+	var last time.Time
+	var took time.Duration
 	for {
 		x.mu.Lock()
 		need := x.data == nil || x.staleSeq != 0 || len(x.dirty) > rebuildDirty
 		x.mu.Unlock()
 		if need {
-			if err := x.rebuild(ctx); err != nil && ctx.Err() == nil {
+			// A tree that keeps changing (a build writing outside the
+			// ignored directories) must not keep a core busy: rebuilds
+			// take at most a fifth of the time. Searches stay exact
+			// meanwhile (they scan, or search changed files directly).
+			if wait := 4*took - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+			last = time.Now()
+			err := x.rebuild(ctx)
+			took = time.Since(last)
+			if err != nil && ctx.Err() == nil {
 				x.log.Warn("build index", "err", err)
 				select { // retry later
 				case <-ctx.Done():

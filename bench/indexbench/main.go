@@ -125,6 +125,7 @@ func run(corpus string, runs int) error {
 	fmt.Printf("index: built in %.2f s; %d files, %.1f MiB corpus -> %.1f MiB index (%.0f%%)\n",
 		build.Seconds(), corpusFiles, mib(corpusBytes), mib(st.Bytes), 100*float64(st.Bytes)/float64(corpusBytes))
 	fmt.Printf("rss: %v without the index, %v with it warm: +%.1f MiB (goal <= 30)\n", rssBefore, rssAfter, mib(rssAfter.total-rssBefore.total))
+	fmt.Printf("peak rss of this process so far (the build included): %.1f MiB\n", mib(status("VmHWM:")))
 	if err := freshness(ctx, corpus, runs); err != nil {
 		return err
 	}
