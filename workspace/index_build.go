@@ -174,7 +174,8 @@ func buildIndex(ctx context.Context, r *Root, path string) (*indexData, error) {
 	if err := os.Chmod(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("build index: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".idx-*.tmp")
+	removeStaleTemps(path)
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return nil, fmt.Errorf("build index: %w", err)
 	}
@@ -260,4 +261,20 @@ func writeSegments(ctx context.Context, r *Root, files []indexedFile, w *indexWr
 		w.segment(0, 0, nil)
 	}
 	return w.err
+}
+
+// removeStaleTemps removes what builds of this index that were cut off
+// (a killed server) left behind; a build still running elsewhere is
+// younger than an hour.
+func removeStaleTemps(path string) {
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	prefix := filepath.Base(path) + "."
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || !strings.HasSuffix(e.Name(), ".tmp") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.Remove(filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
 }
