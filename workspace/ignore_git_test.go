@@ -44,6 +44,7 @@ func newGitWorld(t *testing.T) *gitWorld {
 	t.Setenv("HOME", w.home)
 	t.Setenv("XDG_CONFIG_HOME", w.xdg)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", "") // restored after the test
 	os.Unsetenv("GIT_CONFIG_GLOBAL")
 	w.env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+w.home, "XDG_CONFIG_HOME="+w.xdg, "LC_ALL=C")
 	return w

@@ -158,7 +158,11 @@ func TestWalkCancel(t *testing.T) {
 }
 
 // TestIgnoreAgainstRipgrep lists a tree with tricky ignore rules with both
-// the walker and `rg --files --hidden` and expects the same files.
+// the walker and `rg --files --hidden` and expects the same files. It is
+// the reference for what is ripgrep's (.ignore files, hidden files, a
+// nested repository); for .gitignore semantics git is the reference
+// (TestIgnoreAgainstGit), and the .gitignore shapes here are ones where
+// ripgrep and git agree.
 func TestIgnoreAgainstRipgrep(t *testing.T) {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
