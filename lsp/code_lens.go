@@ -47,6 +47,9 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 	}
 	for _, st := range s.pendingAt(abs) {
 		ref := runRef{st.id}
+		if st.proposal != nil && st.proposal.Report.NeedsHuman() {
+			lens("⚠ "+selfTouchLabel, cmdShowDiff, ref)
+		}
 		lens(fmt.Sprintf("✓ Apply (ioh run %s)", st.id), cmdApprove, ref)
 		lens("Show diff", cmdShowDiff, ref)
 		lens("✗ Reject", cmdReject, ref)

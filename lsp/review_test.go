@@ -12,7 +12,7 @@ import (
 
 // TestHeldProposalShowsItTouchesItsChecks: a change that edits the script
 // its check runs is held with the mark and the evidence on the held
-// diagnostics (as a warning) and in the question; a change that does not
+// diagnostics (as a warning), a lens and the question; a change that does not
 // touch its check is held as information (the control).
 func TestHeldProposalShowsItTouchesItsChecks(t *testing.T) {
 	for _, tt := range []struct {
@@ -22,10 +22,15 @@ func TestHeldProposalShowsItTouchesItsChecks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			caps := lsptest.PlainCapabilities()
 			questions := make(chan string, 4)
+			release := make(chan struct{}) // the question is answered once the lenses were read
 			f := newFixture(t, map[string]string{"a.txt": "hello\n", "check.sh": "grep -q world a.txt\n"}, lsptest.Config{
 				Capabilities: &caps,
 				Hooks: lsptest.Hooks{ShowMessageRequest: func(ctx context.Context, p *protocol.ShowMessageRequestParams) (*protocol.MessageActionItem, error) {
 					questions <- p.Message
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
 					return &protocol.MessageActionItem{Title: "Reject"}, nil
 				}},
 			})
@@ -59,6 +64,21 @@ func TestHeldProposalShowsItTouchesItsChecks(t *testing.T) {
 			if strings.Contains(q, "REVIEW CAREFULLY") != tt.touches || !strings.Contains(q, "evidence: check1") {
 				t.Errorf("question %q", q)
 			}
+			lenses, err := f.editor.CodeLenses(ctx, "a.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var titles []string
+			for _, l := range lenses {
+				titles = append(titles, l.Command.Title)
+			}
+			if !strings.Contains(strings.Join(titles, "|"), "✓ Apply") {
+				t.Errorf("lenses %q: the held proposal has no Apply lens", titles)
+			}
+			if got := strings.Contains(strings.Join(titles, "|"), "⚠ Changes its own checks: review carefully"); got != tt.touches {
+				t.Errorf("lenses %q: mark shown %v, want %v", titles, got, tt.touches)
+			}
+			close(release)
 			if end := f.awaitEnd(ctx, id); !strings.Contains(end, "rejected") {
 				t.Errorf("end %q, want rejected", end)
 			}
