@@ -1,0 +1,50 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzEvidence feeds arbitrary check output to the per-test readers (go
+// test -json, TAP, JUnit, the report splitter): they must never panic,
+// every result they return has a name and a known status, and judging a
+// run against itself never names a test as fixed.
+func FuzzEvidence(f *testing.F) {
+	for _, s := range []string{goRed, goGreen("TestMean", "pass"), nodeTAP, pytestJUnit, surefireJUnit,
+		"\nioh-report-x file r.xml\n<testsuite/>\nioh-report-x end\n", "1..2\nok 1\nnot ok 2 # skip\n", "{\"Action\":\"pass\"}\n{"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		check := func(run *testRun) {
+			if run == nil {
+				return
+			}
+			for name, st := range run.status {
+				if st != StatusPass && st != StatusFail && st != StatusSkip {
+					t.Fatalf("test %q has status %q", name, st)
+				}
+			}
+			if _, fixed := judge(run, run); len(fixed) != 0 {
+				t.Fatalf("a run judged against itself fixed %v", fixed)
+			}
+		}
+		run, _ := parseGoTest(out)
+		check(run)
+		if run, err := parseTAP(out); err == nil {
+			check(run)
+		}
+		junit := newTestRun()
+		if parseJUnit(junit, out) == nil {
+			check(junit)
+		}
+		text, files, _ := splitReport(out, "ioh-report-x")
+		if !strings.HasPrefix(out, text) {
+			t.Fatalf("split text %q is not a prefix of the output", text)
+		}
+		for name := range files {
+			if strings.Contains(name, "\n") {
+				t.Fatalf("report file name %q spans lines", name)
+			}
+		}
+	})
+}
