@@ -149,8 +149,9 @@ func (w *gitWorld) cmd(t *testing.T, dir string, args ...string) []byte {
 
 var (
 	genDirs  = []string{"a", "b", "sub", "foo", "d.o", ".hd", "x y"}
-	genFiles = []string{"a", "b", "ab", "sub", "foo", "x.o", "y.log", ".h", "#c", "!n", "sp ", "[x]", "a b", "ü.txt", "B"}
-	genSegs  = []string{"a", "b", "sub", "foo", "x.o", "*", "?", "a*", "*.o", "*.log", "[ab]", "[!a]*", "[[:upper:]]", "**", "s?b", "*b", `\#c`, `\!n`, `sp\ `, `\[x\]`, "d.*", ".h*", "[a-c]*", "fo[[:alpha:]]", "**foo", "ab**", "x y"}
+	genFiles = []string{"a", "b", "ab", "sub", "foo", "x.o", "y.log", ".h", "#c", "!n", "sp ", "[x]", "a b", "ü.txt", "B", "a*b", "]x", "-", "a\\"}
+	genSegs  = []string{"a", "b", "sub", "foo", "x.o", "*", "?", "a*", "*.o", "*.log", "[ab]", "[!a]*", "[[:upper:]]", "**", "s?b", "*b", `\#c`, `\!n`, `sp\ `, `\[x\]`, "d.*", ".h*", "[a-c]*", "fo[[:alpha:]]", "**foo", "ab**", "x y",
+		"[]x]*", "[a-]*", `\*`, `a\`, "***", "*/**", "[[:digit:][:alpha:]]*", "[!]]*", `[\]]*`, "[x", "a[[:bogus:]]", "s[^u]b", "\u00fc*", "**/", "/**"}
 )
 
 func genLine(rng *rand.Rand) string {
