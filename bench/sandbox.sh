@@ -3,13 +3,15 @@
 # measured in the same run (issue 3):
 #   1. per-spawn cost of `ioh-lsp sandbox run -- /bin/true` vs bare
 #      /bin/true vs bubblewrap doing comparable isolation;
+#      the landlock tier (no namespaces) against the same bubblewrap;
 #   2. staging a verification view of $(go env GOROOT) with 3 changed files
 #      vs `cp -a` of it, and the staging cost on a small tree vs the whole
 #      GOROOT (flat means O(changed files), not O(tree)).
 # Needs hyperfine, bwrap, jq, go; installs the Debian packages when root.
 set -euo pipefail
 
-IOH_LSP=${IOH_LSP:-$(cd "$(dirname "$0")/.." && pwd)/bin/ioh-lsp}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+IOH_LSP=${IOH_LSP:-$repo/bin/ioh-lsp}
 if [ ! -x "$IOH_LSP" ]; then
 	echo "building $IOH_LSP" >&2
 	(cd "$(dirname "$0")/.." && go build -o "$IOH_LSP" ./cmd/ioh-lsp)
@@ -43,16 +45,19 @@ head -1 doctor.txt
 
 bwrap_cmd="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp /bin/true"
 hyperfine -N --style none --warmup 10 --runs "$runs" --export-json spawn.json \
-	"$IOH_LSP sandbox run -- /bin/true" "/bin/true" "$bwrap_cmd" >/dev/null
+	"$IOH_LSP sandbox run -- /bin/true" "/bin/true" "$bwrap_cmd" \
+	"$IOH_LSP sandbox run --backend landlock -- /bin/true" >/dev/null
 ioh=$(mean_ms spawn.json 0)
 bare=$(mean_ms spawn.json 1)
 bw=$(mean_ms spawn.json 2)
+ll=$(mean_ms spawn.json 3)
 echo
 echo "per-spawn (mean of $runs):"
 echo "  ioh-lsp sandbox run -- /bin/true  $(fmt "$ioh") ms"
 echo "  bare /bin/true                    $(fmt "$bare") ms"
 echo "  bwrap (comparable isolation)      $(fmt "$bw") ms"
 echo "  ratio ioh/bwrap                   $(ratio "$ioh" "$bw")   (goal < 1.0)"
+echo "  landlock tier (--backend landlock) $(fmt "$ll") ms, ratio landlock/bwrap $(ratio "$ll" "$bw")"
 echo "  overhead over bare exec           $(minus "$ioh" "$bare") ms   (goal < 5 ms)"
 cpu_ms() { jq -r "(.results[$2].user + .results[$2].system) * 1000" "$1"; }
 echo "  CPU per run: ioh $(fmt "$(cpu_ms spawn.json 0)") ms, bwrap $(fmt "$(cpu_ms spawn.json 2)") ms"
@@ -69,6 +74,23 @@ echo "  bare /bin/true                    $(fmt "$sbare") ms"
 echo "  bwrap                             $(fmt "$sbw") ms"
 echo "  ratio sandbox/bwrap               $(ratio "$sb" "$sbw")   (goal < 1.0)"
 echo "  overhead over bare exec           $(minus "$sb" "$sbare") ms   (goal < 5 ms)"
+read -r _ sbl _ _ _ sblw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" --backend landlock -- $bwrap_cmd)
+echo "  landlock tier contained /bin/true $(fmt "$sbl") ms, bwrap in the same loop $(fmt "$sblw") ms"
+echo "  ratio landlock/bwrap              $(ratio "$sbl" "$sblw")   (goal <= 0.5)"
+
+# Containment counts of the tier table (sandbox/tier_contain_linux_test.go):
+# with user namespaces and without (inside bwrap --disable-userns), as the
+# caller and, as root, as an ordinary user too.
+counts="$work/counts.txt"
+(cd "$repo" && go test -c -o "$work/sandbox.test" ./sandbox)
+if IOH_CONTAIN_COUNTS="$counts" "$work/sandbox.test" -test.run '^(TestTierContainment|TestTierContainmentOtherModes)$' -test.count=1 >"$work/contain.log" 2>&1; then
+	echo
+	echo "containment (paired cases whose uncontained control succeeded):"
+	sed 's/^/  /' "$counts"
+else
+	echo "containment suite failed:" >&2
+	tail -40 "$work/contain.log" >&2
+fi
 
 goroot=$(go env GOROOT)
 small="$goroot/src/fmt"

@@ -9,6 +9,11 @@ import (
 	"go.lsp.dev/protocol"
 )
 
+// NotifyKey is the slog attribute (a bool) that makes a warning also a
+// window/showMessage the user sees, not only a log line: a sandbox
+// downgrade is one.
+const NotifyKey = "notify"
+
 // clientLog mirrors warnings and errors to the editor's log
 // (window/logMessage) through the outbox, so logging never blocks on the
 // client; everything still goes to the injected logger (stderr).
@@ -29,7 +34,12 @@ func (h clientLog) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelWarn && h.s.live.Load() {
 		var b strings.Builder
 		b.WriteString(r.Message)
+		show := false
 		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == NotifyKey {
+				show = a.Value.Kind() == slog.KindBool && a.Value.Bool()
+				return true
+			}
 			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
 			return true
 		})
@@ -41,6 +51,9 @@ func (h clientLog) Handle(ctx context.Context, r slog.Record) error {
 		h.s.post(func(ctx context.Context) {
 			_ = h.s.client.LogMessage(ctx, &protocol.LogMessageParams{Type: typ, Message: msg})
 		})
+		if show {
+			h.s.showMessage(typ, msg)
+		}
 	}
 	return err
 }

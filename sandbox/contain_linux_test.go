@@ -23,6 +23,9 @@ func run(t *testing.T, s Spec) (*Outcome, string) {
 	if s.Backend == "" {
 		s.Backend = BackendLinux
 	}
+	if helperBin != "" { // the probe helper lies outside the read view
+		s.Readable = append(s.Readable, filepath.Dir(helperBin))
+	}
 	out, err := NewRunner(nil).Run(context.Background(), &s)
 	if err != nil {
 		t.Fatalf("contained %q: %v", s.Argv, err)

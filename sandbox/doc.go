@@ -21,6 +21,19 @@
 // address-space and process rlimits, which would bind PID 1 itself, go to
 // a separate exec stage.
 //
+// Where user namespaces are unavailable (Ubuntu's AppArmor restriction,
+// container runtimes, CI runners) the landlock tier runs instead, with no
+// namespace and no privilege: a re-executed runner that is a child
+// subreaper starts the exec stage, which restricts itself with Landlock
+// (reads only the read view, writes only the writable roots and a private
+// temporary directory, TCP refused, signals and abstract sockets scoped),
+// the same seccomp deny-list plus a socket filter, and no_new_privs; when
+// the command ends the runner kills every descendant left. Both Linux
+// tiers read only a deny-by-default view (readview.go): system
+// directories, the workspace and writable roots, the toolchains and their
+// caches; the rest of every home is absent. Spec.Require refuses a run
+// below a tier, saying why the stronger ones failed (explain_linux.go).
+//
 // Init must run first in main (and in the TestMain of every package whose
 // tests run the sandbox); the package also dispatches from its own init so
 // that a stage skips the rest of the binary's initializers.

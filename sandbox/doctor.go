@@ -47,15 +47,15 @@ func Doctor(ctx context.Context) *DoctorReport {
 		br := BackendReport{Name: b.name(), Works: err == nil, Mechanisms: ms}
 		selMu.Lock()
 		if err != nil {
-			br.Error = err.Error()
-			selFailed[b.name()] = err.Error()
+			br.Error = explainFailure(b.name(), err)
+			selFailed[b.name()] = br.Error
 		} else if selChosen == "" {
 			selChosen = b.name()
 		}
 		selMu.Unlock()
 		rep.Backends = append(rep.Backends, br)
 		if err != nil {
-			passed = append(passed, fmt.Sprintf("%s: %v", b.name(), err))
+			passed = append(passed, fmt.Sprintf("%s: %s", b.name(), br.Error))
 			continue
 		}
 		if rep.Backend == "" {

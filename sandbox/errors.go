@@ -17,6 +17,9 @@ var (
 	// ErrSecretEnv: Spec.Env carries a variable whose name looks like a
 	// secret.
 	ErrSecretEnv = errors.New("sandbox: secret-looking environment variable refused")
+	// ErrBelowRequired: the only backends that work here are weaker than
+	// Spec.Require (the `sandbox.require` config key).
+	ErrBelowRequired = errors.New("sandbox: containment below the required tier")
 	// ErrBadChange: a staged change has an unsafe or empty path.
 	ErrBadChange = errors.New("sandbox: bad staged change")
 )

@@ -155,6 +155,10 @@ func execMain() int {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
 		return 127
 	}
+	if err := asLimit(&cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: address-space limit: %v\n", err)
+		return 125
+	}
 	err = unix.Exec(path, cfg.Argv, cfg.Env)
 	fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
 	return 126
@@ -167,7 +171,15 @@ func execMain() int {
 func restrictSelf(cfg *initConfig, allRlimits bool) ([]Mechanism, error) {
 	var mechs []Mechanism
 	if allRlimits {
-		mechs = append(mechs, applyRlimits(cfg)...)
+		// The address-space cap waits until just before exec (asLimit):
+		// a Go process already maps more than a small cap, and its next
+		// thread or heap arena would fail.
+		c := *cfg
+		c.CgroupMemory = true
+		mechs = append(mechs, applyRlimits(&c)...)
+		if cfg.Limits.Memory > 0 && !cfg.CgroupMemory {
+			mechs = append(mechs, Mechanism{"rlimit-as", StateApplied, fmt.Sprintf("as=%d, set at exec", cfg.Limits.Memory)})
+		}
 	} else {
 		c := *cfg
 		c.CgroupMemory, c.CgroupPids = true, true // AS and NPROC would bind PID 1
@@ -177,16 +189,29 @@ func restrictSelf(cfg *initConfig, allRlimits bool) ([]Mechanism, error) {
 		return nil, fmt.Errorf("no_new_privs: %w", err)
 	}
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
-	mechs = append(mechs, applyLandlock(cfg))
-	m, err := applySeccomp(seccompOpts{})
+	lm, err := applyLandlock(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mechs = append(mechs, lm...)
+	noNet := cfg.Tier == BackendLandlock && !cfg.Network
+	m, err := applySeccomp(seccompOpts{DenyNetwork: noNet})
 	if err != nil {
 		return nil, err
 	}
 	mechs = append(mechs, m)
-	if err := dropCaps(); err != nil {
+	if noNet {
+		m, err := applySocketFilter()
+		if err != nil {
+			return nil, err
+		}
+		mechs = append(mechs, m)
+	}
+	cm, err := dropCapsFor(cfg)
+	if err != nil {
 		return nil, fmt.Errorf("drop capabilities: %w", err)
 	}
-	return append(mechs, Mechanism{"capabilities", StateApplied, "all dropped, bounding set empty"}), nil
+	return append(mechs, cm), nil
 }
 
 // needsExecStage: the address-space and process rlimits must not bind

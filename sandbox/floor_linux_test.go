@@ -122,14 +122,14 @@ func TestRunnerBackends(t *testing.T) {
 		t.Errorf("unknown backend: %v", err)
 	}
 	rep := Doctor(context.Background())
-	if len(rep.Backends) != 2 || rep.Backends[0].Name != BackendLinux || rep.Backends[1].Name != BackendFloor {
+	if len(rep.Backends) != 3 || rep.Backends[0].Name != BackendLinux || rep.Backends[1].Name != BackendLandlock || rep.Backends[2].Name != BackendFloor {
 		t.Fatalf("doctor backends %+v", rep.Backends)
 	}
 	if rep.Backends[0].Works {
 		if rep.Backend != BackendLinux || !hasMechanism(&Outcome{Mechanisms: rep.Backends[0].Mechanisms}, "seccomp", StateApplied) {
 			t.Errorf("doctor: %+v", rep)
 		}
-	} else if rep.Backend != BackendFloor || !strings.Contains(rep.Reason, "linux") {
+	} else if rep.Backend == BackendLinux || !strings.Contains(rep.Reason, "linux") {
 		t.Errorf("doctor must say why linux was passed over: %+v", rep)
 	}
 	// A command that cannot be found is the command's failure (127), not

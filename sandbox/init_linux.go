@@ -16,7 +16,9 @@ const (
 	execArg = stagePrefix + "exec" // drops privileges, restricts, execs the command
 )
 
-func candidates() []backend { return []backend{linuxBackend{}, floorBackend{}} }
+func candidates() []backend {
+	return []backend{linuxBackend{}, landlockBackend{}, floorBackend{}}
+}
 
 func stageMain(name string) int {
 	switch name {
@@ -28,6 +30,8 @@ func stageMain(name string) int {
 		return floorMain()
 	case spawnArg:
 		return spawnMain()
+	case landlockArg:
+		return landlockMain()
 	}
 	return 2
 }

@@ -22,9 +22,10 @@ func (linuxBackend) name() string { return BackendLinux }
 func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	cfg := &initConfig{
 		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Network: s.Network,
-		Masked: maskTargets(maskedFor(s)), Limits: s.Limits,
+		Masked: maskTargets(append(append(maskedFor(s), etcSecrets...), ownStateDirs()...)), Limits: s.Limits,
 		Env: BuildEnv(parentEnv(), privateHome, s.Env),
 	}
+	cfg.ReadView, cfg.ViewLinks = readViewRoots(s) // readview.go
 	if s.Stage != nil {
 		cfg.StageLower, cfg.StageUpper = s.Stage.lower, s.Stage.upper
 	}

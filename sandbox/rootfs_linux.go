@@ -40,16 +40,11 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	if err := unix.Chdir("/"); err != nil {
 		return nil, fmt.Errorf("chdir: %w", err)
 	}
-	if err := unix.Mount("/oldroot", "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return nil, fmt.Errorf("bind host root: %w", err)
+	rootMech, err := mountRoot(cfg) // readview_linux.go
+	if err != nil {
+		return nil, err
 	}
-	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/newroot", unix.AT_RECURSIVE, attr); err != nil {
-		if err := remountTreeRO("/newroot"); err != nil {
-			return nil, fmt.Errorf("make host root read-only: %w", err)
-		}
-	}
-	mechs = append(mechs, Mechanism{"readonly-root", StateApplied, "host root bound read-only, nosuid, nodev"})
+	mechs = append(mechs, rootMech)
 
 	nr := func(p string) string { return filepath.Join("/newroot", p) }
 	if err := unix.Mount("proc", nr("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
@@ -113,6 +108,9 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	}
 	mechs = append(mechs, Mechanism{"mask-secrets", StateApplied, fmt.Sprintf("%d paths hidden", len(masked))})
 
+	if err := sealRoot(cfg); err != nil {
+		return nil, err
+	}
 	if err := unix.Chdir("/newroot"); err != nil {
 		return nil, fmt.Errorf("chdir new root: %w", err)
 	}

@@ -54,6 +54,9 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 		return nil, err
 	}
 	if spec.Backend != "" {
+		if tierRank(spec.Backend) < tierRank(spec.Require) {
+			return nil, fmt.Errorf("%w: backend %s was asked for, but at least the %s tier is required (sandbox.require)", ErrBelowRequired, spec.Backend, spec.Require)
+		}
 		b := byName(spec.Backend)
 		if b == nil {
 			return nil, fmt.Errorf("%w: %s does not run on %s", ErrBackendUnavailable, spec.Backend, runtime.GOOS)
@@ -66,6 +69,9 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 		}
 		out, err := b.run(ctx, spec)
 		if errors.Is(err, ErrSetup) {
+			if why := explainFailure(spec.Backend, err); why != err.Error() {
+				return nil, fmt.Errorf("%w: %s: %s", ErrBackendUnavailable, spec.Backend, why)
+			}
 			return nil, fmt.Errorf("%w: %s: %w", ErrBackendUnavailable, spec.Backend, err)
 		}
 		return out, err
@@ -80,6 +86,9 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 			downgrade = append(downgrade, b.name()+": "+why)
 			continue
 		}
+		if tierRank(b.name()) < tierRank(spec.Require) {
+			return nil, belowRequired(spec.Require, b.name(), downgrade)
+		}
 		out, err := b.run(ctx, spec)
 		if errors.Is(err, ErrSetup) && chosen != b.name() && ctx.Err() == nil {
 			// Never ran here before: probe with a trivial command to tell
@@ -91,11 +100,12 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 				selMu.Unlock()
 				return nil, err
 			}
+			why := explainFailure(b.name(), err)
 			selMu.Lock()
-			selFailed[b.name()] = err.Error()
+			selFailed[b.name()] = why
 			selMu.Unlock()
-			r.log.Warn("sandbox backend unavailable", "backend", b.name(), "err", err)
-			downgrade = append(downgrade, b.name()+": "+err.Error())
+			r.log.Warn("sandbox backend unavailable", "backend", b.name(), "why", why)
+			downgrade = append(downgrade, b.name()+": "+why)
 			continue
 		}
 		if err == nil || out != nil {
@@ -110,6 +120,39 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 	}
 	return nil, fmt.Errorf("%w: no backend works: %s", ErrBackendUnavailable, joinReasons(downgrade))
 }
+
+// tierRank orders the backends by how much they contain: the namespace
+// tier above the ones that confine files and network without namespaces
+// (landlock, macOS), above those that only bound resources (floor,
+// Windows). "" ranks lowest, so an empty requirement admits everything.
+func tierRank(name string) int {
+	switch name {
+	case BackendLinux:
+		return 3
+	case BackendLandlock, BackendMacOS:
+		return 2
+	case BackendFloor, BackendWindows:
+		return 1
+	}
+	return 0
+}
+
+// belowRequired is the error of an automatic choice that would fall below
+// the required tier: why each stronger tier failed, and what to do.
+func belowRequired(require, got string, why []string) error {
+	msg := fmt.Sprintf("%s: model-produced code needs at least the %s tier (sandbox.require), but only %s works here", ErrBelowRequired.Error(), require, got)
+	if len(why) > 0 {
+		msg += ": " + joinReasons(why)
+	}
+	msg += fmt.Sprintf("; fix the cause above, or accept weaker containment with `sandbox: {require: %s}` in your user config", got)
+	return &requireError{msg: msg}
+}
+
+// requireError carries the full explanation and matches ErrBelowRequired.
+type requireError struct{ msg string }
+
+func (e *requireError) Error() string        { return e.msg }
+func (e *requireError) Is(target error) bool { return target == ErrBelowRequired }
 
 func byName(name string) backend {
 	for _, b := range candidates() {

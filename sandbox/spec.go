@@ -10,10 +10,11 @@ import (
 // Backend names (SPEC §7). The empty name asks the Runner for the strongest
 // backend that works on this machine.
 const (
-	BackendLinux   = "linux"
-	BackendMacOS   = "macos"
-	BackendWindows = "windows"
-	BackendFloor   = "floor"
+	BackendLinux    = "linux"
+	BackendLandlock = "landlock"
+	BackendMacOS    = "macos"
+	BackendWindows  = "windows"
+	BackendFloor    = "floor"
 )
 
 // Cap names reported in Outcome.CapHit.
@@ -55,8 +56,17 @@ type Spec struct {
 	Stage *Stage
 	// Masked paths are hidden in addition to DefaultMasked.
 	Masked []string
+	// Readable paths join the read view (see readview.go) in addition to
+	// the system directories, the workspace, the writable roots and the
+	// toolchains.
+	Readable []string
 	// Backend names the backend to use; "" picks the strongest that works.
 	Backend string
+	// Require is the weakest tier the run may get (linux, landlock or
+	// floor; "" accepts any): an automatic choice that would fall below
+	// it, or a Backend below it, is an ErrBelowRequired error that says
+	// why the stronger tiers failed.
+	Require string
 
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -171,6 +181,13 @@ func (s *Spec) validate() (*Spec, error) {
 		}
 		c.Masked = append(c.Masked, filepath.Clean(m))
 	}
+	c.Readable = nil
+	for _, r := range s.Readable {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("%w: readable path %q is not absolute", ErrBadSpec, r)
+		}
+		c.Readable = append(c.Readable, filepath.Clean(r))
+	}
 	if c.Dir == "" {
 		switch {
 		case c.Stage != nil:
@@ -189,10 +206,15 @@ func (s *Spec) validate() (*Spec, error) {
 	if _, err := checkEnv(c.Env); err != nil {
 		return nil, err
 	}
-	switch c.Backend {
-	case "", BackendLinux, BackendMacOS, BackendWindows, BackendFloor:
+	switch c.Require {
+	case "", BackendLinux, BackendLandlock, BackendFloor:
 	default:
-		return nil, fmt.Errorf("%w: %q (want linux, macos, windows or floor)", ErrUnknownBackend, c.Backend)
+		return nil, fmt.Errorf("%w: required tier %q (want linux, landlock or floor)", ErrBadSpec, c.Require)
+	}
+	switch c.Backend {
+	case "", BackendLinux, BackendLandlock, BackendMacOS, BackendWindows, BackendFloor:
+	default:
+		return nil, fmt.Errorf("%w: %q (want linux, landlock, macos, windows or floor)", ErrUnknownBackend, c.Backend)
 	}
 	return &c, nil
 }

@@ -20,6 +20,15 @@ type initConfig struct {
 	HostUID int `json:"host_uid"`
 	// Probe: set everything up, report, and exit without running Argv.
 	Probe bool `json:"probe"`
+	// Tier is the backend the stages serve: "" or BackendLinux for the
+	// namespace tier, BackendLandlock for the tier without namespaces.
+	Tier string `json:"tier,omitempty"`
+	// ReadView lists what the landlock tier's command may read (files and
+	// directories, secrets already carved out); see readview.go.
+	ReadView []string `json:"read_view,omitempty"`
+	// ViewLinks are symlinks among the read view's roots (path → target)
+	// that the linux tier recreates in its private root.
+	ViewLinks map[string]string `json:"view_links,omitempty"`
 }
 
 // initStatus is one JSON line the init child writes on fd 4.

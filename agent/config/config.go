@@ -57,8 +57,17 @@ type Limits struct {
 type Sandbox struct {
 	Masked   []string
 	Writable []string
+	// Readable paths join the sandbox's read view (`sandbox.readable`).
+	Readable []string
 	Limits   Limits
+	// Require is the weakest sandbox tier model-produced code may run
+	// under: linux, landlock or floor (`sandbox.require`, user config
+	// only); "" means the default, RequireDefault.
+	Require string
 }
+
+// RequireDefault is the tier `sandbox.require` defaults to.
+const RequireDefault = "landlock"
 
 // Config is the merged configuration.
 type Config struct {

@@ -69,7 +69,7 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 			c.Prices = c.Prices.Merge(p.Prices)
 		}
 	}
-	return c.mergeSandbox(p, untrusted, warn, getenv)
+	return c.mergeSandbox(p, kind, untrusted, warn, getenv)
 }
 
 // validKeyEnv: SPEC §5, api_key_env may only name a *_API_KEY or *_TOKEN
@@ -188,7 +188,7 @@ func (c *Config) mergePolicy(p *parsed, kind source, untrusted bool, warn func(k
 	return nil
 }
 
-func (c *Config) mergeSandbox(p *parsed, untrusted bool, warn func(key, why string), getenv func(string) string) error {
+func (c *Config) mergeSandbox(p *parsed, kind source, untrusted bool, warn func(key, why string), getenv func(string) string) error {
 	s := p.Sandbox
 	if s == nil {
 		return nil
@@ -218,6 +218,27 @@ func (c *Config) mergeSandbox(p *parsed, untrusted bool, warn func(key, why stri
 			warn("sandbox.writable", untrustedWhy)
 		} else {
 			c.Sandbox.Writable = append(c.Sandbox.Writable, writable...)
+		}
+	}
+	readable, err := abs("readable", s.Readable)
+	if err != nil {
+		return err
+	}
+	if len(readable) > 0 {
+		if untrusted {
+			warn("sandbox.readable", untrustedWhy)
+		} else {
+			c.Sandbox.Readable = append(c.Sandbox.Readable, readable...)
+		}
+	}
+	if r := s.Require; r != nil {
+		switch {
+		case *r != "linux" && *r != "landlock" && *r != "floor":
+			return p.errAt("$.sandbox.require", "sandbox.require: want linux, landlock or floor, got %q", *r)
+		case kind != fromUser:
+			warn("sandbox.require", "it is only read from the user config")
+		default:
+			c.Sandbox.Require = *r
 		}
 	}
 	if s.Limits == nil {

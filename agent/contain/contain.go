@@ -46,8 +46,34 @@ type Result struct {
 	CapHit    string
 	Output    []byte // combined stdout and stderr, bounded
 	Truncated bool
-	Backend   string // the backend that actually applied
-	Duration  time.Duration
+	Backend   string // the backend (tier) that actually applied
+	// Downgrade says why stronger tiers were passed over ("" when none
+	// was): "linux: user namespaces unavailable: …".
+	Downgrade string
+	// Mechanisms are the protections and whether each applied.
+	Mechanisms []Mechanism
+	Duration   time.Duration
+}
+
+// Mechanism is one protection of a run and its state: applied,
+// unavailable or failed.
+type Mechanism struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Containment is one line naming the tier that ran the command and, when
+// it is a downgrade, why the stronger tiers did not: what a `run` result
+// and a check's evidence show the model and the user.
+func (r *Result) Containment() string {
+	if r.Backend == "" {
+		return "sandbox: unknown tier"
+	}
+	if r.Downgrade == "" {
+		return "sandbox: " + r.Backend + " tier"
+	}
+	return "sandbox: " + r.Backend + " tier (downgraded; " + r.Downgrade + ")"
 }
 
 // Passed reports a clean exit with the given expected code.

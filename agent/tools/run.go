@@ -98,6 +98,7 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	default:
 		fmt.Fprintf(&b, "exit code %d\n", res.ExitCode)
 	}
+	b.WriteString(res.Containment() + "\n")
 	b.Write(res.Output)
 	if res.Truncated {
 		b.WriteString("\n[output truncated]")

@@ -40,6 +40,9 @@ type CheckResult struct {
 	Output    string        `json:"output,omitempty"`
 	Locations []Location    `json:"locations,omitempty"`
 	Backend   string        `json:"backend,omitempty"`
+	// Downgrade says why the sandbox passed over stronger tiers for this
+	// run ("" when it did not).
+	Downgrade string `json:"downgrade,omitempty"`
 	// Phase is "red" for the run on the unchanged tree, "green" otherwise.
 	Phase string `json:"phase"`
 	// Evidence is where the verdict comes from: per-test results (go test

@@ -55,7 +55,7 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	memory := fs.String("memory", "", "memory cap in bytes (plain or with a unit: 256MiB)")
 	procs := fs.Int("procs", 0, "process cap")
 	output := fs.String("output", "64MiB", "output cap (stdout+stderr)")
-	backend := fs.String("backend", "", "backend: linux, macos, windows or floor (default: the strongest that works)")
+	backend := fs.String("backend", "", "backend: linux, landlock, macos, windows or floor (default: the strongest that works)")
 	report := fs.String("report", "", "write the outcome as JSON to FILE")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -100,7 +100,7 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 		return exitSandboxSetup
 	}
 	if out.Downgrade != "" {
-		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: using %s backend: %s\n", out.Backend, out.Downgrade)
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: contained by the %s tier, not a stronger one: %s\n", out.Backend, out.Downgrade)
 	}
 	if *report != "" {
 		if err := writeReport(*report, out); err != nil {
@@ -205,7 +205,17 @@ func printDoctor(w io.Writer, rep *sandbox.DoctorReport) {
 	if rep.Backend == "" {
 		fmt.Fprintf(w, "no sandbox backend works on this %s machine\n", rep.OS)
 	} else {
-		fmt.Fprintf(w, "a run gets the %s backend: %s\n", rep.Backend, rep.Reason)
+		fmt.Fprintf(w, "a run gets the %s tier here\n", rep.Backend)
+	}
+	// Why each stronger tier is not used, in the words the runner found.
+	for _, b := range rep.Backends {
+		if b.Name == rep.Backend {
+			break
+		}
+		fmt.Fprintf(w, "  not %s: %s\n", b.Name, b.Error)
+	}
+	if rep.Backend != "" && rep.Backend == rep.Backends[0].Name {
+		fmt.Fprintf(w, "  %s\n", rep.Reason)
 	}
 	if rep.Defaults != "" {
 		fmt.Fprintf(w, "caps of a run that asks for none: %s\n", rep.Defaults)
@@ -270,6 +280,7 @@ func cmdSandboxStageBench(ctx context.Context, env *cliEnv, args []string) int {
 func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("sandbox spawn-bench", env.stderr)
 	n := fs.Int("n", 100, "spawns of each kind")
+	backend := fs.String("backend", "", "backend of the contained spawns (default: the strongest that works)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return usageError(env, "sandbox spawn-bench", err)
@@ -278,6 +289,13 @@ func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 		return usageError(env, "sandbox spawn-bench", errors.New("want -n > 0 and a reference command"))
 	}
 	r := sandbox.NewRunner(nil)
+	// A workspace-like working directory, as the server's runs have.
+	work, err := os.MkdirTemp("", "ioh-spawn-bench-")
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox spawn-bench: %v\n", err)
+		return exitSandboxSetup
+	}
+	defer os.RemoveAll(work)
 	timeIt := func(f func() error) (float64, error) {
 		if err := f(); err != nil { // warm-up
 			return 0, err
@@ -291,7 +309,7 @@ func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 		return float64(time.Since(start).Microseconds()) / 1000 / float64(*n), nil
 	}
 	sb, err := timeIt(func() error {
-		out, err := r.Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Dir: "/"})
+		out, err := r.Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Dir: work, Writable: []string{work}, Backend: *backend})
 		if err == nil && out.ExitCode != 0 {
 			err = fmt.Errorf("exit %d", out.ExitCode)
 		}

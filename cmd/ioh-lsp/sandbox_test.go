@@ -111,7 +111,7 @@ func TestSandboxDoctorCLI(t *testing.T) {
 		t.Errorf("doctor: code %d report %+v", code, rep)
 	}
 	code, out, _ = runCLI(t, "sandbox", "doctor")
-	if code != 0 || !strings.Contains(out, "a run gets the "+rep.Backend+" backend") {
+	if code != 0 || !strings.Contains(out, "a run gets the "+rep.Backend+" tier here") {
 		t.Errorf("doctor text: code %d\n%s", code, out)
 	}
 	if code, _, _ := runCLI(t, "sandbox", "doctor", "extra"); code != 2 {

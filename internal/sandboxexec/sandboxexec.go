@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
@@ -45,7 +46,16 @@ type Options struct {
 	Limits sandbox.Limits
 	// Backend forces a backend ("" picks the strongest that works).
 	Backend string
-	Log     *slog.Logger
+	// Require is the weakest tier model-produced code may run under
+	// (`sandbox.require`: linux, landlock or floor; "" accepts any).
+	Require string
+	// Readable paths join the read view (`sandbox.readable`).
+	Readable []string
+	// OnDowngrade, when set, hears once per distinct reason that a run got
+	// a weaker tier than the strongest (the CLI's stderr, the editor's
+	// warning).
+	OnDowngrade func(backend, why string)
+	Log         *slog.Logger
 }
 
 // Adapter implements contain.Sandbox with a sandbox.Runner. Safe for
@@ -53,13 +63,21 @@ type Options struct {
 type Adapter struct {
 	runner *sandbox.Runner
 	opts   Options
+
+	mu   sync.Mutex
+	told map[string]bool // downgrades already reported
 }
 
 var _ contain.Sandbox = (*Adapter)(nil)
 
 // New checks opts and returns an Adapter.
 func New(opts Options) (*Adapter, error) {
-	for _, p := range append(append([]string{}, opts.Masked...), opts.Writable...) {
+	switch opts.Require {
+	case "", sandbox.BackendLinux, sandbox.BackendLandlock, sandbox.BackendFloor:
+	default:
+		return nil, fmt.Errorf("%w: sandbox.require %q (want linux, landlock or floor)", ErrBadRequest, opts.Require)
+	}
+	for _, p := range append(append(append([]string{}, opts.Masked...), opts.Writable...), opts.Readable...) {
 		if !filepath.IsAbs(p) {
 			return nil, fmt.Errorf("%w: path %q is not absolute", ErrBadRequest, p)
 		}
@@ -76,7 +94,7 @@ func New(opts Options) (*Adapter, error) {
 	if opts.Limits.Output <= 0 {
 		opts.Limits.Output = DefaultOutputLimit
 	}
-	return &Adapter{runner: sandbox.NewRunner(opts.Log), opts: opts}, nil
+	return &Adapter{runner: sandbox.NewRunner(opts.Log), opts: opts, told: map[string]bool{}}, nil
 }
 
 // Exec runs req over its workspace with req.Changes staged on top. Writes
@@ -117,7 +135,8 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	out, err := a.runner.Run(ctx, &sandbox.Spec{
 		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable,
 		Network: req.Network, Limits: limits, Stage: stage, Masked: a.opts.Masked,
-		Backend: a.opts.Backend, Stdout: &buf, Stderr: &buf,
+		Readable: a.opts.Readable, Backend: a.opts.Backend, Require: a.opts.Require,
+		Stdout: &buf, Stderr: &buf,
 	})
 	if out == nil {
 		return nil, fmt.Errorf("sandbox exec: %w", err)
@@ -125,7 +144,19 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	res := &contain.Result{
 		ExitCode: out.ExitCode, Signal: out.Signal, CapHit: out.CapHit,
 		Output: buf.Bytes(), Truncated: out.Truncated, Backend: out.Backend,
-		Duration: out.Duration,
+		Downgrade: out.Downgrade, Duration: out.Duration,
+	}
+	for _, m := range out.Mechanisms {
+		res.Mechanisms = append(res.Mechanisms, contain.Mechanism{Name: m.Name, State: m.State, Detail: m.Detail})
+	}
+	if out.Downgrade != "" && a.opts.OnDowngrade != nil {
+		a.mu.Lock()
+		first := !a.told[out.Backend+out.Downgrade]
+		a.told[out.Backend+out.Downgrade] = true
+		a.mu.Unlock()
+		if first {
+			a.opts.OnDowngrade(out.Backend, out.Downgrade)
+		}
 	}
 	return res, err
 }

@@ -100,8 +100,19 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 	sb := o.Sandbox
 	if sb == nil {
 		l := cfg.Sandbox.Limits
+		require := cfg.Sandbox.Require
+		if require == "" {
+			require = config.RequireDefault
+		}
+		log := o.Logger
 		ad, err := sandboxexec.New(sandboxexec.Options{
 			Log: o.Logger, Masked: cfg.Sandbox.Masked, Writable: cfg.Sandbox.Writable,
+			Readable: cfg.Sandbox.Readable, Require: require,
+			// Once per reason: on the CLI's stderr, and mirrored to the
+			// editor as a warning by the language server's logger.
+			OnDowngrade: func(tier, why string) {
+				log.Warn("sandbox: model-produced code runs in the "+tier+" tier, not the strongest", "why", why, "notify", true)
+			},
 			Env:    toolchainEnv(o.Getenv),
 			Limits: sandbox.Limits{Wall: l.Wall, CPU: l.CPU, Memory: l.Memory, Procs: l.Procs, Files: l.Files, Output: l.Output},
 		})

@@ -1,0 +1,319 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The read view is what contained code may read, deny by default: the
+// system directories (/etc without its secrets), the working directory,
+// the writable roots and the staged workspace, the toolchains and their
+// caches, the directories on PATH, and Spec.Readable. The rest of every
+// home is not in it. Secrets (the mask list, the state and config
+// directories of this program) are carved out even where a view root
+// contains them, so the mask list stays a second line of defence.
+
+// systemReadView are the system directories every view holds (missing
+// ones are skipped).
+var systemReadView = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+	"/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup",
+}
+
+// etcSecrets are files under /etc no view holds (beyond DefaultMasked).
+var etcSecrets = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh",
+	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd",
+	"/etc/.pwd.lock", "/etc/subuid-", "/etc/subgid-",
+}
+
+// readView returns the paths of s's read view, secrets carved out, sorted
+// and without a path lying under another: the landlock tier's rules.
+// masked are the expanded masks (maskTargets).
+func readView(s *Spec, masked []string) []string {
+	roots, _ := readViewRoots(s)
+	return carve(roots, readViewDeny(masked))
+}
+
+// readViewDeny is what no view holds: the masks, /etc's secrets, and this
+// program's own state and config directories.
+func readViewDeny(masked []string) []string {
+	return append(append(append([]string{}, masked...), etcSecrets...), ownStateDirs()...)
+}
+
+// readViewRoots returns the view's roots, resolved, without one under
+// another, and the symlinks among the unresolved roots (path → resolved
+// target), which the linux tier recreates in its private root (/lib →
+// usr/lib on a merged /usr). Secrets are not carved out here: the linux
+// tier masks them.
+func readViewRoots(s *Spec) ([]string, map[string]string) {
+	roots := append([]string{}, systemReadView...)
+	if s.Dir != "" {
+		roots = append(roots, s.Dir)
+	}
+	roots = append(roots, s.Writable...)
+	if s.Stage != nil {
+		roots = append(roots, s.Stage.lower)
+	}
+	roots = append(roots, toolchainDirs(s.Env)...)
+	roots = append(roots, s.Readable...)
+	links := map[string]string{}
+	var out []string
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			continue
+		}
+		p := filepath.Clean(r)
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue // missing: nothing to read there
+		}
+		if real != p {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				links[p] = real
+			}
+		}
+		if real == "/" {
+			// The whole root is never a view root: take it apart.
+			ents, err := os.ReadDir("/")
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if n := "/" + e.Name(); n != "/tmp" && n != "/run" && n != "/home" && n != "/root" && e.Type()&os.ModeSymlink == 0 {
+					out = append(out, n)
+				}
+			}
+			continue
+		}
+		out = append(out, real)
+	}
+	return minimalCover(out), links
+}
+
+// carve drops the roots inside a denied path and replaces each root that
+// contains a denied path by its entries (recursively), so the view never
+// reaches a denied path.
+func carve(roots, deny []string) []string {
+	var realDeny []string
+	for _, d := range deny {
+		for _, q := range []string{filepath.Clean(d), resolved(d)} {
+			if q != "" && q != "." {
+				realDeny = append(realDeny, q)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	var add func(p string, depth int)
+	add = func(p string, depth int) {
+		for _, d := range realDeny {
+			if within(p, d) {
+				return
+			}
+		}
+		inside := false
+		for _, d := range realDeny {
+			if d != p && within(d, p) {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+			return
+		}
+		if depth > 8 {
+			return // too deep to carve: leave it out rather than expose a secret
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return // not listable: leave it out rather than expose a secret
+		}
+		for _, e := range ents {
+			add(filepath.Join(p, e.Name()), depth+1)
+		}
+	}
+	for _, r := range roots {
+		add(r, 0)
+	}
+	return minimalCover(out)
+}
+
+// minimalCover sorts paths and drops those under another path in the set.
+func minimalCover(ps []string) []string {
+	sort.Strings(ps)
+	var out []string
+	for _, p := range ps {
+		if len(out) > 0 && within(p, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// toolchainDirs are the toolchains and caches a check needs to read: the
+// Go root and module and build caches, cargo's registry and rustup, node's
+// prefix, Python environments, and every directory on the sandbox's PATH
+// (except a home itself or /).
+func toolchainDirs(extraEnv []string) []string {
+	env := func(k string) string {
+		v := ""
+		for _, kv := range extraEnv {
+			if x, ok := strings.CutPrefix(kv, k+"="); ok {
+				v = x
+			}
+		}
+		if v == "" {
+			v = os.Getenv(k)
+		}
+		return v
+	}
+	home, _ := os.UserHomeDir()
+	homes := map[string]bool{"/": true, "/home": true}
+	for _, h := range homeDirs() {
+		homes[h] = true
+	}
+	var dirs []string
+	addHomeRel := func(rel string) {
+		if home != "" {
+			dirs = append(dirs, filepath.Join(home, rel))
+		}
+	}
+	pathVar := env("PATH")
+	for _, d := range filepath.SplitList(pathVar) {
+		if filepath.IsAbs(d) && !homes[filepath.Clean(d)] {
+			dirs = append(dirs, d)
+		}
+	}
+	// Go.
+	goroot := env("GOROOT")
+	if goroot == "" {
+		if p, err := lookPathIn("go", pathVar); err == nil {
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				goroot = filepath.Dir(filepath.Dir(real))
+			}
+		}
+	}
+	if goroot != "" && !homes[filepath.Clean(goroot)] {
+		dirs = append(dirs, goroot)
+	}
+	gopath := env("GOPATH")
+	if gopath == "" && home != "" {
+		gopath = filepath.Join(home, "go")
+	}
+	for _, gp := range filepath.SplitList(gopath) {
+		dirs = append(dirs, filepath.Join(gp, "pkg", "mod"), filepath.Join(gp, "bin"))
+	}
+	if v := env("GOMODCACHE"); v != "" {
+		dirs = append(dirs, v)
+	}
+	if v := env("GOCACHE"); v != "" {
+		dirs = append(dirs, v)
+	} else if c, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(c, "go-build"))
+	}
+	// Rust.
+	if v := env("CARGO_HOME"); v != "" {
+		dirs = append(dirs, filepath.Join(v, "registry"), filepath.Join(v, "git"), filepath.Join(v, "bin"))
+	} else {
+		addHomeRel(".cargo/registry")
+		addHomeRel(".cargo/git")
+		addHomeRel(".cargo/bin")
+	}
+	if v := env("RUSTUP_HOME"); v != "" {
+		dirs = append(dirs, v)
+	} else {
+		addHomeRel(".rustup")
+	}
+	// Node: the prefix of the node on PATH, and NODE_PATH.
+	if p, err := lookPathIn("node", pathVar); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			if prefix := filepath.Dir(filepath.Dir(real)); !homes[prefix] {
+				dirs = append(dirs, prefix)
+			}
+		}
+	}
+	dirs = append(dirs, filepath.SplitList(env("NODE_PATH"))...)
+	// Python.
+	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT"} {
+		if v := env(k); v != "" {
+			dirs = append(dirs, v)
+		}
+	}
+	addHomeRel(".pyenv")
+	if home != "" {
+		if m, err := filepath.Glob(filepath.Join(home, ".local/lib/python3*")); err == nil {
+			dirs = append(dirs, m...)
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		if filepath.IsAbs(d) {
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	return out
+}
+
+// lookPathIn finds an executable name on pathVar.
+func lookPathIn(name, pathVar string) (string, error) {
+	return lookPath(name, []string{"PATH=" + pathVar})
+}
+
+// homeDirs are the machine's home directories: the user's, root's and
+// every /home/*.
+func homeDirs() []string {
+	set := map[string]bool{"/root": true}
+	if h, err := os.UserHomeDir(); err == nil {
+		set[h] = true
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		set[u.HomeDir] = true
+	}
+	if ents, err := os.ReadDir("/home"); err == nil {
+		for _, e := range ents {
+			set[filepath.Join("/home", e.Name())] = true
+		}
+	}
+	var out []string
+	for h := range set {
+		out = append(out, filepath.Clean(h))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ownStateDirs are this program's state and config directories (trace
+// databases holding conversations, the user config): never readable.
+func ownStateDirs() []string {
+	var out []string
+	if v := os.Getenv("IOH_STATE_DIR"); v != "" {
+		out = append(out, v)
+	}
+	if v := os.Getenv("XDG_STATE_HOME"); v != "" {
+		out = append(out, filepath.Join(v, "ioh"))
+	}
+	if v := os.Getenv("XDG_CONFIG_HOME"); v != "" {
+		out = append(out, filepath.Join(v, "ioh"))
+	}
+	for _, h := range homeDirs() {
+		out = append(out, filepath.Join(h, ".local/state/ioh"), filepath.Join(h, ".config/ioh"))
+	}
+	var abs []string
+	for _, p := range out {
+		if filepath.IsAbs(p) {
+			abs = append(abs, filepath.Clean(p))
+		}
+	}
+	return abs
+}

@@ -1,0 +1,95 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountRoot fills /newroot (the interim root's mount point of the private
+// root). With a read view, the private root is a tmpfs holding read-only
+// bind mounts of the view's roots and nothing else of the host; without
+// one, the whole host root is bound read-only.
+func mountRoot(cfg *initConfig) (Mechanism, error) {
+	if len(cfg.ReadView) == 0 {
+		if err := unix.Mount("/oldroot", "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return Mechanism{}, fmt.Errorf("bind host root: %w", err)
+		}
+		if err := readOnlyTree("/newroot"); err != nil {
+			return Mechanism{}, fmt.Errorf("make host root read-only: %w", err)
+		}
+		return Mechanism{"readonly-root", StateApplied, "host root bound read-only, nosuid, nodev"}, nil
+	}
+	if err := unix.Mount("tmpfs", "/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return Mechanism{}, fmt.Errorf("mount private root: %w", err)
+	}
+	for _, d := range []string{"proc", "dev", "tmp"} {
+		if err := os.Mkdir(filepath.Join("/newroot", d), 0o755); err != nil {
+			return Mechanism{}, fmt.Errorf("private root: %w", err)
+		}
+	}
+	bound := 0
+	for _, p := range cfg.ReadView {
+		// /proc, /dev and /tmp get fresh mounts of their own.
+		if within(p, "/proc") || within(p, "/dev") || within(p, "/tmp") {
+			continue
+		}
+		dst := filepath.Join("/newroot", p)
+		if err := bindInto("/oldroot"+p, dst, false); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return Mechanism{}, fmt.Errorf("read view %s: %w", p, err)
+		}
+		if err := readOnlyTree(dst); err != nil {
+			return Mechanism{}, fmt.Errorf("read view %s read-only: %w", p, err)
+		}
+		bound++
+	}
+	// Symlinks among the view's roots (/lib → usr/lib), shortest first so
+	// a link's parent exists before it.
+	var links []string
+	for l := range cfg.ViewLinks {
+		links = append(links, l)
+	}
+	sort.Strings(links)
+	for _, l := range links {
+		dst := filepath.Join("/newroot", l)
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			continue // its parent is a read-only bind: the link is there already or not needed
+		}
+		if err := os.Symlink(cfg.ViewLinks[l], dst); err != nil && !errors.Is(err, os.ErrExist) {
+			return Mechanism{}, fmt.Errorf("read view link %s: %w", l, err)
+		}
+	}
+	return Mechanism{"read-view", StateApplied, fmt.Sprintf("private root holds only %d read-only paths: system directories, workspace, writable roots, toolchains; every home's other contents absent", bound)}, nil
+}
+
+// sealRoot makes the private root's tmpfs read-only once every mount
+// point on it exists.
+func sealRoot(cfg *initConfig) error {
+	if len(cfg.ReadView) == 0 {
+		return nil
+	}
+	if err := unix.Mount("", "/newroot", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("seal private root: %w", err)
+	}
+	return nil
+}
+
+// readOnlyTree makes the mount at p and every mount below it read-only,
+// nosuid and nodev.
+func readOnlyTree(p string) error {
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, attr); err != nil {
+		return remountTreeRO(p)
+	}
+	return nil
+}

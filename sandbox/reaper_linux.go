@@ -1,0 +1,159 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// notifyTerm delivers the signals that end a runner early.
+func notifyTerm(c chan os.Signal) {
+	signal.Notify(c, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+}
+
+// killDescendants kills every process below this one and reaps them. As
+// a child subreaper this process inherits every orphan of its subtree, so
+// a process that double-forked or called setsid is still found: each round
+// kills all descendants seen (a killed process forks no more), and the
+// children of killed ones come back as its own children for the next.
+func killDescendants() {
+	self := os.Getpid()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		live := 0
+		for _, pid := range descendants(self) {
+			if procState(pid) != 'Z' {
+				live++
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		reaped := reapAvailable()
+		if live == 0 && reaped == 0 && len(descendants(self)) == 0 {
+			return
+		}
+		if reaped == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// reapAvailable reaps every exited child without blocking.
+func reapAvailable() int {
+	n := 0
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return n
+		}
+		n++
+	}
+}
+
+// descendants lists the processes below pid, parents before children.
+// It follows /proc/PID/task/TID/children and falls back to reading every
+// process's parent where that file is missing.
+func descendants(pid int) []int {
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/children"); err != nil {
+		return descendantsByScan(pid)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/task/*/children")
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// descendantsByScan builds the parent map from /proc/*/stat.
+func descendantsByScan(root int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	kids := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp := procPPid(pid); pp > 0 {
+			kids[pp] = append(kids[pp], pid)
+		}
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range kids[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// statFields returns the fields of /proc/PID/stat after the command name.
+func statFields(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
+func procState(pid int) byte {
+	f := statFields(pid)
+	if len(f) < 1 || f[0] == "" {
+		return 'Z' // gone
+	}
+	return f[0][0]
+}
+
+func procPPid(pid int) int {
+	f := statFields(pid)
+	if len(f) < 2 {
+		return 0
+	}
+	pp, _ := strconv.Atoi(f[1])
+	return pp
+}
+
+// asLimit sets the address-space rlimit of the exec stage right before it
+// execs the command, when no cgroup carries the memory cap.
+func asLimit(cfg *initConfig) error {
+	if cfg.Limits.Memory <= 0 || cfg.CgroupMemory {
+		return nil
+	}
+	v := uint64(cfg.Limits.Memory)
+	return unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: v, Max: v})
+}
