@@ -69,6 +69,21 @@ func TestContainProtectedDirs(t *testing.T) {
 		control(t, wt, argv...)
 	})
 
+	t.Run("through a symlink with an absolute target", func(t *testing.T) {
+		ws := outsideDir(t)
+		real := filepath.Join(ws, "realgit")
+		if err := os.MkdirAll(filepath.Join(real, "hooks"), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(real, filepath.Join(ws, ".git")); err != nil {
+			t.Fatal(err)
+		}
+		argv := []string{h, helperArg, "write", filepath.Join(ws, ".git", "hooks", "pre-commit")}
+		out, output := run(t, Spec{Argv: argv, Writable: []string{ws}})
+		refused(t, out, output)
+		control(t, ws, argv...)
+	})
+
 	t.Run("created ones do not survive", func(t *testing.T) {
 		fresh := outsideDir(t)
 		script := "mkdir -p .git/hooks .vscode .github/workflows && echo x > .git/hooks/pre-commit && echo x > .vscode/tasks.json && echo x > .github/workflows/x.yml && echo ok > kept"

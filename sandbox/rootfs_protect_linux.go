@@ -45,14 +45,13 @@ func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
 			case err != nil:
 				return Mechanism{}, fmt.Errorf("protected %s: %w", p, err)
 			case fi.Mode()&os.ModeSymlink != 0:
-				// A symlink itself cannot be written through a read-only
-				// parent, but its target may be elsewhere in the root:
-				// protect the target when it lies in a writable root.
-				t, err := filepath.EvalSymlinks("/oldroot" + p)
+				// The link is writable (its directory is), but writes go
+				// to its target: protect the target when it lies in a
+				// writable root (elsewhere it is read-only already).
+				t, err := hostPath("/oldroot", p)
 				if err != nil {
-					continue
+					continue // dangling: nothing to write through
 				}
-				t = strings.TrimPrefix(t, "/oldroot")
 				if !inAny(t, writable) || contains(writable, t) {
 					continue
 				}
@@ -130,6 +129,46 @@ func sweepProtected(absent []string) *Mechanism {
 	return &Mechanism{"protected-dirs-sweep", StateApplied, "removed what the command created: " + strings.Join(removed, ":")}
 }
 
+// hostPath resolves the symlinks of the host path p as the host would
+// (absolute targets from the host's root), reading the host tree mounted
+// at root.
+func hostPath(root, p string) (string, error) {
+	parts := strings.Split(filepath.Clean(p), "/")
+	cur := "/"
+	for hops := 0; len(parts) > 0; {
+		c := parts[0]
+		parts = parts[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(root + next)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", unix.ELOOP
+		}
+		t, err := os.Readlink(root + next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		parts = append(strings.Split(t, "/"), parts...)
+	}
+	return cur, nil
+}
+
 func inAny(p string, roots []string) bool {
 	for _, r := range roots {
 		if within(p, r) {
@@ -172,7 +211,9 @@ func setMountAttr(p string, attr uint64) error {
 // firmware and DMI tables masked and a boot id of the run's own.
 func hideHostInfo(cfg *initConfig) []Mechanism {
 	var notes, failed []string
-	if !cfg.Network {
+	if _, err := os.Stat("/newroot/sys"); err != nil {
+		// Not in this root's view at all: nothing of the host to hide.
+	} else if !cfg.Network {
 		// sysfs shows the network devices of the mounting namespace.
 		if err := unix.Mount("sysfs", "/newroot/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			failed = append(failed, "fresh sysfs: "+err.Error())
