@@ -110,6 +110,9 @@ func TestIgnoredSettingsArePrintedWhenTheRunFailsToStart(t *testing.T) {
 			t.Errorf("stderr does not say %q before the error:\n%s", key, stderr)
 		}
 	}
+	if !strings.HasPrefix(stderr, "ioh-lsp: warning: ") {
+		t.Errorf("stderr does not start with a warning line:\n%s", stderr)
+	}
 	if len(theirs.seen()) != 0 {
 		t.Error("the task file's endpoint got a request")
 	}

@@ -187,10 +187,45 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// cliLogger logs warnings and errors to stderr.
-func cliLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+// cliLogger logs warnings and errors to stderr, one line each, as a
+// person reads them: "ioh-lsp: warning: MSG key=value".
+func cliLogger(w io.Writer) *slog.Logger { return slog.New(cliHandler{w: w}) }
+
+// cliHandler is the slog handler behind cliLogger.
+type cliHandler struct {
+	w     io.Writer
+	attrs []slog.Attr
 }
+
+func (h cliHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h cliHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("ioh-lsp: ")
+	if r.Level >= slog.LevelError {
+		b.WriteString("error: ")
+	} else {
+		b.WriteString("warning: ")
+	}
+	b.WriteString(r.Message)
+	add := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	b.WriteByte('\n')
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h cliHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return cliHandler{w: h.w, attrs: append(append([]slog.Attr(nil), h.attrs...), attrs...)}
+}
+
+func (h cliHandler) WithGroup(string) slog.Handler { return h }
 
 // cliSink prints progress on stderr and, with --json, every event as one
 // JSON object a line on stdout. Events arrive from parallel tool calls.
