@@ -14,6 +14,11 @@ import (
 // conclude records the run's outcome (and the state a later resume or
 // approval needs) and returns the result.
 func (a *agentRun) conclude(ctx context.Context, e end) *Result {
+	if c := context.Cause(ctx); c != nil && errors.Is(c, trace.ErrLeased) {
+		// Another process drives the run now (keepLease): this one stops
+		// without recording anything over it.
+		e = end{OutcomeInterrupted, c}
+	}
 	errText := ""
 	if e.err != nil {
 		errText = e.err.Error()

@@ -270,7 +270,8 @@ func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budg
 // background until the run ends) and records the outcome.
 func (h *Harness) launch(ctx context.Context, a *agentRun) *Run {
 	r := &Run{id: a.id, done: make(chan struct{})}
-	rctx, cancel := context.WithCancel(ctx)
+	rctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	h.mu.Lock()
 	h.running[a.id] = cancel
 	h.mu.Unlock()
@@ -282,7 +283,7 @@ func (h *Harness) launch(ctx context.Context, a *agentRun) *Run {
 			h.mu.Unlock()
 			cancel()
 		}()
-		stopRenew := h.keepLease(rctx, a.id)
+		stopRenew := h.keepLease(rctx, a.id, cancelCause)
 		r.res = a.drive(rctx)
 		stopRenew()
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -294,8 +295,12 @@ func (h *Harness) launch(ctx context.Context, a *agentRun) *Run {
 	return r
 }
 
-// keepLease renews the lease every third of its TTL until stopped.
-func (h *Harness) keepLease(ctx context.Context, id string) (stop func()) {
+// keepLease renews the lease every third of its TTL until stopped. A lease
+// another process has taken (this one stalled past its expiry and the run
+// was resumed elsewhere) stops the run through lost, with a cause wrapping
+// trace.ErrLeased: it must not drive on, nor record an outcome, over the
+// process that now drives it.
+func (h *Harness) keepLease(ctx context.Context, id string, lost context.CancelCauseFunc) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -307,7 +312,12 @@ func (h *Harness) keepLease(ctx context.Context, id string) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := h.opts.Store.Renew(ctx, id, h.opts.Owner, h.opts.LeaseTTL); err != nil && ctx.Err() == nil {
+				err := h.opts.Store.Renew(ctx, id, h.opts.Owner, h.opts.LeaseTTL)
+				if err != nil && ctx.Err() == nil {
+					if errors.Is(err, trace.ErrLeased) {
+						lost(fmt.Errorf("lost the lease of %s to another process: %w", id, err))
+						return
+					}
 					h.log.Warn("renew lease", "run", id, "err", err)
 				}
 			}

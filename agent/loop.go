@@ -49,10 +49,11 @@ func (a *agentRun) loop(ctx context.Context) end {
 			e, err = a.step(ctx)
 		}
 		if err != nil {
-			if errors.Is(err, trace.ErrStorage) {
-				// The trace could not record the step: not the provider's
-				// failure. The run stops where its last committed step left
-				// it, and resume continues from there.
+			if errors.Is(err, trace.ErrStorage) || errors.Is(err, trace.ErrStepExists) {
+				// The trace could not record the step (a storage failure,
+				// or another process committed it: it drives the run now).
+				// Not the provider's failure: the run stops where its last
+				// committed step left it, and resume continues from there.
 				return end{OutcomeInterrupted, err}
 			}
 			if ie, ok := a.interrupted(ctx); ok {
