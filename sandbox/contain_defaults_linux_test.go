@@ -58,13 +58,18 @@ func TestContainDefaults(t *testing.T) {
 		// (half of the RAM).
 		name := fmt.Sprintf("ioh-defaults-%d", os.Getpid())
 		fill := "head -c 1153433600 /dev/zero > /dev/shm/" + name
-		for _, dir := range []string{"/tmp", "/dev/shm"} {
-			script := strings.ReplaceAll(fill, "/dev/shm", dir) + "; s=$?; rm -f " + filepath.Join(dir, name) + "; exit $s"
-			out, output := run(t, Spec{Argv: []string{"sh", "-c", script}})
-			refused(t, out, output)
-			if !strings.Contains(output, "No space left") {
-				t.Errorf("%s: want ENOSPC from the size cap, got exit %d: %s", dir, out.ExitCode, output)
-			}
+		script := fill + "; s=$?; rm -f " + filepath.Join("/dev/shm", name) + "; exit $s"
+		out, output := run(t, Spec{Argv: []string{"sh", "-c", script}})
+		refused(t, out, output)
+		if !strings.Contains(output, "No space left") {
+			t.Errorf("/dev/shm: want ENOSPC from the size cap, got exit %d: %s", out.ExitCode, output)
+		}
+		// /tmp is the same mount kind with the same options: its size.
+		out, output = run(t, Spec{Argv: []string{"stat", "-f", "-c", "%b %S", "/tmp"}})
+		var blocks, bsize int64
+		fmt.Sscan(output, &blocks, &bsize)
+		if out.ExitCode != 0 || blocks*bsize != defaultTempBytes {
+			t.Errorf("/tmp inside: %q, want %d bytes in all", output, defaultTempBytes)
 		}
 		var st unix.Statfs_t
 		if err := unix.Statfs("/dev/shm", &st); err != nil || st.Bavail*uint64(st.Bsize) < 2<<30 {

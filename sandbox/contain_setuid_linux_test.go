@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,7 +52,8 @@ func setIDHelper(a []string) error {
 	case "chmod": // the legacy call, amd64 only
 		if err = existing(); err == nil {
 			p0, _ := unix.BytePtrFromString(p)
-			_, _, e := unix.Syscall(unix.SYS_CHMOD, uintptr(unsafe.Pointer(p0)), 0o4755, 0)
+			nr := arch.X86_64.SyscallNames["chmod"] // the method runs on amd64 only
+			_, _, e := unix.Syscall(uintptr(nr), uintptr(unsafe.Pointer(p0)), 0o4755, 0)
 			err = errnoErr(e)
 		}
 	case "open":
