@@ -199,7 +199,7 @@ func (a *agentRun) setup(ctx context.Context) {
 	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.h.opts.Sandbox, Reads: a.checkRead}, sp)
 	a.system = a.h.redact.String(a.systemPrompt(ctx))
 	if len(a.msgs) == 0 {
-		a.msgs = []model.Message{{Role: model.RoleUser, Text: firstMessage(a.c.Goal)}}
+		a.msgs = []model.Message{{Role: model.RoleUser, Text: a.h.redact.String(firstMessage(a.c.Goal))}}
 	}
 	a.sink = a.h.opts.Events
 }

@@ -224,3 +224,33 @@ func TestSealerRoundTrip(t *testing.T) {
 		t.Error("open of content without its placeholder: want an error")
 	}
 }
+
+// A key pasted into a goal does not reach the prompt (SPEC §6); the rest
+// of the goal does (control).
+func TestGoalSecretNeverReachesThePrompt(t *testing.T) {
+	key := "sk-goal-" + randomHex(t, 16)
+	f := newFixture(t, map[string]string{"a.txt": "a\n"}, map[string][]turn{"": {say(10, "finish", args{"summary": "ok"})}})
+	h, err := New(Options{
+		Root: f.root, Store: f.store, Approver: f.appr, Sandbox: copySandbox{t}, Secrets: []string{key},
+		Providers: func(*contract.Contract, RetryReporter) (model.Provider, error) { return f.prov, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.Start(context.Background(), goal("configure the client with key "+key+" please"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait()
+	reqs := f.prov.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	b, _ := json.Marshal(reqs[0])
+	if bytes.Contains(b, []byte(key)) {
+		t.Errorf("the key reached the prompt")
+	}
+	if !bytes.Contains(b, []byte("configure the client with key")) {
+		t.Errorf("control: the goal is missing from the prompt: %s", b)
+	}
+}
