@@ -71,6 +71,17 @@ func classify(err error) errClass {
 	return classOther
 }
 
+// isBusy reports an SQLite error that says another connection holds a
+// lock (SQLITE_BUSY, SQLITE_LOCKED): worth waiting for, never corruption.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}
+
 // storageErr wraps err as a StorageError of the store in dir when it is a
 // storage or corruption failure; other errors pass unchanged.
 func storageErr(dir string, err error) error {

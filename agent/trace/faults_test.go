@@ -86,6 +86,9 @@ func TestSimultaneousFirstOpenByProcesses(t *testing.T) {
 				t.Fatalf("round %d: process %d hangs", round, i+1)
 			}
 		}
+		if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) > 0 {
+			t.Errorf("round %d: a store being created was taken for corrupt: %v", round, m)
+		}
 		s, err := Open(context.Background(), path, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -161,18 +161,30 @@ func openChecked(ctx context.Context, path, sync string, busy time.Duration) (*s
 	if err != nil {
 		return nil, storageErr(dir, err)
 	}
-	if err := checkHealth(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		if classify(err) == classCorrupt {
-			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	// SQLite answers SQLITE_BUSY without waiting in a few cases (another
+	// process switching a fresh database to WAL, or recovering its WAL),
+	// so a busy check or migration is tried again until busy has passed.
+	deadline := time.Now().Add(busy)
+	for {
+		err := checkHealth(ctx, db)
+		if err == nil {
+			if err = migrate(ctx, db); classify(err) == classCorrupt {
+				err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+			}
 		}
+		switch {
+		case err == nil:
+			return db, nil
+		case errors.Is(err, ErrCorrupt):
+			db.Close()
+			return nil, err
+		case isBusy(err) && time.Now().Before(deadline) && ctx.Err() == nil:
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		db.Close()
 		return nil, storageErr(dir, err)
 	}
-	return db, nil
 }
 
 // checkHealth runs SQLite's quick_check: ErrCorrupt when the file is not a

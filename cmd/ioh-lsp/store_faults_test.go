@@ -262,14 +262,48 @@ func testCorruptStoreCLI(t *testing.T, bin string) {
 	if err := again.Run(); err != nil || errb.Len() > 0 {
 		t.Errorf("second runs: %v, stderr %q", err, errb.String())
 	}
+
+	// The editor is told too: a truncated store, then a server whose
+	// first command opens it shows a warning naming the moved file.
+	if err := os.Truncate(dbs[0], 100); err != nil {
+		t.Fatal(err)
+	}
+	lsp := startServer(t, bin, dir, env)
+	lsp.call(t, "workspace/executeCommand", map[string]any{"command": "ioh.runs", "arguments": []any{map[string]any{}}}, nil)
+	lsp.close(t)
+	moved, _ = filepath.Glob(dbs[0] + ".corrupt-*")
+	if len(moved) != 2 {
+		t.Fatalf("moved aside after the second damage: %v", moved)
+	}
+	warned := false
+	for _, n := range lsp.notes {
+		var p struct {
+			Type    int    `json:"type"`
+			Message string `json:"message"`
+		}
+		json.Unmarshal(n.Params, &p)
+		if n.Method == "window/showMessage" && p.Type == 2 && strings.Contains(p.Message, "corrupt") &&
+			(strings.Contains(p.Message, moved[0]) || strings.Contains(p.Message, moved[1])) {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no window/showMessage warning naming the moved file; notifications: %+v", lsp.notes)
+	}
 }
 
 // lspConn is a minimal LSP client over a child's stdio.
 type lspConn struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	id    int
+	notes []lspNote // notifications from the server, in order
+}
+
+type lspNote struct {
+	Method string
+	Params json.RawMessage
 }
 
 func startServer(t *testing.T, bin, dir string, env []string) *lspConn {
@@ -357,6 +391,10 @@ func (c *lspConn) call(t *testing.T, method string, params, result any) {
 					res = make([]any, len(p.Items))
 				}
 				c.send(t, map[string]any{"jsonrpc": "2.0", "id": id, "result": res})
+			} else {
+				var name string
+				json.Unmarshal(mth, &name)
+				c.notes = append(c.notes, lspNote{name, m["params"]})
 			}
 			continue
 		}
