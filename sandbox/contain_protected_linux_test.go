@@ -84,6 +84,30 @@ func TestContainProtectedDirs(t *testing.T) {
 		control(t, ws, argv...)
 	})
 
+	t.Run("a submodule's .git file", func(t *testing.T) {
+		ws := outsideDir(t)
+		if err := os.WriteFile(filepath.Join(ws, ".gitmodules"), []byte("[submodule \"lib\"]\n\tpath = third_party/lib\n\turl = https://example.com/lib\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		sub := filepath.Join(ws, "third_party", "lib")
+		if err := os.MkdirAll(sub, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		gitFile := filepath.Join(sub, ".git")
+		if err := os.WriteFile(gitFile, []byte("gitdir: ../../.git/modules/lib\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		argv := []string{h, helperArg, "write", gitFile}
+		out, output := run(t, Spec{Argv: argv, Writable: []string{ws}})
+		refused(t, out, output)
+		control(t, ws, argv...)
+		// The rest of the submodule's tree is an ordinary part of the root.
+		out, output = run(t, Spec{Argv: []string{h, helperArg, "write", filepath.Join(sub, "lib.c")}, Writable: []string{ws}})
+		if out.ExitCode != 0 {
+			t.Errorf("writing the submodule's files failed: %s", output)
+		}
+	})
+
 	t.Run("created ones do not survive", func(t *testing.T) {
 		fresh := outsideDir(t)
 		script := "mkdir -p .git/hooks .vscode .github/workflows && echo x > .git/hooks/pre-commit && echo x > .vscode/tasks.json && echo x > .github/workflows/x.yml && echo ok > kept"

@@ -26,44 +26,67 @@ var tmpOpts = "mode=1777,size=" + strconv.Itoa(defaultTempBytes)
 // and DMI tables, serial numbers, EFI variables) and that no build needs.
 var sysfsMasked = []string{"/sys/firmware", "/sys/devices/virtual/dmi", "/sys/class/dmi", "/sys/kernel/security", "/sys/kernel/debug"}
 
-// protectDirs binds the protected directories (or files: a worktree's
-// .git is a file) of each writable root read-only over themselves. nr maps
-// a host path to its place in the new root.
+// protectedIn lists what must stay read-only in the writable root w
+// (unless it is itself a writable root): the built-in protected
+// directories, and the .git of every submodule w's .gitmodules names (a
+// rewritten "gitdir:" would make the host's next git status recurse into
+// a repository the command controls). read reads a host file.
+func protectedIn(w string, writable []string, read func(string) ([]byte, error)) []string {
+	var out []string
+	add := func(p string) {
+		if !contains(writable, p) && !contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, d := range protectedDirs {
+		add(filepath.Join(w, d))
+	}
+	data, err := read(filepath.Join(w, ".gitmodules"))
+	if err != nil || len(data) > 1<<20 {
+		return out
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "path" {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		p := filepath.Join(w, v)
+		if v == "" || p == w || !within(p, w) {
+			continue
+		}
+		add(filepath.Join(p, ".git"))
+	}
+	return out
+}
+
+// protectDirs binds what protectedIn lists (directories or files: a
+// worktree's or submodule's .git is a file) read-only over itself, at its
+// target when it is reached through symlinks. nr maps a host path to its
+// place in the new root; the host tree is still at /oldroot.
 func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
-	var done, absent []string
+	var done []string
+	absent := 0
+	readHost := func(p string) ([]byte, error) { return readSmall("/oldroot" + p) }
 	for _, w := range writable {
-		for _, d := range protectedDirs {
-			p := filepath.Join(w, d)
-			if contains(writable, p) {
-				continue // named exactly: the user wants it writable
-			}
-			fi, err := os.Lstat(nr(p))
-			switch {
-			case errors.Is(err, os.ErrNotExist):
-				absent = append(absent, p)
+		for _, p := range protectedIn(w, writable, readHost) {
+			// Resolved as the host resolves it: writes through a symlink
+			// land at its target.
+			t, err := hostPath("/oldroot", p)
+			if errors.Is(err, os.ErrNotExist) {
+				absent++
 				continue
-			case err != nil:
-				return Mechanism{}, fmt.Errorf("protected %s: %w", p, err)
-			case fi.Mode()&os.ModeSymlink != 0:
-				// The link is writable (its directory is), but writes go
-				// to its target: protect the target when it lies in a
-				// writable root (elsewhere it is read-only already).
-				t, err := hostPath("/oldroot", p)
-				if err != nil {
-					continue // dangling: nothing to write through
-				}
-				if !inAny(t, writable) || contains(writable, t) {
-					continue
-				}
-				p = t
 			}
-			if err := unix.Mount(nr(p), nr(p), "", unix.MS_BIND, ""); err != nil {
+			if err != nil || !inAny(t, writable) || contains(writable, t) || contains(done, t) {
+				continue // unresolvable, read-only already, or named exactly
+			}
+			if err := unix.Mount(nr(t), nr(t), "", unix.MS_BIND, ""); err != nil {
 				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
 			}
-			if err := setMountAttr(nr(p), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			if err := setMountAttr(nr(t), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
 			}
-			done = append(done, p)
+			done = append(done, t)
 		}
 	}
 	// A writable root inside a protected directory was named exactly:
@@ -84,23 +107,31 @@ func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
 	if len(done) == 0 {
 		detail = "none present"
 	}
-	if len(absent) > 0 {
-		detail += fmt.Sprintf("; %d absent, removed after the run if the command creates them", len(absent))
+	if absent > 0 {
+		detail += fmt.Sprintf("; %d absent, removed after the run if the command creates them", absent)
 	}
 	return Mechanism{"protected-dirs", StateApplied, detail}, nil
 }
 
-// absentProtected lists the protected directories of the writable roots
-// that do not exist (seen from the current root), for the sweep after the
-// run.
+// readSmall reads a regular file of at most 1 MiB.
+func readSmall(p string) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return nil, fmt.Errorf("%s: not a small regular file", p)
+	}
+	return os.ReadFile(p)
+}
+
+// absentProtected lists what protectedIn lists that does not exist (seen
+// from the sandbox's own root, before the command starts), for the sweep
+// after the run.
 func absentProtected(writable []string) []string {
 	var out []string
 	for _, w := range writable {
-		for _, d := range protectedDirs {
-			p := filepath.Join(w, d)
-			if contains(writable, p) {
-				continue
-			}
+		for _, p := range protectedIn(w, writable, readSmall) {
 			if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 				out = append(out, p)
 			}
