@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,11 +34,24 @@ func writeTree(t *testing.T, files map[string]string) string {
 
 // capture runs a real toolchain command in dir and returns its combined
 // output; it skips the test when the tool is missing.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
 func capture(t *testing.T, dir string, env []string, argv ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath(argv[0])
 	if err != nil {
 		t.Skipf("%s not installed: %v", argv[0], err)
+	}
+	// A rustup shim without a toolchain is no compiler either.
+	probe := "--version"
+	if argv[0] == "go" {
+		probe = "version"
+	}
+	if out, err := exec.Command(bin, probe).CombinedOutput(); err != nil {
+		t.Skipf("%s is installed but does not run (%v): %s", argv[0], err, firstLine(string(out)))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
