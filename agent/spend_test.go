@@ -42,7 +42,7 @@ func tablePrice(_, _ string, u model.Usage) (float64, model.CostSource) {
 
 func storedEvents(t *testing.T, f *fixture, id, typ string) []trace.Event {
 	t.Helper()
-	evs, err := f.store.TreeEvents(context.Background(), id)
+	evs, err := f.store.TreeEvents(testCtx(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func storedEvents(t *testing.T, f *fixture, id, typ string) []trace.Event {
 
 func spendOf(t *testing.T, f *fixture, id string) Spend {
 	t.Helper()
-	rows, err := f.store.Tree(context.Background(), id)
+	rows, err := f.store.Tree(testCtx(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestUnpricedModel(t *testing.T) {
 	c := goal("read")
 	c.Model = contract.Model{Provider: "openai-compatible", Name: "llama3.1:8b"}
 	c.Budget.CostUSD = 2
-	_, err := h.Start(context.Background(), c)
+	_, err := h.Start(testCtx(t), c)
 	if !errors.Is(err, ErrConfig) || !errors.Is(err, ErrUnpriced) {
 		t.Fatalf("start with a dollar budget on an unpriced model: %v, want ErrConfig and ErrUnpriced", err)
 	}
@@ -91,7 +91,7 @@ func TestUnpricedModel(t *testing.T) {
 	}
 
 	c.Budget.CostUSD = 0
-	r, err := h.Start(context.Background(), c)
+	r, err := h.Start(testCtx(t), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestReportedCostStopsRun(t *testing.T) {
 	c := goal("read")
 	c.Model = contract.Model{Provider: "openrouter", Name: "some/unpriced-model"}
 	c.Budget.CostUSD = 0.035
-	r, err := h.Start(context.Background(), c)
+	r, err := h.Start(testCtx(t), c)
 	if err != nil {
 		t.Fatalf("an unpriced model whose provider reports its charge must start: %v", err)
 	}
@@ -190,7 +190,7 @@ func TestOverrideIsPriced(t *testing.T) {
 
 func (f *fixture) runWith(t *testing.T, h *Harness, c *contract.Contract) *Result {
 	t.Helper()
-	r, err := h.Start(context.Background(), c)
+	r, err := h.Start(testCtx(t), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,14 +280,14 @@ func TestRaiseAndResume(t *testing.T) {
 				t.Fatalf("stopped after %d steps; want some of the %d", stopped.Steps, want.steps)
 			}
 			// Without a raise, resume is a no-op that keeps the outcome.
-			r, err := f.pricedHarness(t, tablePrice, nil, prov).Resume(context.Background(), stopped.RunID)
+			r, err := f.pricedHarness(t, tablePrice, nil, prov).Resume(testCtx(t), stopped.RunID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res := r.Wait(); res.Outcome != OutcomeBudgetExceeded {
 				t.Fatalf("plain resume: %s", res.Outcome)
 			}
-			r, err = f.pricedHarness(t, tablePrice, nil, prov).ResumeWith(context.Background(), stopped.RunID, tt.raise)
+			r, err = f.pricedHarness(t, tablePrice, nil, prov).ResumeWith(testCtx(t), stopped.RunID, tt.raise)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,12 +353,12 @@ func TestRaiseRefusals(t *testing.T) {
 		"raise and lower":    {Steps: 10, CostUSD: 1},
 		"not a dollar value": {CostUSD: math.NaN()},
 	} {
-		_, err := h.ResumeWith(context.Background(), stopped.RunID, raise)
+		_, err := h.ResumeWith(testCtx(t), stopped.RunID, raise)
 		if !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", name, err)
 		}
 	}
-	row, err := f.store.Run(context.Background(), stopped.RunID)
+	row, err := f.store.Run(testCtx(t), stopped.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestRaiseRefusals(t *testing.T) {
 
 	done := newFixture(t, nil, map[string][]turn{"": {say(10, "finish", args{"summary": "s"})}})
 	res := done.runWith(t, done.pricedHarness(t, tablePrice, nil), goalWith(contract.Budget{Steps: 5}))
-	if _, err := done.h.ResumeWith(context.Background(), res.RunID, contract.Budget{Steps: 9}); !errors.Is(err, ErrConfig) {
+	if _, err := done.h.ResumeWith(testCtx(t), res.RunID, contract.Budget{Steps: 9}); !errors.Is(err, ErrConfig) {
 		t.Errorf("raising a finished (%s) run: %v, want ErrConfig", res.Outcome, err)
 	}
 
@@ -451,4 +451,12 @@ func TestSubAgentSpendReachesRoot(t *testing.T) {
 	if want := 2*call(1000) + call(2000); math.Abs(sp.CostUSD-want) > 1e-12 || sp.Tokens != 2*1100+2200 {
 		t.Errorf("root spend $%v, %d tokens; want $%v, 4400 tokens (the sub-agent's included)", sp.CostUSD, sp.Tokens, want)
 	}
+}
+
+// testCtx bounds a test's runs: a harness that stops answering fails the
+// test instead of hanging it.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
