@@ -72,9 +72,11 @@ func TestContinueWithLargerBudget(t *testing.T) {
 	task := f.editor.URI("task.ioh.yaml")
 	id := f.start(ctx, "ioh.run", map[string]string{"contract": string(task)})
 	token := "ioh/" + id
-	if msg := f.awaitEnd(ctx, id); !strings.Contains(msg, "budget_exceeded") {
+	msg := f.awaitEnd(ctx, id)
+	if !strings.Contains(msg, "budget_exceeded") {
 		t.Fatalf("end: %q, want budget_exceeded", msg)
 	}
+	t.Logf("progress end: %s", msg)
 
 	// Progress: the running total, not the last call's cost.
 	var last string
@@ -83,6 +85,7 @@ func TestContinueWithLargerBudget(t *testing.T) {
 			last = p.Message
 		}
 	}
+	t.Logf("last progress report: %s", last)
 	if !strings.Contains(last, "step 2/2") || !strings.Contains(last, "$0.0200") {
 		t.Errorf("last progress report %q: want step 2/2 and the running total $0.0200", last)
 	}
@@ -102,6 +105,7 @@ func TestContinueWithLargerBudget(t *testing.T) {
 	if diag.Severity != protocol.DiagnosticSeverityWarning || diag.Range.Start.Line != 2 || !strings.Contains(fmt.Sprint(diag.Message), "step budget") {
 		t.Errorf("diagnostic %+v: want a warning on the budget line naming the step budget", diag)
 	}
+	t.Logf("diagnostic %s at line %d: %v", fmt.Sprint(diag.Code), diag.Range.Start.Line+1, diag.Message)
 	lenses, err := f.editor.CodeLenses(ctx, "task.ioh.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +153,16 @@ func TestContinueWithLargerBudget(t *testing.T) {
 	mu.Lock()
 	q := asked[len(asked)-1]
 	mu.Unlock()
+	var titles []string
+	for _, a := range q.Actions {
+		titles = append(titles, a.Title)
+	}
+	t.Logf("asked: %s [%s]", q.Message, strings.Join(titles, " | "))
+	for _, p := range f.editor.Snapshot().Progress[token] {
+		if p.Kind == "end" {
+			t.Logf("progress end: %s", p.Message)
+		}
+	}
 	if !strings.Contains(q.Message, "step budget") || len(q.Actions) != 3 || q.Actions[1].Title != "×2: 4 steps" || q.Actions[2].Title != "Not now" {
 		t.Errorf("asked %q with %+v", q.Message, q.Actions)
 	}
@@ -171,6 +185,7 @@ func TestContinueWithLargerBudget(t *testing.T) {
 		}
 	}
 	raw, _ = json.Marshal(info)
+	t.Logf("ioh.runs: %s", raw)
 	if !strings.Contains(string(raw), `"limits":{"steps":4,`) || !strings.Contains(string(raw), `"costUsd":0.04`) {
 		t.Errorf("ioh.runs entry %s", raw)
 	}
