@@ -290,6 +290,28 @@ func TestBusyStoreIsNotCorrupt(t *testing.T) {
 	s.Close()
 }
 
+// A database path that cannot be opened (here a directory stands where
+// the file should be) is a storage error naming the state directory, and
+// nothing is moved or removed.
+func TestUnopenableStoreIsNotCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.db")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(path, "keep"), []byte("x"), 0o600)
+	_, err := Open(context.Background(), path, nil)
+	if !errors.Is(err, ErrStorage) || errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("open: %v, want a storage error naming %s", err, dir)
+	}
+	if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) > 0 {
+		t.Errorf("moved aside: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(path, "keep")); err != nil {
+		t.Errorf("the path's content was touched: %v", err)
+	}
+}
+
 // Only SQLITE_CORRUPT and SQLITE_NOTADB classify as corruption.
 func TestStorageErrorsAreClassified(t *testing.T) {
 	ctx := context.Background()
