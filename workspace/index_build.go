@@ -16,14 +16,13 @@ import (
 )
 
 // Build bounds: a file with more distinct trigrams than maxFileTrigrams
-// (a large data file) is not indexed but always searched; a segment is
-// written once it holds segmentPairs postings, so building holds about
-// segmentPairs×8 bytes of postings plus one 2 MiB trigram bitmap per
-// worker, whatever the size of the tree.
+// (a large data file) is not indexed but always searched; a segment holds
+// at most segmentPairs postings (a file has no more distinct trigrams than
+// bytes), so building holds segmentPairs×8 bytes of postings plus one
+// 2 MiB trigram bitmap per worker, whatever the size of the tree.
 const (
 	maxFileTrigrams = 1 << 18
 	segmentPairs    = 2 << 20
-	batchBytes      = 4 << 20
 	batchFiles      = 256
 	racySlack       = int64(100 * time.Millisecond)
 )
@@ -208,17 +207,25 @@ func writeSegments(ctx context.Context, r *Root, files []indexedFile, w *indexWr
 	for i := range bits {
 		bits[i] = newTrigramBits()
 	}
-	var pairs []uint64
+	pairs := make([]uint64, 0, segmentPairs)
 	segFirst := 0
+	// bound is the most pairs a file can add.
+	bound := func(f *indexedFile) int { return int(min(max(f.stamp.size, 0), maxFileTrigrams)) }
 	for lo := 0; lo < len(files); {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hi, size := lo, int64(0)
-		for hi < len(files) && hi-lo < batchFiles && (hi == lo || size < batchBytes) {
-			size += files[hi].stamp.size
+		if len(pairs)+bound(&files[lo]) > segmentPairs && lo > segFirst {
+			w.segment(uint32(segFirst), uint32(lo-segFirst), pairs)
+			pairs = pairs[:0]
+			segFirst = lo
+		}
+		hi, room := lo, segmentPairs-len(pairs)
+		for hi < len(files) && hi-lo < batchFiles && bound(&files[hi]) <= room {
+			room -= bound(&files[hi])
 			hi++
 		}
+		hi = max(hi, lo+1)
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		next := lo
@@ -226,35 +233,32 @@ func writeSegments(ctx context.Context, r *Root, files []indexedFile, w *indexWr
 			wg.Add(1)
 			go func(tb *trigramBits) {
 				defer wg.Done()
-				var local []uint64
 				for {
 					mu.Lock()
 					i := next
 					next++
+					mu.Unlock()
 					if i >= hi {
-						pairs = append(pairs, local...)
-						mu.Unlock()
 						return
 					}
-					mu.Unlock()
 					f := &files[i]
 					tris, flags, err := tb.file(r.join(f.rel))
 					if err != nil {
 						flags = flagUnindexed // unreadable now: always searched
 					}
 					f.flags |= flags
+					mu.Lock()
 					for _, t := range tris {
-						local = append(local, uint64(t)<<32|uint64(i-segFirst))
+						pairs = append(pairs, uint64(t)<<32|uint64(i-segFirst))
 					}
+					mu.Unlock()
 				}
 			}(bits[wi])
 		}
 		wg.Wait()
 		lo = hi
-		if len(pairs) >= segmentPairs || lo == len(files) {
+		if lo == len(files) {
 			w.segment(uint32(segFirst), uint32(lo-segFirst), pairs)
-			pairs = pairs[:0]
-			segFirst = lo
 		}
 	}
 	if len(files) == 0 {

@@ -13,7 +13,7 @@ import (
 
 // The index file, little-endian:
 //
-//	segment data ...          per segment: trigram table, then postings
+//	segment data ...          per segment: postings, then the trigram table
 //	footer:
 //	  u64 build start (Unix ns)  string root
 //	  u32 files; per file: string path, i64 size, i64 mtime, i64 ctime, u64 inode, u8 flags
@@ -164,29 +164,31 @@ func (w *indexWriter) stamp(s fileStamp) {
 func (w *indexWriter) segment(first, n uint32, pairs []uint64) {
 	slices.Sort(pairs)
 	pairs = slices.Compact(pairs)
-	var table, post []byte
+	// Postings go straight to the file; the table (much smaller) follows.
+	var table, buf []byte
+	postOff := w.off
+	var post uint64
 	var last uint64 = 1 << 63
 	var prevID uint32
 	for _, p := range pairs {
 		t, id := p>>32, uint32(p)
+		d := id - prevID
 		if t != last {
 			table = binary.LittleEndian.AppendUint32(table, uint32(t))
-			table = binary.LittleEndian.AppendUint32(table, uint32(len(post)))
-			last, prevID = t, 0
-			post = binary.AppendUvarint(post, uint64(id))
-		} else {
-			post = binary.AppendUvarint(post, uint64(id-prevID))
+			table = binary.LittleEndian.AppendUint32(table, uint32(post))
+			last, d = t, id
 		}
 		prevID = id
+		buf = binary.AppendUvarint(buf[:0], uint64(d))
+		w.bytes(buf)
+		post += uint64(len(buf))
 	}
 	ntri := uint64(len(table) / 8)
 	table = binary.LittleEndian.AppendUint32(table, 0xffffffff)
-	table = binary.LittleEndian.AppendUint32(table, uint32(len(post)))
+	table = binary.LittleEndian.AppendUint32(table, uint32(post))
 	tableOff := w.off
 	w.bytes(table)
-	postOff := w.off
-	w.bytes(post)
-	w.segs = append(w.segs, [6]uint64{uint64(first), uint64(n), tableOff, ntri, postOff, uint64(len(post))})
+	w.segs = append(w.segs, [6]uint64{uint64(first), uint64(n), tableOff, ntri, postOff, post})
 }
 
 // finish writes the footer and trailer.
