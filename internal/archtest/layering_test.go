@@ -37,6 +37,9 @@ var allowed = map[string][]string{
 	"internal": {"agent", "workspace", "sandbox", "lsp", "schema", "examples"},
 	"examples": nil,
 	"schema":   nil,
+	// bench holds measuring programs for `make bench`; they drive the
+	// domain packages directly, never the server's wiring.
+	"bench": {"workspace"},
 }
 
 // protocolFree lists layers that must not depend on go.lsp.dev, even
