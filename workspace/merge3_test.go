@@ -1,0 +1,116 @@
+package workspace
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestLineHunks(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string
+		want     []Hunk
+	}{
+		{"equal", "a\nb\n", "a\nb\n", nil},
+		{"one line changed", "a\nb\nc\n}\n", "a\nB\nc\n}\n", []Hunk{{1, 2, 1, 2}}},
+		{"two far apart", "1\n2\n3\n4\n5\n6\n7\n8\n", "1\nX\n3\n4\n5\n6\nY\n8\n", []Hunk{{1, 2, 1, 2}, {6, 7, 6, 7}}},
+		{"insert at start", "a\nb\n", "new\na\nb\n", []Hunk{{0, 0, 0, 1}}},
+		{"insert at end", "a\nb\n", "a\nb\nc\n", []Hunk{{2, 2, 2, 3}}},
+		{"delete middle", "a\nb\nc\n", "a\nc\n", []Hunk{{1, 2, 1, 1}}},
+		{"no trailing newline added", "a\nb", "a\nb\n", []Hunk{{1, 2, 1, 2}}},
+		{"crlf line", "a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n", []Hunk{{1, 2, 1, 2}}},
+		{"from empty", "", "a\n", []Hunk{{0, 0, 0, 1}}},
+		{"to empty", "a\nb\n", "", []Hunk{{0, 2, 0, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := LineHunks([]byte(tt.old), []byte(tt.new))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("LineHunks(%q, %q) = %v, want %v", tt.old, tt.new, got, tt.want)
+			}
+			// Applying the hunks to old gives new.
+			ol, nl := Lines([]byte(tt.old)), Lines([]byte(tt.new))
+			var out []string
+			pos := 0
+			for _, h := range got {
+				out = append(out, ol[pos:h.A0]...)
+				out = append(out, nl[h.B0:h.B1]...)
+				pos = h.A1
+			}
+			out = append(out, ol[pos:]...)
+			if s := strings.Join(out, ""); s != tt.new {
+				t.Fatalf("hunks applied give %q, want %q", s, tt.new)
+			}
+		})
+	}
+}
+
+func TestMerge3(t *testing.T) {
+	const base = "func Mean(xs []float64) float64 {\n\tsum := 0.0\n\tfor _, x := range xs {\n\t\tsum += x\n\t}\n\treturn sum / float64(len(xs)-1)\n}\n"
+	tests := []struct {
+		name           string
+		base, ours     string
+		theirs         string
+		want           string
+		conflict       bool
+		conflictOurs   []string
+		conflictTheirs []string
+		oursLine       int
+	}{
+		{name: "user edits far from the agent",
+			base:   base,
+			ours:   "// Mean averages.\n" + base,
+			theirs: strings.Replace(base, "len(xs)-1", "len(xs)", 1),
+			want:   "// Mean averages.\n" + strings.Replace(base, "len(xs)-1", "len(xs)", 1)},
+		{name: "adjacent lines do not conflict",
+			base: "a\nb\nc\n", ours: "A\nb\nc\n", theirs: "a\nB\nc\n", want: "A\nB\nc\n"},
+		{name: "same change on both sides",
+			base: "a\nb\nc\n", ours: "a\nX\nc\n", theirs: "a\nX\nc\n", want: "a\nX\nc\n"},
+		{name: "only ours changed",
+			base: "a\nb\n", ours: "a\nb\nc\n", theirs: "a\nb\n", want: "a\nb\nc\n"},
+		{name: "insert before a replaced line",
+			base: "a\nb\nc\n", ours: "a\nnew\nb\nc\n", theirs: "a\nB\nc\n", want: "a\nnew\nB\nc\n"},
+		{name: "agent deletes, user appends at the end",
+			base: "a\nb\nc\n", ours: "a\nb\nc\nd\n", theirs: "a\nc\n", want: "a\nc\nd\n"},
+		{name: "crlf",
+			base: "a\r\nb\r\nc\r\nd\r\n", ours: "a\r\nb\r\nc\r\nD\r\n", theirs: "A\r\nb\r\nc\r\nd\r\n", want: "A\r\nb\r\nc\r\nD\r\n"},
+		{name: "no trailing newline, user edits the last line",
+			base: "a\nb\nc", ours: "a\nb\nC", theirs: "X\nb\nc", want: "X\nb\nC"},
+		{name: "same line changed differently",
+			base: base, ours: strings.Replace(base, "len(xs)-1", "len(xs)-2", 1), theirs: strings.Replace(base, "len(xs)-1", "len(xs)", 1),
+			conflict: true, oursLine: 5,
+			conflictOurs:   []string{"\treturn sum / float64(len(xs)-2)\n"},
+			conflictTheirs: []string{"\treturn sum / float64(len(xs))\n"}},
+		{name: "both insert at the same place",
+			base: "a\nb\n", ours: "a\nX\nb\n", theirs: "a\nY\nb\n", conflict: true, oursLine: 1,
+			conflictOurs: []string{"X\n"}, conflictTheirs: []string{"Y\n"}},
+		{name: "insertion strictly inside a replaced block",
+			base: "a\nb\nc\nd\n", ours: "a\nb\nX\nc\nd\n", theirs: "a\nB\nC\nd\n", conflict: true, oursLine: 1,
+			conflictOurs: []string{"b\n", "X\n", "c\n"}, conflictTheirs: []string{"B\n", "C\n"}},
+		{name: "conflict after a shift names the user's line",
+			base: "a\nb\nc\n", ours: "0\n1\na\nb\nZ\n", theirs: "a\nb\nY\n", conflict: true, oursLine: 4,
+			conflictOurs: []string{"Z\n"}, conflictTheirs: []string{"Y\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, conflicts := Merge3([]byte(tt.base), []byte(tt.ours), []byte(tt.theirs))
+			if tt.conflict {
+				if got != nil || len(conflicts) != 1 {
+					t.Fatalf("want one conflict and no text, got %q and %+v", got, conflicts)
+				}
+				c := conflicts[0]
+				if c.Ours0 != tt.oursLine || !reflect.DeepEqual(c.Ours, tt.conflictOurs) || !reflect.DeepEqual(c.Theirs, tt.conflictTheirs) {
+					t.Fatalf("conflict = %+v, want ours at line %d %q, theirs %q", c, tt.oursLine, tt.conflictOurs, tt.conflictTheirs)
+				}
+				return
+			}
+			if len(conflicts) != 0 {
+				t.Fatalf("unexpected conflicts %+v", conflicts)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("Merge3 = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
