@@ -107,9 +107,9 @@ func Merge3(base, ours, theirs []byte) ([]byte, []MergeConflict) {
 
 	var out []string
 	var conflicts []MergeConflict
-	pos := 0          // base lines consumed
-	oShift := 0       // ours lines minus base lines before pos
-	tShift := 0       // theirs lines minus base lines before pos
+	pos := 0    // base lines consumed
+	oShift := 0 // ours lines minus base lines before pos
+	tShift := 0 // theirs lines minus base lines before pos
 	for i := 0; i < len(all); {
 		// A group: hunks chained by overlap.
 		lo, hi := all[i].h.A0, all[i].h.A1
