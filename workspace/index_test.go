@@ -286,3 +286,86 @@ func TestIndexFilePermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexAfterDirectoryMoves pins the sequences where a watcher can lose
+// track: a directory renamed inside the tree and then edited, moved out
+// and back, replaced by a file, and a new directory filled right after it
+// appears.
+func TestIndexAfterDirectoryMoves(t *testing.T) {
+	state := indexWorld(t)
+	r := newTestRoot(t, map[string]string{".git/HEAD": "", "a/x.go": "alpha\n", "a/deep/y.go": "beta\n", "b/z.go": "gamma\n"})
+	outside := t.TempDir()
+	plain, err := NewRoot(r.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(r, IndexOptions{StateDir: state, Watch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := x.WaitWarm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	abs := func(rel string) string { return filepath.Join(r.Dir(), filepath.FromSlash(rel)) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// rebuilt makes the index forget its changed paths (an ignore file
+	// changed: it rebuilds), so later edits are only seen through the
+	// watcher.
+	rebuilt := func() {
+		before := x.Status().Builds
+		must(os.WriteFile(abs(".gitignore"), []byte("*.log\n"), 0o644))
+		for {
+			r.Grep(ctx, GrepOptions{Pattern: "x"}) // syncs the watcher
+			if st := x.Status(); st.Builds > before && st.Warm {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the index did not rebuild")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"rename a -> c", func() { must(os.Rename(abs("a"), abs("c"))) }},
+		{"rebuild", rebuilt},
+		{"edit c/x.go", func() { must(os.WriteFile(abs("c/x.go"), []byte("needle one\n"), 0o644)) }},
+		{"edit c/deep/y.go", func() { must(os.WriteFile(abs("c/deep/y.go"), []byte("needle two\n"), 0o644)) }},
+		{"edit c/x.go again", func() { must(os.WriteFile(abs("c/x.go"), []byte("needle three\n"), 0o644)) }},
+		{"move c out", func() { must(os.Rename(abs("c"), filepath.Join(outside, "c"))) }},
+		{"edit it outside", func() { must(os.WriteFile(filepath.Join(outside, "c", "x.go"), []byte("needle four\n"), 0o644)) }},
+		{"move it back as d", func() { must(os.Rename(filepath.Join(outside, "c"), abs("d"))) }},
+		{"rebuild again", rebuilt},
+		{"edit d/deep/y.go", func() { must(os.WriteFile(abs("d/deep/y.go"), []byte("needle five\n"), 0o644)) }},
+		{"replace b by a file", func() { must(os.RemoveAll(abs("b"))); must(os.WriteFile(abs("b"), []byte("needle six\n"), 0o644)) }},
+		{"new dir filled at once", func() {
+			must(os.MkdirAll(abs("e/f/g"), 0o755))
+			must(os.WriteFile(abs("e/f/g/h.go"), []byte("needle seven\n"), 0o644))
+		}},
+		{"edit inside the new dir", func() { must(os.WriteFile(abs("e/f/g/h.go"), []byte("needle eight\n"), 0o644)) }},
+	}
+	for _, s := range steps {
+		s.do()
+		compareWithScan(t, s.name, r.Grep, plain.Grep)
+	}
+	ms, err := r.Grep(ctx, GrepOptions{Pattern: "needle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 4 { // d/x.go (edited outside), d/deep/y.go, b, e/f/g/h.go
+		t.Errorf("final search found %v", ms)
+	}
+	if st := x.Status(); st.Served == 0 {
+		t.Errorf("status %+v: the index answered nothing", st)
+	}
+}

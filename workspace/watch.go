@@ -271,15 +271,23 @@ func (w *Watcher) relevant(ev fsnotify.Event) []string {
 	return []string{rel}
 }
 
-// forget drops the levels of a removed directory tree (the kernel drops
-// its watches itself).
+// forget drops the levels and watches of a directory tree that was
+// removed or moved away. A moved directory keeps its kernel watches, and
+// fsnotify would go on naming their events by the old path: the watches
+// are removed, and the tree is watched again under its new name when its
+// creation there is seen.
 func (w *Watcher) forget(dir string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	var gone []string
 	for d := range w.levels {
 		if d == dir || strings.HasPrefix(d, dir+string(filepath.Separator)) {
 			delete(w.levels, d)
+			gone = append(gone, d)
 		}
+	}
+	w.mu.Unlock()
+	for _, d := range gone {
+		_ = w.fw.Remove(d) // a deleted directory's watch is already gone
 	}
 }
 
