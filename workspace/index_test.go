@@ -293,7 +293,7 @@ func TestIndexFilePermissions(t *testing.T) {
 // appears.
 func TestIndexAfterDirectoryMoves(t *testing.T) {
 	state := indexWorld(t)
-	r := newTestRoot(t, map[string]string{".git/HEAD": "", "a/x.go": "alpha\n", "a/deep/y.go": "beta\n", "b/z.go": "gamma\n"})
+	r := newTestRoot(t, map[string]string{".git/HEAD": "", ".git/info/": "", "a/x.go": "alpha\n", "a/deep/y.go": "beta\n", "b/z.go": "gamma\n"})
 	outside := t.TempDir()
 	plain, err := NewRoot(r.Dir())
 	if err != nil {
@@ -353,6 +353,14 @@ func TestIndexAfterDirectoryMoves(t *testing.T) {
 			must(os.WriteFile(abs("e/f/g/h.go"), []byte("needle seven\n"), 0o644))
 		}},
 		{"edit inside the new dir", func() { must(os.WriteFile(abs("e/f/g/h.go"), []byte("needle eight\n"), 0o644)) }},
+		// Ignore inputs the watcher cannot see: the index must notice.
+		{"info/exclude hides d", func() { must(os.WriteFile(abs(".git/info/exclude"), []byte("/d/\n"), 0o644)) }},
+		{"global excludes hide b", func() {
+			must(os.MkdirAll(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "git"), 0o755))
+			must(os.WriteFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "git", "ignore"), []byte("/b\n"), 0o644))
+		}},
+		{"rebuild with the new rules", rebuilt},
+		{"info/exclude emptied", func() { must(os.WriteFile(abs(".git/info/exclude"), nil, 0o644)) }},
 	}
 	for _, s := range steps {
 		s.do()
@@ -362,7 +370,7 @@ func TestIndexAfterDirectoryMoves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 4 { // d/x.go (edited outside), d/deep/y.go, b, e/f/g/h.go
+	if len(ms) != 3 { // d/x.go (edited outside), d/deep/y.go, e/f/g/h.go; b is excluded globally
 		t.Errorf("final search found %v", ms)
 	}
 	if st := x.Status(); st.Served == 0 {
