@@ -82,8 +82,8 @@ type editedFile struct {
 	rel     string
 	op      workspace.Op
 	newText []byte
-	changed protocol.Range // in the new text
-	empty   bool           // nothing left to mark (a deletion)
+	changed []protocol.Range // each hunk's lines in the new text
+	empty   bool             // nothing left to mark (a deletion)
 }
 
 // buildEdit turns the change set into one WorkspaceEdit.
@@ -122,12 +122,15 @@ func (s *Server) buildEdit(folder string, changes []workspace.Change, run, summa
 			we.DocumentChanges = append(we.DocumentChanges, &protocol.RenameFile{Kind: "rename", OldURI: uri.File(oldAbs), NewURI: u,
 				ResourceOperation: protocol.ResourceOperation{Kind: "rename", AnnotationID: ann}})
 			old := s.fileText(oldAbs)
-			te, rng := textEdit(old, c.Content, ann)
-			we.DocumentChanges = append(we.DocumentChanges, &protocol.TextDocumentEdit{
-				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}},
-				Edits:        []protocol.TextDocumentEditElement{te},
-			})
-			files = append(files, editedFile{path: abs, rel: c.Path, op: c.Op, newText: c.Content, changed: rng})
+			if tes, rngs := textEdits(old, c.Content, ann); len(tes) > 0 {
+				we.DocumentChanges = append(we.DocumentChanges, &protocol.TextDocumentEdit{
+					TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}},
+					Edits:        tes,
+				})
+				files = append(files, editedFile{path: abs, rel: c.Path, op: c.Op, newText: c.Content, changed: rngs})
+			} else {
+				files = append(files, editedFile{path: abs, rel: c.Path, op: c.Op, newText: c.Content, empty: true})
+			}
 			continue
 		}
 		var old []byte
@@ -155,20 +158,26 @@ func (s *Server) buildEdit(folder string, changes []workspace.Change, run, summa
 		if bytes.Equal(old, c.Content) && exists {
 			continue
 		}
-		te, rng := textEdit(old, c.Content, ann)
+		tes, rngs := textEdits(old, c.Content, ann)
+		if len(tes) == 0 {
+			// An empty file created: the CreateFile says it all.
+			files = append(files, editedFile{path: abs, rel: c.Path, op: c.Op, newText: c.Content, empty: true})
+			continue
+		}
 		if caps.documentChanges {
 			we.DocumentChanges = append(we.DocumentChanges, &protocol.TextDocumentEdit{
 				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: version},
-				Edits:        []protocol.TextDocumentEditElement{te},
+				Edits:        tes,
 			})
 		} else {
 			if we.Changes == nil {
 				we.Changes = map[uri.URI][]protocol.TextEdit{}
 			}
-			plain := te.(*protocol.TextEdit)
-			we.Changes[u] = append(we.Changes[u], *plain)
+			for _, te := range tes {
+				we.Changes[u] = append(we.Changes[u], *te.(*protocol.TextEdit))
+			}
 		}
-		files = append(files, editedFile{path: abs, rel: c.Path, op: c.Op, newText: c.Content, changed: rng})
+		files = append(files, editedFile{path: abs, rel: c.Path, op: c.Op, newText: c.Content, changed: rngs})
 	}
 	if annotate {
 		we.ChangeAnnotations = map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{}
@@ -183,32 +192,40 @@ func (s *Server) buildEdit(folder string, changes []workspace.Change, run, summa
 	return we, files, nil
 }
 
-// textEdit is the smallest whole-line replacement turning old into new,
-// and the range of the replaced lines in the new text.
-func textEdit(old, new []byte, ann protocol.ChangeAnnotationIdentifier) (protocol.TextDocumentEditElement, protocol.Range) {
-	pre := 0 // bytes of whole equal leading lines
-	for i := 0; i < len(old) && i < len(new) && old[i] == new[i]; i++ {
-		if old[i] == '\n' {
-			pre = i + 1
+// textEdits is one edit per hunk of the workspace's line diff of old and
+// new (whole lines, so exact in any encoding and line ending), and the
+// range each hunk's lines take in the new text. Equal texts give none.
+func textEdits(old, new []byte, ann protocol.ChangeAnnotationIdentifier) ([]protocol.TextDocumentEditElement, []protocol.Range) {
+	hunks := workspace.LineHunks(old, new)
+	if len(hunks) == 0 {
+		return nil, nil
+	}
+	oldLines, newLines := workspace.Lines(old), workspace.Lines(new)
+	oldOff, newOff := lineOffsets(oldLines), lineOffsets(newLines)
+	oldStarts, newStarts := lineStarts(old), lineStarts(new)
+	edits := make([]protocol.TextDocumentEditElement, 0, len(hunks))
+	changed := make([]protocol.Range, 0, len(hunks))
+	for _, h := range hunks {
+		te := protocol.TextEdit{
+			Range:   protocol.Range{Start: positionOf(old, oldStarts, oldOff[h.A0]), End: positionOf(old, oldStarts, oldOff[h.A1])},
+			NewText: strings.Join(newLines[h.B0:h.B1], ""),
+		}
+		changed = append(changed, protocol.Range{Start: positionOf(new, newStarts, newOff[h.B0]), End: positionOf(new, newStarts, newOff[h.B1])})
+		if ann != "" {
+			edits = append(edits, &protocol.AnnotatedTextEdit{TextEdit: te, AnnotationID: ann})
+		} else {
+			edits = append(edits, &te)
 		}
 	}
-	suf := 0 // bytes of whole equal trailing lines, not overlapping pre
-	for i := 1; i <= len(old)-pre && i <= len(new)-pre && old[len(old)-i] == new[len(new)-i]; i++ {
-		if old[len(old)-i] == '\n' && i > 1 {
-			suf = i - 1
-		}
+	return edits, changed
+}
+
+// lineOffsets is the byte offset of the start of each line, and of the
+// end of the text at index len(lines).
+func lineOffsets(lines []string) []int {
+	off := make([]int, len(lines)+1)
+	for i, l := range lines {
+		off[i+1] = off[i] + len(l)
 	}
-	if len(old)-pre == len(new)-pre && bytes.Equal(old[pre:], new[pre:]) {
-		suf = len(old) - pre
-	}
-	oldStarts := lineStarts(old)
-	rng := protocol.Range{Start: positionOf(old, oldStarts, pre), End: positionOf(old, oldStarts, len(old)-suf)}
-	newText := string(new[pre : len(new)-suf])
-	newStarts := lineStarts(new)
-	changed := protocol.Range{Start: positionOf(new, newStarts, pre), End: positionOf(new, newStarts, len(new)-suf)}
-	te := protocol.TextEdit{Range: rng, NewText: newText}
-	if ann != "" {
-		return &protocol.AnnotatedTextEdit{TextEdit: te, AnnotationID: ann}, changed
-	}
-	return &te, changed
+	return off
 }

@@ -30,7 +30,9 @@ func (s *Server) publishEdits(run string, files []editedFile) {
 		if why != "" {
 			msg += " — " + oneLine(why, 160)
 		}
-		entries = append(entries, diagEntry{f.path, newDiag(f.changed, protocol.DiagnosticSeverityInformation, msg, diagData{RunID: run, Kind: kindEdit}, "")})
+		for _, rng := range f.changed { // one per hunk
+			entries = append(entries, diagEntry{f.path, newDiag(rng, protocol.DiagnosticSeverityInformation, msg, diagData{RunID: run, Kind: kindEdit}, "")})
+		}
 	}
 	s.setDiags(run, kindEdit, entries)
 }
