@@ -35,14 +35,11 @@ func dowild(pat string, p int, text string, pathname bool) int {
 			tc = text[t]
 		}
 		switch pc {
+		case '*':
+			// Handled below.
 		case '\\':
 			p++
 			if p >= len(pat) || tc != pat[p] {
-				return wmNoMatch
-			}
-			continue
-		default:
-			if tc != pc {
 				return wmNoMatch
 			}
 			continue
@@ -61,7 +58,11 @@ func dowild(pat string, p int, text string, pathname bool) int {
 			}
 			p = np
 			continue
-		case '*':
+		default:
+			if tc != pc {
+				return wmNoMatch
+			}
+			continue
 		}
 		// A run of asterisks.
 		matchSlash := !pathname
