@@ -357,6 +357,39 @@ func runScenario(t *testing.T, p project, sc scenario, goCache string) string {
 	if !found {
 		t.Error("no green verification event carries the evidence kind")
 	}
+	// ... and in the stored trace (what `trace --json` prints), typed.
+	stored, err := eng.Store.Events(ctx, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary map[string]any
+	for _, e := range stored {
+		if e.Type == trace.EventVerification && e.Fields["checks"] != nil {
+			summary = e.Fields
+		}
+	}
+	if summary == nil {
+		t.Fatal("no verification summary event in the stored trace")
+	}
+	b, _ := json.Marshal(summary)
+	var typed struct {
+		Checks []struct {
+			Phase    string              `json:"phase"`
+			Evidence string              `json:"evidence"`
+			Tests    *verify.TestSummary `json:"tests"`
+			Fixed    []string            `json:"fixed"`
+			Problems []string            `json:"problems"`
+		} `json:"checks"`
+		TouchesChecks []string `json:"touches_checks"`
+	}
+	if err := json.Unmarshal(b, &typed); err != nil {
+		t.Fatalf("stored verification summary %s: %v", b, err)
+	}
+	last := typed.Checks[len(typed.Checks)-1]
+	if last.Phase != verify.PhaseGreen || last.Evidence != p.evidence || strings.Join(last.Fixed, ",") != strings.Join(green.Fixed, ",") ||
+		strings.Join(last.Problems, ",") != strings.Join(green.Problems, ",") || len(typed.TouchesChecks) != len(rep.TouchesChecks) {
+		t.Errorf("stored summary %s does not match the report", b)
+	}
 	mark := "-"
 	if rep.NeedsHuman() {
 		mark = "marked: " + rep.TouchesChecks[0]
