@@ -129,7 +129,7 @@ def handle(msg):
                 "ioh.run", "ioh.ask", "ioh.approve", "ioh.reject", "ioh.cancel", "ioh.resume",
                 "ioh.trace", "ioh.runs", "ioh.clearTrace", "ioh.showDiff"]}}}})
     elif method == "initialized":
-        res, _ = request("workspace/configuration", {"items": [{"section": "ioh"}]})
+        res, _ = request("workspace/configuration", {"items": [{"section": "ioh"}, {"section": "other"}]})
         calls.append({"method": "fake/configuration", "params": res})
     elif method == "workspace/executeCommand":
         p = msg["params"]

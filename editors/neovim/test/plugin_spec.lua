@@ -34,12 +34,42 @@ H.run(function()
     { { budget = { steps = -1 } }, "budget.steps" },
     { { policy = { rules = { { act = "sudo", effect = "allow", pattern = "*" } } } }, "policy.rules%[1%]" },
     { { cmd = "ioh-lsp" }, "cmd" },
-    { { colour = "red" }, "colour" },
+    { { colour = "red" }, "colour: unknown option; known options: cmd, model," },
+    -- Typos of known keys name the nearest one (edit distance).
+    { { on_atach = function() end }, "on_atach: unknown option %(did you mean on_attach%?%)" },
+    { { capabilites = {} }, "capabilites: unknown option %(did you mean capabilities%?%)" },
+    { { Settings = {} }, "Settings: unknown option %(did you mean settings%?%)" },
+    { { rootdir = "/" }, "rootdir: unknown option %(did you mean root_dir%?%)" },
+    { { init_option = {} }, "init_option: unknown option %(did you mean init_options%?%)" },
+    { { aprove = "ask" }, "aprove: unknown option %(did you mean approve%?%)" },
+    { { attach = function() end }, "attach: unknown option %(did you mean on_attach%?%)" },
+    -- The nvim-lspconfig keys are checked for their type.
+    { { on_attach = "f" }, "on_attach: want a function" },
+    { { capabilities = true }, "capabilities: want a table" },
+    { { handlers = { ["$/progress"] = 1 } }, "handlers.%$/progress: want a function" },
+    { { flags = 1 }, "flags: want a table" },
+    { { root_dir = 3 }, "root_dir: want a directory or a function" },
+    { { root_dir = "/nonexistent/ioh" }, "root_dir: /nonexistent/ioh is not a directory" },
+    { { settings = { ioh = "x" } }, "settings.ioh: want a table" },
+    { { init_options = "x" }, "init_options: want a table" },
   }
   for _, c in ipairs(bad) do
     local ok, err = pcall(config.validate, c[1])
     H.ok(not ok and tostring(err):find("^ioh.setup: " .. c[2]) ~= nil, "setup rejects bad " .. c[2]:gsub("%%", ""), tostring(err))
   end
+  H.eq(config.nearest("xyzzy", config.KNOWN), nil, "no suggestion when no key is near")
+  H.eq(config.distance("kitten", "sitting"), 3, "edit distance")
+  H.eq(config.validate({ cmd = { "/opt/ioh-lsp" } }).cmd, { "/opt/ioh-lsp" }, "a one-word cmd is kept as given (not merged with the default's serve)")
+  H.eq(config.validate({ review_keymaps = { approve = "A" } }).review_keymaps, { approve = "A", reject = "r", close = "q" }, "review_keymaps merge key by key")
+  H.eq(config.with_ioh({ ioh = { sandbox = { require = "landlock" }, approve = "never" }, other = { x = 1 } }, { approve = "ask" }),
+    { ioh = { sandbox = { require = "landlock" }, approve = "ask" }, other = { x = 1 } }, "user settings merge under the plugin's ioh section, typed options win")
+  H.match(vim.fn.json_encode(config.with_ioh(nil, vim.empty_dict())), '^{"ioh": ?{}}$', "an empty ioh section stays an object on the wire")
+  local order = {}
+  local chained = config.chain_handlers({ m = function() table.insert(order, "plugin"); return "p" end, only = function() return "o" end },
+    { m = function() table.insert(order, "user") end, u = function() return "u" end })
+  H.eq({ chained.m(), order, chained.only(), chained.u() }, { "p", { "plugin", "user" }, "o", "u" }, "handlers: the plugin's, then the user's; a nil answer keeps the plugin's")
+  chained = config.chain_handlers({ m = function() return "p" end }, { m = function() return "user answer" end })
+  H.eq(chained.m(), "user answer", "handlers: the user's answer wins when it gives one")
   H.eq(config.server_config(config.validate({ model = { provider = "anthropic", name = "claude-sonnet-4-6", base_url = "" }, budget = { steps = 40, cost_usd = 2 }, trusted = {} })),
     { model = { provider = "anthropic", name = "claude-sonnet-4-6" }, budget = { steps = 40, cost_usd = 2 } }, "server config keeps set keys only")
 
@@ -71,10 +101,24 @@ H.run(function()
   -- End to end against the fake server.
   local dir = H.copy_fixture(here .. "/fixture/calc")
   local cassette = dir .. "/cassette.json"
+  -- The keys of an nvim-lspconfig setup, each observable below.
+  local attached, roots, user_progress = {}, {}, 0
   require("ioh").setup({
     cmd = { "python3", here .. "/fake_server.py" },
     model = { provider = "replay", cassette = cassette },
     approve = "ask",
+    on_attach = function(c, b)
+      table.insert(attached, { name = c.name, bufnr = b })
+    end,
+    capabilities = { workspace = { ioh_probe = { on = true } }, textDocument = { hover = { contentFormat = { "plaintext" } } } },
+    handlers = { ["$/progress"] = function() user_progress = user_progress + 1 end },
+    flags = { debounce_text_changes = 7 },
+    root_dir = function(fname, b)
+      table.insert(roots, { fname = fname, bufnr = b })
+      return fname:find("/calc%.go$") and vim.fn.fnamemodify(fname, ":h") or nil
+    end,
+    settings = { other = { x = 1 }, ioh = { sandbox = { require = "landlock" } } },
+    init_options = { extra = true },
   })
   vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/calc.go"))
   local buf = vim.api.nvim_get_current_buf()
@@ -83,6 +127,10 @@ H.run(function()
     local c = client.get(buf)
     return c ~= nil and c.initialized ~= false and vim.lsp.buf_is_attached(buf, c.id)
   end, "the buffer is attached to ioh-lsp")
+  H.wait(5000, function() return #attached > 0 end, "on_attach is called")
+  H.eq(attached, { { name = "ioh-lsp", bufnr = buf } }, "on_attach(client, bufnr) gets the ioh-lsp client and the buffer")
+  H.eq(roots[1], { fname = dir .. "/calc.go", bufnr = buf }, "root_dir(fname, bufnr) is asked for the buffer's root")
+  H.eq(client.get(buf).config.flags, { debounce_text_changes = 7 }, "flags reach the client")
   local c = client.get(buf)
   local function calls()
     local res = c.request_sync("workspace/executeCommand", { command = "fake.calls", arguments = {} }, 5000, buf)
@@ -97,9 +145,13 @@ H.run(function()
   end
   H.wait(5000, function() return find("fake/configuration") ~= nil end, "server pulled workspace/configuration")
   local init = find("initialize")
-  H.eq(init and init.initializationOptions, { ioh = { model = { provider = "replay", cassette = cassette }, approve = "ask" } }, "initializationOptions.ioh")
-  H.eq(init and init.rootUri, vim.uri_from_fname(dir), "root is the fixture (go.mod)")
-  H.eq(find("fake/configuration"), { { model = { provider = "replay", cassette = cassette }, approve = "ask" } }, "workspace/configuration section ioh")
+  H.eq(init and init.initializationOptions, { ioh = { model = { provider = "replay", cassette = cassette }, approve = "ask" }, extra = true }, "initializationOptions: ioh and the user's init_options")
+  H.eq(init and init.rootUri, vim.uri_from_fname(dir), "root is the one root_dir gave")
+  local caps = init and init.capabilities or {}
+  H.eq({ caps.workspace and caps.workspace.ioh_probe, caps.workspace and caps.workspace.applyEdit, caps.textDocument and caps.textDocument.hover and caps.textDocument.hover.contentFormat },
+    { { on = true }, true, { "plaintext" } }, "capabilities: the user's merged over Neovim's own")
+  H.eq(find("fake/configuration"), { { model = { provider = "replay", cassette = cassette }, approve = "ask", sandbox = { require = "landlock" } }, { x = 1 } },
+    "workspace/configuration: section ioh with the user's settings merged, and the user's other section")
 
   vim.cmd("2,5IohAsk make the failing test pass")
   H.wait(5000, function() return require("ioh.review").find("r-1") ~= nil end, "the held proposal opens the review buffer")
@@ -111,7 +163,8 @@ H.run(function()
     return vim.tbl_contains(vim.api.nvim_buf_get_lines(rb, 0, -1, false), "+\treturn a + b")
   end, "the review buffer shows the diff")
   H.eq(vim.bo[rb].filetype, "diff", "review buffer is a diff")
-  H.eq(require("ioh").status(), "ioh r-1: step 2 · 2000 tokens · $0.0036 · edit_file · 1 to review", "statusline during review")
+  H.eq(require("ioh").status(), "ioh r-1: step 2 · 2000 tokens · $0.0036 · edit_file · 1 to review", "statusline during review (the plugin's $/progress handler still runs)")
+  H.ok(user_progress >= 2, "the user's $/progress handler runs too", "called " .. user_progress .. " times")
   local diags = vim.diagnostic.get(buf)
   H.ok(#diags == 1 and diags[1].source == "ioh", "an ioh diagnostic is shown", vim.inspect(diags))
 
@@ -155,6 +208,15 @@ H.run(function()
   vim.cmd("IohRun " .. dir .. "/missing.ioh.yaml")
   vim.notify = orig
   H.match(msgs[1], "^ioh: run: no task file", ":IohRun on a missing file says so")
+
+  -- root_dir answering nil: the buffer is not attached (nvim-lspconfig's rule).
+  local other = dir .. "/notes.txt"
+  vim.fn.writefile({ "x" }, other)
+  vim.cmd("edit " .. vim.fn.fnameescape(other))
+  local ob = vim.api.nvim_get_current_buf()
+  H.wait(2000, function() return #roots >= 2 end, "root_dir is asked for the other buffer")
+  local on_ob = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = ob }) or vim.lsp.buf_get_clients(ob)
+  H.eq(vim.tbl_count(on_ob), 0, "a buffer root_dir answers nil for is not attached")
 
   client.stop()
 end)

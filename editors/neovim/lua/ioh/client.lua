@@ -83,16 +83,43 @@ function M.get(bufnr)
   return all[1]
 end
 
+--- root_of is the buffer's workspace root: setup's root_dir (a directory,
+--- or a function(fname, bufnr) whose nil means "do not attach"), else the
+--- nearest directory with a root marker.
+function M.root_of(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local rd = opts.root_dir
+  if type(rd) == "string" then
+    return (vim.fn.fnamemodify(vim.fn.expand(rd), ":p"):gsub("(.)/$", "%1"))
+  end
+  if rd ~= nil then
+    local ok, r = pcall(rd, name, bufnr)
+    if not ok then
+      vim.notify("ioh: root_dir failed: " .. tostring(r), vim.log.levels.ERROR)
+      return nil
+    end
+    if type(r) ~= "string" or r == "" then
+      return nil
+    end
+    return (vim.fn.fnamemodify(r, ":p"):gsub("(.)/$", "%1"))
+  end
+  return M.root_for(name)
+end
+
 local function config_for(root, handlers)
-  local cfg = require("ioh.config").server_config(opts)
+  local config = require("ioh.config")
+  local cfg = config.server_config(opts)
   return {
     name = M.name,
     cmd = opts.cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
-    init_options = { ioh = cfg },
-    settings = { ioh = cfg },
-    handlers = handlers,
+    init_options = config.with_ioh(opts.init_options, cfg),
+    settings = config.with_ioh(opts.settings, cfg),
+    capabilities = config.capabilities(opts),
+    handlers = config.chain_handlers(handlers, opts.handlers),
+    flags = opts.flags,
+    on_attach = opts.on_attach,
     on_exit = function(code, signal)
       by_root[root] = nil
       if code ~= 0 and signal ~= 15 then
@@ -117,7 +144,10 @@ function M.attach(bufnr, handlers)
     )
     return nil
   end
-  local root = M.root_for(vim.api.nvim_buf_get_name(bufnr))
+  local root = M.root_of(bufnr)
+  if root == nil then
+    return nil
+  end
   local cfg = config_for(root, handlers)
   if vim.lsp.start then
     return vim.lsp.start(cfg, { bufnr = bufnr })

@@ -17,7 +17,33 @@ M.defaults = {
   save_on_apply = true, -- write the buffers an approved ioh edit touched
   keymaps = false, -- false, or { ask = "<leader>ia", run = ..., approve = ..., reject = ..., cancel = ..., trace = ..., runs = ..., review = ... }
   review_keymaps = { approve = "a", reject = "r", close = "q" },
+  -- The keys every Neovim LSP setup passes, as nvim-lspconfig names them:
+  -- on_attach(client, bufnr) is called on each attached buffer;
+  -- capabilities are merged (vim.tbl_deep_extend) over Neovim's own;
+  -- handlers run after the plugin's for the same method (their answer wins
+  -- for requests); flags go to the client as they are; root_dir is a
+  -- directory or a function(fname, bufnr) returning one (nil: not
+  -- attached); settings and init_options are merged under the plugin's
+  -- `ioh` section, which the options above build.
+  on_attach = nil,
+  capabilities = nil,
+  handlers = nil,
+  flags = nil,
+  root_dir = nil,
+  settings = nil,
+  init_options = nil,
 }
+
+--- KNOWN lists every option setup{} takes (defaults with a nil value included).
+M.KNOWN = {
+  "cmd", "model", "approve", "budget", "policy", "trusted", "root_markers", "filetypes", "autostart",
+  "save_on_apply", "keymaps", "review_keymaps",
+  "on_attach", "capabilities", "handlers", "flags", "root_dir", "settings", "init_options",
+}
+local KNOWN_SET = {}
+for _, k in ipairs(M.KNOWN) do
+  KNOWN_SET[k] = true
+end
 
 local PROVIDERS = { anthropic = true, openai = true, openrouter = true, ["openai-compatible"] = true, replay = true }
 local APPROVE = { ask = true, auto = true, never = true }
@@ -88,21 +114,117 @@ local function check_policy(p)
   end
 end
 
+--- distance is the Levenshtein edit distance of a and b.
+function M.distance(a, b)
+  local prev = {}
+  for j = 0, #b do
+    prev[j] = j
+  end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+--- nearest is the known key closest to key (case ignored), or nil when
+--- none is near enough to be a likely typo: at most a third of the longer
+--- word's letters differ (and at least 2 are allowed), or one key of four
+--- letters or more contains the other.
+function M.nearest(key, known)
+  local lk = key:lower()
+  local best, best_d
+  for _, k in ipairs(known) do
+    local d = M.distance(lk, k:lower())
+    if best_d == nil or d < best_d then
+      best, best_d = k, d
+    end
+  end
+  if best == nil then
+    return nil
+  end
+  local limit = math.max(2, math.floor(math.max(#key, #best) / 3))
+  if best_d <= limit then
+    return best
+  end
+  for _, k in ipairs(known) do
+    if #lk >= 4 and (k:find(lk, 1, true) or lk:find(k, 1, true)) then
+      return k
+    end
+  end
+  return nil
+end
+
+local function check_lsp_keys(o)
+  if o.on_attach ~= nil and not vim.is_callable(o.on_attach) then
+    fail("on_attach", "want a function(client, bufnr)")
+  end
+  for _, k in ipairs({ "capabilities", "flags", "settings", "init_options" }) do
+    if o[k] ~= nil and type(o[k]) ~= "table" then
+      fail(k, "want a table")
+    end
+  end
+  if o.handlers ~= nil then
+    if type(o.handlers) ~= "table" then
+      fail("handlers", "want a table of method = function(err, result, ctx, config)")
+    end
+    for m, h in pairs(o.handlers) do
+      if type(m) ~= "string" or not vim.is_callable(h) then
+        fail("handlers." .. tostring(m), "want a function(err, result, ctx, config)")
+      end
+    end
+  end
+  if o.root_dir ~= nil then
+    if type(o.root_dir) == "string" then
+      if vim.fn.isdirectory(vim.fn.expand(o.root_dir)) ~= 1 then
+        fail("root_dir", o.root_dir .. " is not a directory")
+      end
+    elseif not vim.is_callable(o.root_dir) then
+      fail("root_dir", "want a directory or a function(fname, bufnr) returning one")
+    end
+  end
+  if type(o.settings) == "table" and o.settings.ioh ~= nil and type(o.settings.ioh) ~= "table" then
+    fail("settings.ioh", "want a table")
+  end
+  if type(o.init_options) == "table" and o.init_options.ioh ~= nil and type(o.init_options.ioh) ~= "table" then
+    fail("init_options.ioh", "want a table")
+  end
+end
+
 --- validate merges opts over the defaults and checks them; errors name the key.
 function M.validate(opts)
   opts = opts or {}
   if type(opts) ~= "table" then
     fail("setup", "want a table")
   end
+  local unknown = {}
   for k in pairs(opts) do
-    if M.defaults[k] == nil and not ({ model = 1, approve = 1, budget = 1, policy = 1, trusted = 1, filetypes = 1 })[k] then
-      fail(tostring(k), "unknown option")
+    if not KNOWN_SET[k] then
+      table.insert(unknown, tostring(k))
     end
   end
-  local o = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  if #unknown > 0 then
+    table.sort(unknown)
+    local near = M.nearest(unknown[1], M.KNOWN)
+    fail(unknown[1], "unknown option" .. (near and string.format(" (did you mean %s?)", near) or "; known options: " .. table.concat(M.KNOWN, ", ")))
+  end
+  -- Top-level values replace the defaults (a cmd of one word must not keep
+  -- the default's "serve"); only review_keymaps merges key by key.
+  local o = vim.deepcopy(M.defaults)
+  for k, v in pairs(opts) do
+    o[k] = v
+  end
+  if type(opts.review_keymaps) == "table" then
+    o.review_keymaps = vim.tbl_extend("force", M.defaults.review_keymaps, opts.review_keymaps)
+  end
   if type(o.cmd) ~= "table" or #o.cmd == 0 or type(o.cmd[1]) ~= "string" then
     fail("cmd", "want a list such as { 'ioh-lsp', 'serve' }")
   end
+  check_lsp_keys(o)
   check_model(o.model)
   if o.approve ~= nil and not APPROVE[o.approve] then
     fail("approve", "want ask, auto or never")
@@ -146,6 +268,52 @@ function M.server_config(o)
   end
   if next(out) == nil then
     return vim.empty_dict()
+  end
+  return out
+end
+
+--- section merges the user's settings or init_options table under the
+--- plugin's own `ioh` section: the typed options above win for the keys
+--- they set, the rest of the user's table goes through as given.
+function M.with_ioh(user, cfg)
+  local out = vim.tbl_deep_extend("force", vim.deepcopy(user or {}), { ioh = cfg })
+  if next(out.ioh) == nil then
+    out.ioh = vim.empty_dict()
+  end
+  return out
+end
+
+--- capabilities is Neovim's client capabilities with the user's merged over them.
+function M.capabilities(o)
+  local base = vim.lsp.protocol.make_client_capabilities()
+  if o.capabilities == nil then
+    return base
+  end
+  return vim.tbl_deep_extend("force", base, o.capabilities)
+end
+
+--- chain_handlers gives each method the plugin's handler and then the
+--- user's: a request is answered with the user's result when it returns
+--- one, else with the plugin's.
+function M.chain_handlers(plugin, user)
+  local out = {}
+  for m, h in pairs(plugin or {}) do
+    out[m] = h
+  end
+  for m, uh in pairs(user or {}) do
+    local ph = out[m]
+    if ph == nil then
+      out[m] = uh
+    else
+      out[m] = function(err, result, ctx, cfg)
+        local pr, perr = ph(err, result, ctx, cfg)
+        local ur, uerr = uh(err, result, ctx, cfg)
+        if ur ~= nil or uerr ~= nil then
+          return ur, uerr
+        end
+        return pr, perr
+      end
+    end
   end
   return out
 end
