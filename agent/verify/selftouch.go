@@ -32,6 +32,9 @@ var checkConfig = []string{
 	"package.json", "**/package.json", ".npmrc", ".mocharc*", "jest.config.*", "vitest.config.*", "vite.config.*",
 	"Cargo.toml", "**/Cargo.toml", "**/build.rs", ".cargo/config", ".cargo/config.toml",
 	"pom.xml", "**/pom.xml", "build.gradle*", "**/build.gradle*", "settings.gradle*",
+	// the test runners and dependencies themselves, vendored or installed
+	// in the tree: patching them changes every verdict
+	"vendor/**", "**/vendor/**", "**/node_modules/**", "**/site-packages/**", ".venv/**", "venv/**",
 }
 
 // testSettingsFiles carry test settings among other things: a change
