@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/regfile"
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
 )
 
@@ -188,12 +188,14 @@ func diagDataOf(d protocol.Diagnostic) (diagData, bool) {
 	return dd, true
 }
 
-// fileText returns an open buffer's text, else the file on disk.
+// fileText returns an open buffer's text, else the file on disk when it
+// is a regular file no larger than a message (a path from a check's
+// output may name a FIFO or a symlink to /dev/zero); nil otherwise.
 func (s *Server) fileText(abs string) []byte {
 	if doc, ok := s.docs.byPath(abs); ok {
 		return doc.text
 	}
-	b, _ := os.ReadFile(abs)
+	b, _ := regfile.Read(abs, MaxMessageSize)
 	return b
 }
 

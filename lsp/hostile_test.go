@@ -144,3 +144,20 @@ func TestIgnoredEndpointIsShownBeforeTheRunFailsToStart(t *testing.T) {
 		t.Error("the task file's endpoint got a request")
 	}
 }
+
+// TestCheckOutputNamingADeviceIsNotRead: a failing check's output names a
+// workspace path that is a symlink to /dev/zero (a repository can ship
+// one). The server places the error diagnostic without reading the device
+// (before, it read /dev/zero until memory ran out).
+func TestCheckOutputNamingADeviceIsNotRead(t *testing.T) {
+	f := newFixture(t, map[string]string{"a.txt": "hello\n"}, lsptest.Config{})
+	if err := os.Symlink("/dev/zero", filepath.Join(f.dir, "zero.go")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := deadline(t)
+	check := []string{"sh", "-c", "echo 'zero.go:1:1: boom'; exit 1"}
+	id := f.start(ctx, "ioh.run", inline("fail", f.cassette(edit("a.txt", "hello", "world"), finish("done"), finish("done"), finish("done")), check))
+	if _, err := f.editor.Expect(ctx, lsptest.ProgressEnd("ioh/"+id), f.editor.DiagnosticAt("zero.go", 0, "boom")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -13,9 +13,9 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/agent/internal/regfile"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/regfile"
 )
 
 // MaxSize bounds a configuration file.

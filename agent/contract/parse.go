@@ -14,8 +14,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/internal/regfile"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/regfile"
 )
 
 // MaxSize bounds a contract file.

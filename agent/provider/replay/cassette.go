@@ -12,8 +12,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/internal/regfile"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/regfile"
 )
 
 // Version is the cassette format version.
