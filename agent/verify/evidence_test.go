@@ -56,6 +56,18 @@ func TestGoTestJSONArgv(t *testing.T) {
 			t.Errorf("goTestJSON(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.json)
 		}
 	}
+	for line, want := range map[string]string{
+		"go test ./...":           "go test -json ./...",
+		"  go   test -run X ./a ": "go test -json -run X ./a",
+		"go test ./... | tee log": "",
+		"GOFLAGS=-v go test ./..": "",
+		"go vet ./...":            "",
+	} {
+		p := planCheck(contract.Check{Shell: line})
+		if got := map[bool]string{true: p.shell, false: ""}[p.evidence == EvidenceGoTest]; got != want {
+			t.Errorf("shell %q: planned %q (%s), want %q", line, p.shell, p.evidence, want)
+		}
+	}
 	if isGoTest([]string{"go", "vet"}) || isGoTest([]string{"gotest"}) || !isGoTest([]string{"/x/go", "test"}) {
 		t.Error("isGoTest misjudges")
 	}

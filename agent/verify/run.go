@@ -202,8 +202,20 @@ func planCheck(c contract.Check) plan {
 		if argv, ok := goTestJSON(p.argv); ok {
 			p.argv, p.evidence = argv, EvidenceGoTest
 		}
+	case c.Report == "" && plainShell(c.Shell) && isGoTest(strings.Fields(c.Shell)):
+		// a shell line that is just `go test …`, with nothing the shell
+		// would interpret: the same words with -json
+		if argv, ok := goTestJSON(strings.Fields(c.Shell)); ok {
+			p.shell, p.evidence = strings.Join(argv, " "), EvidenceGoTest
+		}
 	}
 	return p
+}
+
+// plainShell reports whether a shell line is a plain list of words: no
+// quoting, expansion, redirection or command separators.
+func plainShell(line string) bool {
+	return line != "" && !strings.ContainsAny(line, "\"'`$\\;&|<>(){}*?[]~#=\n")
 }
 
 // runCheck runs one check and returns its result and per-test results
