@@ -261,10 +261,12 @@ func (m *matcher) searchOne(rel, abs string, data []byte, ov bool) []Match {
 	return found
 }
 
-// results gathers matches from concurrent searches.
+// results gathers matches from concurrent searches, one group per file
+// (each already in line order).
 type results struct {
-	mu  sync.Mutex
-	all []Match
+	mu     sync.Mutex
+	groups [][]Match
+	n      int
 }
 
 func (r *results) add(found []Match) {
@@ -272,21 +274,31 @@ func (r *results) add(found []Match) {
 		return
 	}
 	r.mu.Lock()
-	r.all = append(r.all, found...)
+	r.groups = append(r.groups, found)
+	r.n += len(found)
 	r.mu.Unlock()
 }
 
-// sorted returns the matches by path then line, at most max (0: all).
+// sorted returns the matches by path then line, at most max (0: all):
+// the files are sorted, not every match.
 func (r *results) sorted(max int) []Match {
-	all := r.all
-	slices.SortFunc(all, func(a, b Match) int {
-		if c := strings.Compare(a.Path, b.Path); c != 0 {
-			return c
+	slices.SortFunc(r.groups, func(a, b []Match) int { return strings.Compare(a[0].Path, b[0].Path) })
+	n := r.n
+	if max > 0 && n > max {
+		n = max
+	}
+	all := make([]Match, 0, n)
+	for _, g := range r.groups {
+		if len(all)+len(g) > n {
+			g = g[:n-len(all)]
 		}
-		return a.Line - b.Line
-	})
-	if max > 0 && len(all) > max {
-		all = all[:max:max]
+		all = append(all, g...)
+		if len(all) == n {
+			break
+		}
+	}
+	if len(all) == 0 {
+		return nil
 	}
 	return all
 }
