@@ -38,11 +38,17 @@ lint: lint-fast
 	    echo "staticcheck could not be installed from the module proxy; skipped"; exit 0; fi; \
 	  staticcheck ./...
 
+# The editor tests start the real server: it gets a configuration and a
+# state directory of its own, never the user's ~/.config/ioh/config.yaml
+# (the Go tests get theirs from internal/testenv).
+TEST_WORLD = rm -rf $(CURDIR)/bin/test-world && mkdir -p $(CURDIR)/bin/test-world/config $(CURDIR)/bin/test-world/state && \
+	XDG_CONFIG_HOME=$(CURDIR)/bin/test-world/config XDG_STATE_HOME=$(CURDIR)/bin/test-world/state
+
 test-vscode:
-	@if [ -f editors/vscode/package.json ]; then $(MAKE) -C editors/vscode test; else echo "editors/vscode: nothing to test yet"; fi
+	@if [ -f editors/vscode/package.json ]; then $(TEST_WORLD) $(MAKE) -C editors/vscode test; else echo "editors/vscode: nothing to test yet"; fi
 
 test-neovim: build
-	@if [ -f editors/neovim/test/run.sh ]; then IOH_LSP=$(CURDIR)/$(BIN) sh editors/neovim/test/run.sh; else echo "editors/neovim: nothing to test yet"; fi
+	@if [ -f editors/neovim/test/run.sh ]; then $(TEST_WORLD) IOH_LSP=$(CURDIR)/$(BIN) sh editors/neovim/test/run.sh; else echo "editors/neovim: nothing to test yet"; fi
 
 # bench: every bench/*.sh, each printing ratios against a reference tool
 # measured in the same run.
