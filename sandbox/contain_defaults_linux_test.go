@@ -43,7 +43,7 @@ func TestContainDefaults(t *testing.T) {
 				mem = true
 			case m.Name == "cgroup-pids" && m.State == StateApplied:
 				procs = true
-			case m.Name == "rlimits" && m.State == StateApplied:
+			case strings.HasPrefix(m.Name, "rlimit") && m.State == StateApplied:
 				mem = mem || strings.Contains(m.Detail, fmt.Sprintf("as=%d", DefaultLimits.Memory))
 				procs = procs || strings.Contains(m.Detail, "nproc=1024")
 			}
