@@ -81,7 +81,9 @@ echo "  ratio landlock/bwrap              $(ratio "$sbl" "$sblw")   (goal <= 0.5
 # Containment counts of the tier table (sandbox/tier_contain_linux_test.go):
 # with user namespaces and without (inside bwrap --disable-userns), as the
 # caller and, as root, as an ordinary user too.
-counts="$work/counts.txt"
+chmod 755 "$work" # the ordinary-user re-runs append to the counts too
+mkdir -m 777 "$work/counts"
+counts="$work/counts/counts.txt"
 (cd "$repo" && go test -c -o "$work/sandbox.test" ./sandbox)
 if IOH_CONTAIN_COUNTS="$counts" "$work/sandbox.test" -test.run '^(TestTierContainment|TestTierContainmentOtherModes)$' -test.count=1 >"$work/contain.log" 2>&1; then
 	echo

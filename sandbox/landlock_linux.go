@@ -59,11 +59,53 @@ func applyLandlock(cfg *initConfig) ([]Mechanism, error) {
 // the read view, writes only in the writable roots (which include the
 // run's private temporary directory), TCP bind and connect refused unless
 // the network was asked for, signals and abstract unix sockets scoped to
-// the sandbox. Without Landlock the tier cannot run: that is an error.
+// the sandbox. It binds every thread of the calling process (the exec
+// stage, which then execs). Without Landlock the tier cannot run: that is
+// an error.
 func applyLandlockTier(cfg *initConfig) ([]Mechanism, error) {
+	c, rules, ms, err := landlockTierRules(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Restrict(rules...); err != nil {
+		return nil, fmt.Errorf("landlock: %w", err)
+	}
+	return ms, nil
+}
+
+// restrictThreadLandlock applies the landlock tier's rules to the calling
+// OS thread only (locked, and never unlocked by the caller), so the runner
+// that forks the command from it stays outside the sandbox's domain: the
+// command can neither signal nor trace it. no_new_privs is set on the
+// thread too.
+func restrictThreadLandlock(cfg *initConfig) ([]Mechanism, error) {
+	c, rules, ms, err := landlockTierRules(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fd, flags, err := c.NewRulesetFD(rules...)
+	if err != nil {
+		return nil, fmt.Errorf("landlock: %w", err)
+	}
+	if fd < 0 {
+		return nil, errors.New("landlock: nothing to enforce")
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return nil, fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return ms, nil
+}
+
+// landlockTierRules builds the landlock tier's ruleset and the mechanisms
+// it will report.
+func landlockTierRules(cfg *initConfig) (landlock.Config, []landlock.Rule, []Mechanism, error) {
 	abi := landlockABI()
 	if abi < 1 {
-		return nil, errors.New("kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
+		return landlock.Config{}, nil, nil, errors.New("kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
 	}
 	var ro, roFiles, rw, rwFiles []string
 	for _, p := range cfg.ReadView {
@@ -104,9 +146,6 @@ func applyLandlockTier(cfg *initConfig) ([]Mechanism, error) {
 	if len(rwFiles) > 0 {
 		rules = append(rules, landlock.RWFiles(rwFiles...).IgnoreIfMissing())
 	}
-	if err := c.Restrict(rules...); err != nil {
-		return nil, fmt.Errorf("landlock: %w", err)
-	}
 	ms := []Mechanism{{"landlock-fs", StateApplied,
 		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory", abi, len(cfg.ReadView), len(cfg.Writable))}}
 	switch {
@@ -122,7 +161,7 @@ func applyLandlockTier(cfg *initConfig) ([]Mechanism, error) {
 	} else {
 		ms = append(ms, Mechanism{"landlock-scope", StateUnavailable, fmt.Sprintf("ABI %d cannot scope signals or abstract unix sockets (needs 6)", abi)})
 	}
-	return ms, nil
+	return c, rules, ms, nil
 }
 
 // unixSocketsConfined reports whether Landlock keeps connect(2) to the

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 )
 
 // The read view is what contained code may read, deny by default: the
@@ -32,12 +34,49 @@ var etcSecrets = []string{
 	"/etc/.pwd.lock", "/etc/subuid-", "/etc/subgid-",
 }
 
-// readView returns the paths of s's read view, secrets carved out, sorted
-// and without a path lying under another: the landlock tier's rules.
-// masked are the expanded masks (maskTargets).
-func readView(s *Spec, masked []string) []string {
-	roots, _ := readViewRoots(s)
-	return carve(roots, readViewDeny(masked))
+// viewCacheTTL bounds how long the parts of a view that do not change per
+// run (masks, system directories, toolchains) are reused: a secret created
+// since is carved out within it.
+const viewCacheTTL = 5 * time.Second
+
+var viewCache struct {
+	mu     sync.Mutex
+	key    string
+	at     time.Time
+	static []string // the carved system and toolchain part
+	deny   []string
+	masked int
+}
+
+// landlockView returns the landlock tier's read view, secrets carved out,
+// with its per-process part cached: the masks, the system directories and the toolchains are
+// computed at most once per viewCacheTTL for the same masks, environment
+// and extra readable paths; the working directory, the writable roots and
+// the stage are carved per run. It returns the view, the deny list (for
+// carving the writable roots) and how many masks apply.
+func landlockView(s *Spec) (view, deny []string, masked int) {
+	key := strings.Join([]string{strings.Join(s.Masked, "\x00"), strings.Join(s.Env, "\x00"), strings.Join(s.Readable, "\x00"),
+		os.Getenv("HOME"), os.Getenv("PATH"), os.Getenv("XDG_CONFIG_HOME"), os.Getenv("XDG_STATE_HOME"), os.Getenv("IOH_STATE_DIR")}, "\x01")
+	viewCache.mu.Lock()
+	if viewCache.key != key || time.Since(viewCache.at) > viewCacheTTL {
+		m := maskTargets(s.Masked)
+		viewCache.deny = readViewDeny(m)
+		roots, _ := readViewRoots(&Spec{Env: s.Env, Readable: s.Readable})
+		viewCache.static = carve(roots, viewCache.deny)
+		viewCache.masked = len(m)
+		viewCache.key, viewCache.at = key, time.Now()
+	}
+	static, deny, masked := viewCache.static, viewCache.deny, viewCache.masked
+	viewCache.mu.Unlock()
+	dyn, _ := resolveRoots(append(append([]string{s.Dir}, s.Writable...), stageLower(s)))
+	return minimalCover(append(append([]string{}, static...), carve(dyn, deny)...)), deny, masked
+}
+
+func stageLower(s *Spec) string {
+	if s.Stage == nil {
+		return ""
+	}
+	return s.Stage.lower
 }
 
 // readViewDeny is what no view holds: the masks, /etc's secrets, and this
@@ -62,6 +101,12 @@ func readViewRoots(s *Spec) ([]string, map[string]string) {
 	}
 	roots = append(roots, toolchainDirs(s.Env)...)
 	roots = append(roots, s.Readable...)
+	return resolveRoots(roots)
+}
+
+// resolveRoots resolves roots (dropping missing ones, taking "/" apart),
+// keeps none under another, and notes the symlinks among them.
+func resolveRoots(roots []string) ([]string, map[string]string) {
 	links := map[string]string{}
 	var out []string
 	for _, r := range roots {
@@ -113,13 +158,13 @@ func carve(roots, deny []string) []string {
 	var add func(p string, depth int)
 	add = func(p string, depth int) {
 		for _, d := range realDeny {
-			if within(p, d) {
+			if under(p, d) {
 				return
 			}
 		}
 		inside := false
 		for _, d := range realDeny {
-			if d != p && within(d, p) {
+			if d != p && under(d, p) {
 				inside = true
 				break
 			}
@@ -153,10 +198,16 @@ func minimalCover(ps []string) []string {
 	sort.Strings(ps)
 	var out []string
 	for _, p := range ps {
-		if len(out) > 0 && within(p, out[len(out)-1]) {
-			continue
+		covered := false
+		for _, q := range out { // "/a-b" sorts between "/a" and "/a/b"
+			if under(p, q) {
+				covered = true
+				break
+			}
 		}
-		out = append(out, p)
+		if !covered {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -316,4 +367,14 @@ func ownStateDirs() []string {
 		}
 	}
 	return abs
+}
+
+// under reports whether the clean absolute path p is root or lies below
+// it: within without filepath.Rel's allocations, for the view's many
+// comparisons.
+func under(p, root string) bool {
+	if root == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == root || (len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root)
 }

@@ -352,3 +352,20 @@ func TestTierCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestLandlockRunnerOutOfReach: the landlock tier's runner, which kills
+// the command's whole tree at the end, lies outside the command's Landlock
+// domain, so the command cannot kill it to escape that.
+func TestLandlockRunnerOutOfReach(t *testing.T) {
+	tiersHere(t)
+	work := outsideDir(t)
+	out, output := runTier(t, Spec{Argv: []string{"sh", "-c", "kill -KILL $PPID && echo killed-runner; echo done"},
+		Dir: work, Writable: []string{work}, Backend: BackendLandlock})
+	if out.ExitCode != 0 || strings.Contains(output, "killed-runner") || !strings.Contains(output, "done") {
+		t.Errorf("the command reached its runner: exit %d signal %q\n%s", out.ExitCode, out.Signal, output)
+	}
+	ctl, err := exec.Command("sh", "-c", "kill -0 $PPID && echo reachable").CombinedOutput()
+	if err != nil || !strings.Contains(string(ctl), "reachable") {
+		t.Fatalf("uncontained control could not signal its parent, so the case proves nothing: %v %s", err, ctl)
+	}
+}

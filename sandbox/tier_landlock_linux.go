@@ -71,17 +71,16 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		writable = append(writable, view)
 		mechs = append(mechs, Mechanism{"copy-stage", StateApplied, "staged view copied to a private directory (cloned where the filesystem can); no overlay without a mount namespace"})
 	}
-	masked := maskTargets(s.Masked)
-	view := readView(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: s.Readable}, masked)
+	view, deny, masked := landlockView(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: s.Readable, Masked: s.Masked})
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
-		Writable: append(carve(writable, readViewDeny(masked)), tmp),
+		Writable: append(carve(writable, deny), tmp),
 		ReadView: view,
 		Env: append(BuildEnv(parentEnv(), home, s.Env),
 			"TMPDIR="+tmpdir, "TMP="+tmpdir, "TEMP="+tmpdir),
 	}
 	mechs = append(mechs,
-		Mechanism{"read-view", StateApplied, fmt.Sprintf("%d paths readable: system directories, workspace, writable roots, toolchains; every home's other contents and %d secrets absent", len(view), len(masked))},
+		Mechanism{"read-view", StateApplied, fmt.Sprintf("%d paths readable: system directories, workspace, writable roots, toolchains; every home's other contents and %d secrets absent", len(view), masked)},
 		Mechanism{"private-tmp", StateApplied, "TMPDIR and HOME in a private directory removed after the run; /tmp itself not writable"},
 		Mechanism{"pid-namespace", StateUnavailable, "no namespaces in this tier: host processes are visible in /proc (Landlock and seccomp refuse reading, signalling and tracing them)"},
 	)
@@ -264,28 +263,27 @@ func landlockMain() int {
 	}
 	report(initStatus{Mechanisms: []Mechanism{{"subreaper", StateApplied, "every descendant is killed when the command ends"}}})
 
-	r, w, err := os.Pipe()
+	var pid int
+	var err error
+	if needsExecStage(&cfg) {
+		// The address-space and process rlimits are process-wide: they
+		// would bind this runner too, so the command gets a stage of its
+		// own to take them.
+		pid, err = startExecStage(&cfg, stF)
+	} else {
+		var done *initStatus
+		pid, done, err = startRestricted(&cfg, report)
+		if err == nil && done != nil {
+			report(*done)
+			return done.Exit
+		}
+	}
 	if err != nil {
-		return fail(fmt.Errorf("exec stage pipe: %w", err))
-	}
-	cmd := exec.Command("/proc/self/exe", execArg)
-	cmd.Env = []string{}
-	cmd.Dir = "/"
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r, stF}
-	// Its own session: no controlling terminal to inject keystrokes into.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fail(fmt.Errorf("start exec stage: %w", err))
-	}
-	r.Close()
-	if err := json.NewEncoder(w).Encode(&cfg); err != nil {
 		killDescendants()
-		return fail(fmt.Errorf("send exec config: %w", err))
+		return fail(err)
 	}
-	w.Close()
 	exited := make(chan initStatus, 1)
-	go func() { exited <- reapUntil(cmd.Process.Pid) }() // ends when the command exits
+	go func() { exited <- reapUntil(pid) }() // ends when the command exits
 	select {
 	case st := <-exited:
 		killDescendants()
