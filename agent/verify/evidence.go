@@ -17,6 +17,9 @@ const (
 	StatusPass Status = "pass"
 	StatusFail Status = "fail"
 	StatusSkip Status = "skip"
+	// StatusIncomplete: the test started and never reported a result (the
+	// process exited or crashed inside it). It counts as a failure.
+	StatusIncomplete Status = "incomplete"
 )
 
 // testRun is the per-test results of one check run, keyed by test name.
@@ -41,6 +44,16 @@ func (r *testRun) set(name string, st Status) {
 	r.status[name] = st
 }
 
+// start records that a test began; its result, if any, comes later.
+func (r *testRun) start(name string) {
+	if _, seen := r.status[name]; !seen {
+		r.set(name, StatusIncomplete)
+	}
+}
+
+// failed reports whether st counts as a failure.
+func failed(st Status) bool { return st == StatusFail || st == StatusIncomplete }
+
 // ran counts the tests that ran to a pass or a failure.
 func (r *testRun) ran() int {
 	n := 0
@@ -50,6 +63,11 @@ func (r *testRun) ran() int {
 		}
 	}
 	return n
+}
+
+// failures lists the failed and unfinished tests in order.
+func (r *testRun) failures() []string {
+	return append(r.with(StatusFail), r.with(StatusIncomplete)...)
 }
 
 func (r *testRun) with(st Status) []string {
@@ -68,7 +86,7 @@ func (r *testRun) summary() *TestSummary {
 		return nil
 	}
 	s := &TestSummary{Ran: r.ran(), Passed: len(r.with(StatusPass)), Skipped: len(r.with(StatusSkip))}
-	s.Failed, s.FailedMore = clip(r.with(StatusFail))
+	s.Failed, s.FailedMore = clip(r.failures())
 	return s
 }
 
@@ -126,9 +144,11 @@ func judge(red, green *testRun) (problems, fixed []string) {
 			problems = append(problems, name+" did not run in the green phase")
 		case after == StatusSkip:
 			problems = append(problems, name+" was skipped in the green phase")
-		case before == StatusFail && after == StatusPass:
+		case after == StatusIncomplete:
+			problems = append(problems, name+" did not finish in the green phase")
+		case failed(before) && after == StatusPass:
 			fixed = append(fixed, name)
-		case before == StatusFail:
+		case failed(before):
 			problems = append(problems, name+" still fails")
 		}
 	}

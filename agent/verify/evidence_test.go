@@ -113,6 +113,8 @@ func TestJudge(t *testing.T) {
 		}, nil},
 		{"zero tests without red/green", goGreen(), nil, []string{"no test ran"}, nil},
 		{"still failing", goGreen("TestMean", "fail", "TestSum", "pass"), red, []string{"TestMean (example.com/stats) still fails"}, nil},
+		{"exits inside the test", goGreen("TestMean", "run", "TestSum", "pass"), red, []string{"TestMean (example.com/stats) did not finish in the green phase"}, nil},
+		{"benchmarks run", goGreen("TestMean", "pass", "TestSum", "pass", "BenchmarkMean", "run"), red, nil, []string{"TestMean (example.com/stats)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

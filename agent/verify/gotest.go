@@ -64,6 +64,16 @@ func parseGoTest(out string) (*testRun, string) {
 		switch ev.Action {
 		case "output", "build-output":
 			text.WriteString(ev.Output)
+		case "run":
+			if ev.Test != "" {
+				if strings.HasPrefix(ev.Test, "Benchmark") {
+					// a benchmark reports no result of its own: it ran; a
+					// failing one fails the package and the exit code
+					run.set(goTestName(ev), StatusPass)
+				} else {
+					run.start(goTestName(ev))
+				}
+			}
 		case "pass", "fail", "skip":
 			if ev.Test != "" {
 				run.set(goTestName(ev), Status(ev.Action))

@@ -144,7 +144,7 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("check %s passed before the change: it proves nothing", res.Name))
 			case res.CapHit != "" || res.Signal != "":
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("check %s failed before the change only by %s: weak evidence", res.Name, cause(res)))
-			case res.Evidence != EvidenceExitCode && (tests == nil || len(tests.with(StatusFail)) == 0):
+			case res.Evidence != EvidenceExitCode && (tests == nil || len(tests.failures()) == 0):
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("check %s failed before the change without a failing test (a build or setup failure): the tests it fixes cannot be named", res.Name))
 			}
 		}
