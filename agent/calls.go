@@ -123,14 +123,21 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			a.st.Denied = true
 			return errResult(c, "denied by policy: %s %s (%s)", v.Act, v.Target, describe(v)), nil, false, false, nil
 		}
-		d, err := a.h.opts.Approver.ApproveAct(ctx, &ActRequest{Run: a.id, Step: a.totals.Steps + 1, Tool: c.Name, Verdict: v})
+		d, recorded := a.takeAnswer(c.Name, v)
+		if !recorded {
+			d, err = a.h.opts.Approver.ApproveAct(ctx, &ActRequest{Run: a.id, Step: a.totals.Steps + 1, Tool: c.Name, Verdict: v})
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return model.ToolResult{}, nil, false, false, ctx.Err()
 			}
 			d = Decision{Answer: Deny, Reason: "the approver failed: " + err.Error()}
 		}
-		sc.add(a.event(trace.EventApproval, map[string]any{"tool": c.Name, "act": string(v.Act), "target": v.Target, "answer": string(d.Answer), "reason": d.Reason}))
+		af := map[string]any{"tool": c.Name, "act": string(v.Act), "target": v.Target, "answer": string(d.Answer), "reason": d.Reason}
+		if recorded {
+			af["recorded"] = true // answered by approve/reject while the run was stopped
+		}
+		sc.add(a.event(trace.EventApproval, af))
 		switch d.Answer {
 		case AllowOnce, Applied:
 		case AllowRun:
@@ -138,6 +145,7 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 				return model.ToolResult{}, nil, false, false, err
 			}
 		case Defer:
+			a.st.Deferred = &deferredAct{Tool: c.Name, Act: string(v.Act), Target: v.Target}
 			return model.ToolResult{}, nil, false, true, nil
 		default:
 			a.st.Denied = true

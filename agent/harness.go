@@ -242,7 +242,7 @@ func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budg
 			return nil, fmt.Errorf("resume %s: %w", id, err)
 		}
 	}
-	if o := Outcome(row.Outcome); o != OutcomeRunning && o != OutcomeAwaitingApproval && !(raising && o == OutcomeBudgetExceeded) {
+	if o := Outcome(row.Outcome); !o.resumable(raising) {
 		r := &Run{id: id, done: make(chan struct{})}
 		r.res = h.storedResult(row)
 		close(r.done)

@@ -26,6 +26,21 @@ const (
 	OutcomeInterrupted Outcome = trace.OutcomeInterrupted
 )
 
+// resumable reports whether Resume continues a run that ended with o: one
+// still running (its process died), one awaiting approval (of an act: the
+// answer comes from the approver or approve/reject; of its change: it is
+// offered again), a cancelled one (from its last committed step), and,
+// with a raised budget, one its budget stopped.
+func (o Outcome) resumable(raising bool) bool {
+	switch o {
+	case OutcomeRunning, OutcomeAwaitingApproval, OutcomeCancelled:
+		return true
+	case OutcomeBudgetExceeded:
+		return raising
+	}
+	return false
+}
+
 // ExitCode maps an outcome to the exit code of `ioh-lsp run` (SPEC §2).
 // A verified change left pending (approve never) exits 0 like an applied one.
 // An interrupted run (the trace store failed) exits 6: neither the

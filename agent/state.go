@@ -33,6 +33,11 @@ type runState struct {
 	CompactBefore int `json:"compact_before,omitempty"`
 	// Pending is a turn interrupted by a deferred approval.
 	Pending *pendingTurn `json:"pending,omitempty"`
+	// Deferred is the Ask-tier act the run waits on (with Pending), and
+	// Answer the answer `approve`/`reject` recorded for it, which the
+	// resumed turn takes instead of asking (actanswer.go).
+	Deferred *deferredAct `json:"deferred,omitempty"`
+	Answer   *Decision    `json:"answer,omitempty"`
 	// Phase: "" while looping, "proposal" while the change awaits approval.
 	Phase   string         `json:"phase,omitempty"`
 	Summary string         `json:"summary,omitempty"`

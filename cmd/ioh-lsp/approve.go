@@ -11,9 +11,12 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
-// cmdApprove applies the pending change of a run.
+// cmdApprove answers what a run waits on with yes: a pending change is
+// applied; a deferred Ask-tier act is allowed once (--for-run: for the
+// rest of the run), and `resume` continues with that answer.
 func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("approve RUN_ID", env.stderr)
+	forRun := fs.Bool("for-run", false, "a deferred act: allow it for the rest of the run, not only once")
 	pos, err := parseFlags(fs, args)
 	if err == nil {
 		err = wantArgs(pos, 1, 1)
@@ -21,13 +24,19 @@ func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return usageError(env, "approve", err)
 	}
-	return settle(ctx, env, "approve", func(h *agent.Harness) (*agent.Result, error) { return h.Approve(ctx, pos[0]) })
+	act := agent.Decision{Answer: agent.AllowOnce}
+	if *forRun {
+		act.Answer = agent.AllowRun
+	}
+	return settle(ctx, env, "approve", pos[0], act, *forRun, func(h *agent.Harness) (*agent.Result, error) { return h.Approve(ctx, pos[0]) })
 }
 
-// cmdReject drops the pending change of a run.
+// cmdReject answers what a run waits on with no: a pending change is
+// dropped; a deferred Ask-tier act is denied with the reason (the model
+// sees it when `resume` continues the run).
 func cmdReject(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("reject RUN_ID", env.stderr)
-	reason := fs.String("reason", "", "why (recorded in the trace)")
+	reason := fs.String("reason", "", "why (recorded in the trace; for an act, shown to the agent)")
 	pos, err := parseFlags(fs, args)
 	if err == nil {
 		err = wantArgs(pos, 1, 1)
@@ -35,10 +44,13 @@ func cmdReject(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return usageError(env, "reject", err)
 	}
-	return settle(ctx, env, "reject", func(h *agent.Harness) (*agent.Result, error) { return h.Reject(ctx, pos[0], *reason) })
+	act := agent.Decision{Answer: agent.Deny, Reason: *reason}
+	return settle(ctx, env, "reject", pos[0], act, false, func(h *agent.Harness) (*agent.Result, error) { return h.Reject(ctx, pos[0], *reason) })
 }
 
-func settle(ctx context.Context, env *cliEnv, name string, f func(*agent.Harness) (*agent.Result, error)) int {
+// settle answers run id: a deferred act with act, a pending change with
+// change. forRun is only meaningful for an act.
+func settle(ctx context.Context, env *cliEnv, name, id string, act agent.Decision, forRun bool, change func(*agent.Harness) (*agent.Result, error)) int {
 	cwd, _ := os.Getwd()
 	eng, err := wire.NewHarness(ctx, wire.Options{Root: wire.FindRoot(cwd, cwd), Getenv: env.getenv, Logger: cliLogger(env.stderr)})
 	if err != nil {
@@ -46,7 +58,41 @@ func settle(ctx context.Context, env *cliEnv, name string, f func(*agent.Harness
 		return exitFailed
 	}
 	defer eng.Close()
-	res, err := f(eng.Harness)
+	waiting, err := eng.Harness.Waiting(ctx, id)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
+		if errors.Is(err, trace.ErrNotFound) {
+			return exitUsage
+		}
+		return exitFailed
+	}
+	if waiting == "act" {
+		res, err := eng.Harness.AnswerAct(ctx, id, act)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
+			if errors.Is(err, agent.ErrNoDeferredAct) {
+				return exitUsage
+			}
+			return exitFailed
+		}
+		what := "allowed once"
+		switch act.Answer {
+		case agent.AllowRun:
+			what = "allowed for the rest of the run"
+		case agent.Deny:
+			what = "denied"
+			if act.Reason != "" {
+				what += " (" + act.Reason + ")"
+			}
+		}
+		fmt.Fprintf(env.stderr, "%s: the act it waits on is %s; continue it with: ioh-lsp resume %s\n", res.RunID, what, res.RunID)
+		return exitOK
+	}
+	if forRun {
+		fmt.Fprintf(env.stderr, "ioh-lsp %s: --for-run answers a deferred act, and %s does not wait on one\n", name, id)
+		return exitUsage
+	}
+	res, err := change(eng.Harness)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
 		if errors.Is(err, trace.ErrNotFound) || errors.Is(err, agent.ErrNotPending) {
