@@ -102,6 +102,10 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 			for _, r := range pyImportCode(c.Path, old, c.Content) {
 				note(path.Clean(c.Path), r)
 			}
+		case strings.HasSuffix(c.Path, ".rs"):
+			if rustTestsChanged(old, c.Content) {
+				note(path.Clean(c.Path), fmt.Sprintf("edits the tests inside %s (#[cfg(test)] or #[test])", c.Path))
+			}
 		}
 	}
 	return sortedKeys(reasons), sortedKeys(files)
@@ -214,4 +218,32 @@ func isTestSection(name string) bool {
 		}
 	}
 	return false
+}
+
+// rustTestsChanged reports whether a Rust file's inline tests differ: the
+// text from its first #[cfg(test)] on, or its #[test] and #[ignore]
+// attributes with the line after each.
+func rustTestsChanged(old, new []byte) bool {
+	tail := func(b []byte) string {
+		s := string(b)
+		if i := strings.Index(s, "#[cfg(test)]"); i >= 0 {
+			return s[i:]
+		}
+		return ""
+	}
+	marks := func(b []byte) string {
+		lines := strings.Split(string(b), "\n")
+		var out []string
+		for i, l := range lines {
+			t := strings.TrimSpace(l)
+			if strings.HasPrefix(t, "#[test]") || strings.HasPrefix(t, "#[ignore") || strings.HasPrefix(t, "#[should_panic") {
+				out = append(out, t)
+				if i+1 < len(lines) {
+					out = append(out, strings.TrimSpace(lines[i+1]))
+				}
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	return tail(old) != tail(new) || marks(old) != marks(new)
 }

@@ -28,6 +28,7 @@ func TestTouchedChecks(t *testing.T) {
 		"pyproject.toml": "[project]\nname = \"s\"\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n",
 		"setup.cfg":      "[metadata]\nname = s\n",
 		"lib/util.py":    "import os\n\nLIMIT = 3\n\ndef f():\n    return os.getpid()\n",
+		"src/lib.rs":     "pub fn add(a: i32, b: i32) -> i32 { a - b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(1, 2), 3); }\n}\n",
 	})
 	v := contract.Verify{Checks: []contract.Check{{Name: "unit", Run: []string{"go", "test", "./..."}}}}
 	mod := func(p, content string) workspace.Change {
@@ -63,6 +64,9 @@ func TestTouchedChecks(t *testing.T) {
 		{"pyproject metadata only", mod("pyproject.toml", "[project]\nname = \"stats\"\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n"), nil},
 		{"setup.cfg gains a pytest section", mod("setup.cfg", "[metadata]\nname = s\n[tool:pytest]\naddopts = -k 'not mean'\n"),
 			[]string{"changes the test settings ([tool:pytest]) of setup.cfg"}},
+		{"rust code outside its tests", mod("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(1, 2), 3); }\n}\n"), nil},
+		{"rust inline test ignored", mod("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a - b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    #[ignore]\n    fn adds() { assert_eq!(super::add(1, 2), 3); }\n}\n"),
+			[]string{"edits the tests inside src/lib.rs (#[cfg(test)] or #[test])"}},
 		{"python code that runs on import", mod("lib/util.py", "import os\n\nLIMIT = 3\nos._exit(0)\n\ndef f():\n    return os.getpid()\n"),
 			[]string{"adds code that runs when lib/util.py is imported: os._exit(0)"}},
 		{"python function body change", mod("lib/util.py", "import os\n\nLIMIT = 4\n\ndef f():\n    print(1)\n    return os.getpid()\n"), nil},
