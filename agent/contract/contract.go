@@ -50,8 +50,8 @@ type Check struct {
 	// Report says where per-test results come from: "junit:PATH" (a JUnit
 	// XML report the check writes at PATH, relative to the workspace; a
 	// glob names several files), "tap" (TAP on the check's output) or
-	// "none" (exit code only). Empty: `go test` argv gets -json; any other
-	// check is exit code only.
+	// "none" (exit code only). Empty: `go test` argv gets -json, pytest a
+	// JUnit report in the sandbox's /tmp; any other check is exit code only.
 	Report string `json:"report,omitempty"`
 }
 

@@ -306,3 +306,23 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+func TestPytestGetsAReport(t *testing.T) {
+	for argv, want := range map[string]bool{
+		"pytest -q":                          true,
+		"/usr/bin/pytest-3 tests":            true,
+		"python3 -m pytest -q":               true,
+		"python3 -X dev -m pytest":           true,
+		"python3 -m pytest --junitxml=r.xml": false,
+		"python3 run_tests.py -m pytest":     false,
+		"python3 -m unittest":                false,
+	} {
+		if got := isPytest(strings.Fields(argv)); got != want {
+			t.Errorf("isPytest(%q) = %v, want %v", argv, got, want)
+		}
+	}
+	p := planCheck(contract.Check{Run: []string{"pytest", "-q"}})
+	if p.evidence != EvidenceJUnit || !strings.HasPrefix(p.pattern, "/tmp/ioh-pytest-") || p.argv[len(p.argv)-1] != "--junitxml="+p.pattern {
+		t.Errorf("plan %+v", p)
+	}
+}

@@ -12,6 +12,39 @@ func isGoTest(argv []string) bool {
 	return len(argv) >= 2 && path.Base(argv[0]) == "go" && argv[1] == "test"
 }
 
+// isPytest reports whether argv runs pytest (pytest, py.test, pytest-3,
+// or python -m pytest) without naming a JUnit report of its own.
+func isPytest(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	base := path.Base(argv[0])
+	runs := base == "pytest" || base == "py.test" || strings.HasPrefix(base, "pytest-")
+	if strings.HasPrefix(base, "python") {
+		for i := 1; i+1 < len(argv); i++ {
+			if argv[i] == "-m" {
+				runs = argv[i+1] == "pytest"
+				break
+			}
+			if !strings.HasPrefix(argv[i], "-") {
+				break
+			}
+			if argv[i] == "-X" || argv[i] == "-W" {
+				i++ // the option's value
+			}
+		}
+	}
+	if !runs {
+		return false
+	}
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "--junitxml") || strings.HasPrefix(a, "--junit-xml") {
+			return false
+		}
+	}
+	return true
+}
+
 // goTestJSON returns argv with -json added after `go test`, and whether
 // it will produce test2json events: not when the user turned them off
 // with -json=false. Words after -args belong to the test binary.

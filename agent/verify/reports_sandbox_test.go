@@ -120,3 +120,36 @@ test('sum', () => {});
 		})
 	}
 }
+
+// TestPytestIsReadPerTestWithoutAReportKey: a pytest check that names no
+// report gets one in the sandbox's private /tmp and is judged per test.
+func TestPytestIsReadPerTestWithoutAReportKey(t *testing.T) {
+	py := ""
+	for _, cand := range []string{"/usr/bin/python3", "python3"} {
+		if p, err := exec.LookPath(cand); err == nil && exec.Command(p, "-c", "import pytest").Run() == nil {
+			py = p
+			break
+		}
+	}
+	if py == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no python3 with pytest (install python3-pytest)")
+		}
+		t.Skip("no python3 with pytest")
+	}
+	root := tree(t, map[string]string{
+		"stats.py":     "def mean(xs):\n    return sum(xs) / (len(xs) - 1)\n",
+		"test_mean.py": "from stats import mean\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n",
+		"test_sum.py":  "def test_sum():\n    assert sum([1, 2]) == 3\n",
+	})
+	v := contract.Verify{RedGreen: true, Checks: []contract.Check{{Name: "py", Run: []string{py, "-m", "pytest", "-q", "-p", "no:cacheprovider"}}}}
+	fix := []workspace.Change{{Path: "stats.py", Op: workspace.OpModify, Content: []byte("def mean(xs):\n    return sum(xs) / len(xs)\n"), Mode: 0o644}}
+	rep := mustVerify(t, root, fix, v)
+	if g := green(rep); !rep.Verified() || g.Evidence != verify.EvidenceJUnit || strings.Join(g.Fixed, ",") != "test_mean.test_mean" {
+		t.Errorf("fix: verified %v, %s\n%s", rep.Verified(), g.Describe(), g.Output)
+	}
+	rep = mustVerify(t, root, []workspace.Change{{Path: "test_mean.py", Op: workspace.OpDelete}}, v)
+	if g := green(rep); rep.Verified() || g.ExitCode != 0 || !strings.Contains(strings.Join(g.Problems, "\n"), "test_mean.test_mean did not run in the green phase") {
+		t.Errorf("deleted test: verified %v, exit %d, %s", rep.Verified(), g.ExitCode, g.Describe())
+	}
+}

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -198,6 +200,13 @@ func planCheck(c contract.Check) plan {
 		p.evidence, p.pattern = EvidenceJUnit, strings.TrimPrefix(c.Report, "junit:")
 		p.argv, p.nonce = withReport(p.argv, p.shell, p.pattern)
 		p.shell = ""
+	case c.Report == "" && isPytest(c.Run):
+		// pytest writes a JUnit report where we ask: in the sandbox's
+		// private /tmp, so nothing in the workspace can stand in for it
+		tag := make([]byte, 8)
+		_, _ = rand.Read(tag)
+		p.evidence, p.pattern = EvidenceJUnit, "/tmp/ioh-pytest-"+hex.EncodeToString(tag)+".xml"
+		p.argv, p.nonce = withReport(append(p.argv, "--junitxml="+p.pattern), "", p.pattern)
 	case c.Report == "" && isGoTest(c.Run):
 		if argv, ok := goTestJSON(p.argv); ok {
 			p.argv, p.evidence = argv, EvidenceGoTest
