@@ -29,6 +29,7 @@ type command struct {
 // own file named after the command.
 var commands = []command{
 	{"serve", "LSP over stdio (the default)", cmdServe},
+	{"acp", "Agent Client Protocol agent over stdio", cmdAcp},
 	{"run", "run a task contract headless", cmdRun},
 	{"resume", "continue an interrupted or deferred run", cmdResume},
 	{"runs", "list runs", cmdRuns},

@@ -31,7 +31,10 @@ var allowed = map[string][]string{
 	"sandbox":   nil,
 	"agent":     {"workspace", "schema"},
 	"lsp":       {"agent", "workspace"},
-	"cmd":       {"agent", "workspace", "sandbox", "lsp", "internal", "examples", "schema"},
+	// acp is the Agent Client Protocol agent, lsp's sibling: the same
+	// engine, a different wire; neither imports the other.
+	"acp": {"agent", "workspace"},
+	"cmd": {"agent", "workspace", "sandbox", "lsp", "acp", "internal", "examples", "schema"},
 	// internal holds the wiring shared by cmd and by integration tests
 	// (the sandbox adapter, harness construction).
 	"internal": {"agent", "workspace", "sandbox", "lsp", "schema", "examples"},
@@ -44,7 +47,7 @@ var allowed = map[string][]string{
 
 // protocolFree lists layers that must not depend on go.lsp.dev, even
 // transitively (STYLE point 2).
-var protocolFree = []string{"workspace", "sandbox", "agent"}
+var protocolFree = []string{"workspace", "sandbox", "agent", "acp"}
 
 type pkgInfo struct {
 	ImportPath string

@@ -1,0 +1,18 @@
+// Package acp is the Agent Client Protocol (v1) face of ioh-lsp: an ACP
+// agent over stdio that editors' agent panels (Zed, JetBrains,
+// CodeCompanion, avante.nvim, agent-shell) start as `ioh-lsp acp`.
+//
+// It runs on the same engine as the language server: each session is a
+// workspace with its own harness built by the caller (cmd/ioh-lsp wires it
+// through internal/wire), one trace store per workspace, one configuration.
+// A prompt becomes a run; the run's typed events become session/update
+// notifications (message chunks, a plan from the contract's checks, tool
+// calls with diffs, verification as execute-kind calls, usage against the
+// budget); Ask-tier acts and the final verified change go through
+// session/request_permission, and nothing reaches the disk before the
+// change is allowed.
+//
+// The framing is newline-delimited JSON-RPC 2.0 (one message a line, no
+// Content-Length headers), in rpc.go; protocol types are in types.go and
+// converted only here.
+package acp

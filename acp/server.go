@@ -1,0 +1,338 @@
+package acp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+// Engine is the harness of one session's workspace, with what it was
+// built from; Close releases it (the trace store).
+type Engine struct {
+	Harness *agent.Harness
+	Root    *workspace.Root
+	Store   *trace.Store
+	Close   func()
+}
+
+// EngineRequest is what a session needs its engine built with: the
+// workspace, the approver and sink that route back to this session, and
+// the MCP servers the client passed (the editor layer of SPEC §11).
+type EngineRequest struct {
+	Root       string
+	Approver   agent.Approver
+	Sink       trace.Sink
+	Logger     *slog.Logger
+	MCPServers []json.RawMessage
+}
+
+// EngineFactory builds a session's engine; cmd/ioh-lsp builds it through
+// the same wiring as `ioh-lsp serve` and `ioh-lsp run`.
+type EngineFactory func(ctx context.Context, r EngineRequest) (*Engine, error)
+
+// Options configure a Server.
+type Options struct {
+	Logger    *slog.Logger
+	NewEngine EngineFactory
+	Version   string
+	// StateDir holds the session index (StateDir/acp/sessions); "" keeps
+	// it in memory.
+	StateDir string
+}
+
+// Server is an ACP agent on one connection.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	conn *conn
+	idx  *index
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+// New returns a server; Serve runs it.
+func New(o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	dir := ""
+	if o.StateDir != "" {
+		dir = filepath.Join(o.StateDir, "acp", "sessions")
+	}
+	return &Server{opts: o, log: o.Logger, idx: newIndex(dir), sessions: map[string]*session{}}
+}
+
+// Serve speaks ACP over r and w until r ends (the client closed stdin)
+// or ctx is done; runs in flight are cancelled and every engine closed
+// before it returns.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	s.conn = newConn(w, s.log)
+	err := s.conn.serve(ctx, r, s)
+	s.mu.Lock()
+	open := s.sessions
+	s.sessions = map[string]*session{}
+	s.mu.Unlock()
+	for _, ss := range open {
+		ss.close()
+	}
+	return err
+}
+
+// request dispatches the client's requests.
+func (s *Server) request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case methodInitialize:
+		return s.initialize(params)
+	case methodAuthenticate:
+		return struct{}{}, nil
+	case methodSessionNew:
+		return s.newSession(ctx, params)
+	case methodSessionLoad:
+		return s.loadSession(ctx, params, true)
+	case methodSessionResume:
+		return s.loadSession(ctx, params, false)
+	case methodSessionList:
+		return s.listSessions(params)
+	case methodSessionPrompt:
+		return s.prompt(ctx, params)
+	}
+	return nil, &RPCError{Code: codeMethodNotFound, Message: "method not found: " + method}
+}
+
+// notification handles the client's notifications, in order.
+func (s *Server) notification(_ context.Context, method string, params json.RawMessage) {
+	switch method {
+	case methodSessionCancel:
+		var p cancelParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			s.log.Warn("acp: bad session/cancel", "err", err)
+			return
+		}
+		if ss := s.session(p.SessionID); ss != nil {
+			ss.cancelPrompt()
+		}
+	default:
+		s.log.Debug("acp: notification ignored", "method", method)
+	}
+}
+
+func (s *Server) initialize(params json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, invalidParams("initialize: protocolVersion is required")
+	}
+	if p.ClientInfo != nil {
+		s.log.Info("acp: client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol", *p.ProtocolVersion)
+	}
+	// A client asking for another version gets the one spoken here; it
+	// decides whether to go on (ACP's negotiation).
+	return initializeResult{
+		ProtocolVersion: ProtocolVersion,
+		AgentCapabilities: agentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  promptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: sessionCapabilities{List: &struct{}{}, Resume: &struct{}{}},
+		},
+		AgentInfo:   implementation{Name: "ioh-lsp", Title: "ioh-lsp", Version: s.opts.Version},
+		AuthMethods: []struct{}{},
+	}, nil
+}
+
+func (s *Server) newSession(ctx context.Context, params json.RawMessage) (any, error) {
+	var p newSessionParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := checkMCP(p.MCPServers); err != nil {
+		return nil, err
+	}
+	root, err := sessionRoot(p.CWD)
+	if err != nil {
+		return nil, err
+	}
+	rec := &record{SessionID: newID("s-"), CWD: root, MCPServers: p.MCPServers, Runs: []string{}}
+	rec.Created = now()
+	rec.Updated = rec.Created
+	ss, err := s.open(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.idx.put(rec); err != nil {
+		s.forget(ss)
+		return nil, err
+	}
+	return newSessionResult{SessionID: ss.id}, nil
+}
+
+// loadSession serves session/load (replay, when replay) and
+// session/resume: the session's workspace engine is opened again and
+// its runs read from the trace store. A run id started elsewhere (the
+// CLI, the language server) loads as a session of that one run.
+func (s *Server) loadSession(ctx context.Context, params json.RawMessage, replay bool) (any, error) {
+	var p loadSessionParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if err := checkMCP(p.MCPServers); err != nil {
+		return nil, err
+	}
+	root, err := sessionRoot(p.CWD)
+	if err != nil {
+		return nil, err
+	}
+	if ss := s.session(p.SessionID); ss != nil {
+		if ss.busy() {
+			return nil, invalidParams("session %s has a prompt in flight", p.SessionID)
+		}
+		s.forget(ss)
+	}
+	rec, err := s.idx.get(p.SessionID)
+	fromRun := err != nil && len(p.SessionID) > 2 && p.SessionID[:2] == "r-"
+	if err != nil && !fromRun {
+		return nil, invalidParams("%v", err)
+	}
+	if fromRun {
+		rec = &record{SessionID: p.SessionID, CWD: root, Runs: []string{p.SessionID}, Created: now(), Updated: now()}
+	}
+	if filepath.Clean(rec.CWD) != root {
+		return nil, invalidParams("session %s belongs to %s, not %s", p.SessionID, rec.CWD, root)
+	}
+	if p.MCPServers != nil {
+		rec.MCPServers = p.MCPServers
+	}
+	ss, err := s.open(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if fromRun {
+		row, err := ss.eng.Store.Run(ctx, p.SessionID)
+		if err != nil || row.Parent != "" {
+			s.forget(ss)
+			return nil, invalidParams("session %s: no such session or root run in %s", p.SessionID, root)
+		}
+		ss.rec.Title = title(row.Goal)
+	}
+	if replay {
+		if err := ss.replay(ctx); err != nil {
+			s.forget(ss)
+			return nil, err
+		}
+	}
+	return struct{}{}, nil
+}
+
+func (s *Server) listSessions(params json.RawMessage) (any, error) {
+	var p listSessionsParams
+	if len(params) > 0 {
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+	}
+	cwd := ""
+	if p.CWD != nil {
+		cwd = filepath.Clean(*p.CWD)
+		if r, err := sessionRoot(cwd); err == nil {
+			cwd = r
+		}
+	}
+	recs, err := s.idx.list(cwd)
+	if err != nil {
+		return nil, err
+	}
+	out := listSessionsResult{Sessions: []sessionInfo{}}
+	for _, r := range recs {
+		out.Sessions = append(out.Sessions, sessionInfo{SessionID: r.SessionID, CWD: r.CWD, Title: r.Title, UpdatedAt: r.Updated.UTC().Format("2006-01-02T15:04:05Z")})
+	}
+	return out, nil
+}
+
+// open builds a session's engine and registers it.
+func (s *Server) open(ctx context.Context, rec *record) (*session, error) {
+	ss := &session{srv: s, id: rec.SessionID, rec: rec, rejected: map[string]bool{}}
+	eng, err := s.opts.NewEngine(ctx, EngineRequest{
+		Root: rec.CWD, Approver: approver{ss}, Sink: trace.SinkFunc(ss.emit),
+		Logger: s.log.With("session", rec.SessionID), MCPServers: rec.MCPServers,
+	})
+	if err != nil {
+		return nil, &RPCError{Code: codeInternal, Message: fmt.Sprintf("open workspace %s: %v", rec.CWD, err)}
+	}
+	ss.eng = eng
+	ss.tr = newTranslator(eng.Root, true)
+	s.mu.Lock()
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	return ss, nil
+}
+
+func (s *Server) forget(ss *session) {
+	s.mu.Lock()
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+	}
+	s.mu.Unlock()
+	ss.close()
+}
+
+func (s *Server) session(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+// decode reads params strictly enough to name the bad field.
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return invalidParams("params are required")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return invalidParams("invalid params: %v", err)
+	}
+	return nil
+}
+
+// checkMCP accepts the client's MCP servers when each is an object with
+// a name; they are kept as given for the MCP wiring.
+func checkMCP(servers []json.RawMessage) error {
+	for i, raw := range servers {
+		var m struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &m) != nil || m.Name == "" {
+			return invalidParams("mcpServers[%d]: want an object with a name", i)
+		}
+	}
+	return nil
+}
+
+// sessionRoot is the workspace of a session: cwd, which must be an
+// absolute path of a directory.
+func sessionRoot(cwd string) (string, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return "", invalidParams("cwd must be an absolute path, got %q", cwd)
+	}
+	root, err := workspace.NewRoot(cwd)
+	if err != nil {
+		return "", invalidParams("cwd %s: %v", cwd, err)
+	}
+	return filepath.Clean(root.Dir()), nil
+}
+
+func newID(prefix string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,302 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+)
+
+// session is one ACP session: a workspace engine, the index record that
+// lists its runs, the prompt in flight and the run-scoped rejections.
+type session struct {
+	srv *Server
+	id  string
+	eng *Engine
+	tr  *translator
+
+	mu        sync.Mutex
+	rec       *record
+	cancel    context.CancelFunc // of the prompt in flight; nil when idle
+	cancelled bool
+	rejected  map[string]bool // run|act|target rejected "always" for its run
+	asks      int
+	closeOnce sync.Once
+}
+
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+func (ss *session) update(u any) {
+	ss.srv.conn.notify(methodSessionUpdate, sessionNotification{SessionID: ss.id, Update: u})
+}
+
+// emit is the engine's sink: each event of this session's runs becomes
+// its session/update notifications, queued in order.
+func (ss *session) emit(e trace.Event) {
+	for _, u := range ss.tr.event(e) {
+		ss.update(u)
+	}
+}
+
+func (ss *session) busy() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.cancel != nil
+}
+
+// cancelPrompt is session/cancel: the run in flight stops (its context
+// ends, so a pending permission request is abandoned too) and the prompt
+// answers stopReason cancelled.
+func (ss *session) cancelPrompt() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.cancel != nil {
+		ss.cancelled = true
+		ss.cancel()
+	}
+}
+
+func (ss *session) close() {
+	ss.cancelPrompt()
+	ss.closeOnce.Do(func() {
+		if ss.eng != nil && ss.eng.Close != nil {
+			ss.eng.Close()
+		}
+	})
+}
+
+// prompt is session/prompt: the prompt becomes a contract, the contract
+// a run, and the run's outcome the stop reason.
+func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error) {
+	var p promptParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	ss := s.session(p.SessionID)
+	if ss == nil {
+		return nil, invalidParams("session %q is not open (session/new or session/load it first)", p.SessionID)
+	}
+	c, err := ss.contract(p.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ss.mu.Lock()
+	if ss.cancel != nil {
+		ss.mu.Unlock()
+		return nil, invalidParams("session %s already has a prompt in flight", ss.id)
+	}
+	ss.cancel, ss.cancelled = cancel, false
+	ss.mu.Unlock()
+	defer func() {
+		ss.mu.Lock()
+		ss.cancel = nil
+		ss.mu.Unlock()
+	}()
+
+	ss.update(ss.tr.startPlan(c))
+	run, err := ss.eng.Harness.Start(rctx, c)
+	if err != nil {
+		if errors.Is(err, agent.ErrConfig) {
+			return nil, invalidParams("%v", err)
+		}
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	ss.mu.Lock()
+	ss.rec.Runs = append(ss.rec.Runs, run.ID())
+	if ss.rec.Title == "" {
+		ss.rec.Title = title(c.Goal)
+	}
+	ss.rec.Updated = now()
+	rec := *ss.rec
+	ss.mu.Unlock()
+	if err := s.idx.put(&rec); err != nil {
+		s.log.Warn("acp: record session", "session", ss.id, "err", err)
+	}
+	res := run.Wait()
+	ss.mu.Lock()
+	cancelled := ss.cancelled
+	ss.mu.Unlock()
+	return promptResult{StopReason: stopReason(res, cancelled)}, nil
+}
+
+// stopReason maps a run's outcome to ACP's stop reasons: a cancelled run
+// is cancelled, a budget that ran out is max_tokens (max_turn_requests
+// for the step budget), a run that ended on denied acts is a refusal;
+// everything else ended its turn (the outcome message says how).
+func stopReason(res *agent.Result, cancelled bool) string {
+	switch {
+	case cancelled || res.Outcome == agent.OutcomeCancelled:
+		return stopCancelled
+	case res.Outcome == agent.OutcomeBudgetExceeded:
+		if res.Err != nil && strings.HasPrefix(res.Err.Error(), "step budget") {
+			return stopMaxTurns
+		}
+		return stopMaxTokens
+	case res.Outcome == agent.OutcomeDenied:
+		return stopRefusal
+	}
+	return stopEndTurn
+}
+
+// contract reads a prompt: a resource link to a task file makes that file
+// the contract; otherwise the text is the goal, other linked workspace
+// files its context and embedded resources part of it, with the
+// project's own test command as the check.
+func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
+	root := ss.eng.Root.Dir()
+	var goal []string
+	var context []string
+	for i, b := range blocks {
+		switch b.Type {
+		case "text":
+			if t := strings.TrimSpace(b.Text); t != "" {
+				goal = append(goal, t)
+			}
+		case "resource_link":
+			path, err := filePath(b.URI)
+			if err != nil {
+				return nil, invalidParams("prompt[%d]: %v", i, err)
+			}
+			if isTaskFile(path) {
+				c, err := contract.Load(path)
+				if err != nil {
+					return nil, invalidParams("prompt[%d]: task file: %v", i, err)
+				}
+				return c, nil
+			}
+			if rel, err := ss.eng.Root.Rel(path); err == nil {
+				context = append(context, filepath.ToSlash(rel))
+			} else {
+				return nil, invalidParams("prompt[%d]: %s is outside the session's workspace %s", i, path, root)
+			}
+		case "resource":
+			if b.Resource != nil && b.Resource.Text != "" {
+				goal = append(goal, fmt.Sprintf("Attached %s:\n%s", b.Resource.URI, b.Resource.Text))
+			}
+		default:
+			return nil, invalidParams("prompt[%d]: content of type %q is not supported (text, resource_link, resource)", i, b.Type)
+		}
+	}
+	if len(goal) == 0 {
+		return nil, invalidParams("the prompt has no text and links no task file")
+	}
+	doc := map[string]any{"version": 1, "goal": strings.Join(goal, "\n\n")}
+	if len(context) > 0 {
+		doc["context"] = context
+	}
+	if checks := projectChecks(root); len(checks) > 0 {
+		doc["verify"] = map[string]any{"checks": checks}
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode prompt contract: %w", err)
+	}
+	c, err := contract.Parse(raw, "acp prompt")
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	return c, nil
+}
+
+// filePath is the local path of a file: URI.
+func filePath(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" {
+		return "", fmt.Errorf("resource link %q: only file: URIs are read", uri)
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return "", fmt.Errorf("resource link %q: a file on another host", uri)
+	}
+	p := filepath.FromSlash(u.Path)
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("resource link %q: not an absolute path", uri)
+	}
+	return filepath.Clean(p), nil
+}
+
+// isTaskFile: files named *.ioh.yaml (or .yml, .json) and files under
+// .ioh/tasks/ are task contracts (SPEC §3).
+func isTaskFile(path string) bool {
+	base := filepath.Base(path)
+	for _, ext := range []string{".ioh.yaml", ".ioh.yml", ".ioh.json"} {
+		if strings.HasSuffix(base, ext) {
+			return true
+		}
+	}
+	return strings.Contains(filepath.ToSlash(path), "/.ioh/tasks/")
+}
+
+// projectChecks is the project's own test command, recognised from its
+// manifest (as the language server's "Ask agent" does); none when the
+// project type is unknown, and the run is then marked unverified.
+func projectChecks(root string) []map[string]any {
+	has := func(name string) bool {
+		_, err := os.Stat(filepath.Join(root, name))
+		return err == nil
+	}
+	var argv []string
+	switch {
+	case has("go.mod"):
+		argv = []string{"go", "test", "./..."}
+	case has("Cargo.toml"):
+		argv = []string{"cargo", "test", "--offline"}
+	case has("package.json"):
+		argv = []string{"npm", "test", "--silent"}
+	case has("pyproject.toml"), has("setup.py"), has("pytest.ini"):
+		argv = []string{"python3", "-m", "pytest", "-q"}
+	default:
+		return nil
+	}
+	return []map[string]any{{"name": "tests", "run": argv}}
+}
+
+func title(goal string) string {
+	t, _, _ := strings.Cut(strings.TrimSpace(goal), "\n")
+	if len(t) > 80 {
+		t = t[:77] + "…"
+	}
+	return t
+}
+
+// replay is session/load's history: for each run of the session, the
+// user's goal, the plan and every stored event, translated as they were
+// live.
+func (ss *session) replay(ctx context.Context) error {
+	ss.mu.Lock()
+	runs := append([]string(nil), ss.rec.Runs...)
+	ss.mu.Unlock()
+	for _, id := range runs {
+		row, err := ss.eng.Store.Run(ctx, id)
+		if err != nil {
+			return fmt.Errorf("load run %s: %w", id, err)
+		}
+		tr := newTranslator(ss.eng.Root, false)
+		ss.update(chunkUpdate{SessionUpdate: "user_message_chunk", Content: textBlock(row.Goal)})
+		var c contract.Contract
+		if json.Unmarshal(row.Contract, &c) == nil {
+			ss.update(tr.startPlan(&c))
+		}
+		events, err := ss.eng.Store.TreeEvents(ctx, id)
+		if err != nil {
+			return fmt.Errorf("load run %s: %w", id, err)
+		}
+		for _, e := range events {
+			for _, u := range tr.event(e) {
+				ss.update(u)
+			}
+		}
+	}
+	return nil
+}

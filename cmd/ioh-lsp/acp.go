@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/ioh-lsp/ioh-lsp/acp"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/wire"
+)
+
+// cmdAcp runs the Agent Client Protocol agent over stdio (SPEC §11):
+// newline-delimited JSON-RPC on stdin/stdout, logs on stderr. Each session
+// gets a harness for its cwd through the same wiring as serve and run (one
+// configuration, one trace store per workspace, the OS sandbox).
+func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("acp", env.stderr)
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	var ov wire.Overrides
+	fs.StringVar(&ov.Provider, "provider", "", "model provider for every session: anthropic, openai, openrouter, openai-compatible, replay")
+	fs.StringVar(&ov.Model, "model", "", "model name")
+	fs.StringVar(&ov.Cassette, "cassette", "", "replay cassette (selects the replay provider)")
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 0, 0)
+	}
+	var lvl slog.Level
+	if err == nil {
+		if uerr := lvl.UnmarshalText([]byte(*level)); uerr != nil {
+			err = fmt.Errorf("bad --log-level %q", *level)
+		}
+	}
+	if err == nil && ov.Cassette != "" {
+		// Sessions run in other directories: the cassette is named once,
+		// from where the agent was started.
+		if ov.Cassette, err = filepath.Abs(ov.Cassette); err != nil {
+			err = fmt.Errorf("bad --cassette: %w", err)
+		}
+	}
+	if err != nil {
+		return usageError(env, "acp", err)
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
+	stateDir, _ := trace.StateDir(env.getenv)
+	srv := acp.New(acp.Options{
+		Logger:    log,
+		Version:   version,
+		StateDir:  stateDir,
+		NewEngine: acpEngineFactory(env, ov),
+	})
+	if err := srv.Serve(ctx, env.stdin, env.stdout); err != nil {
+		log.Error("acp", "err", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// acpEngineFactory builds a session's harness like serve's engineFactory.
+// The client's MCP servers travel with the session; the MCP wiring reads
+// them from there.
+func acpEngineFactory(env *cliEnv, ov wire.Overrides) acp.EngineFactory {
+	return func(ctx context.Context, r acp.EngineRequest) (*acp.Engine, error) {
+		e, err := wire.NewHarness(ctx, wire.Options{
+			Root:      r.Root,
+			Getenv:    env.getenv,
+			Overrides: ov,
+			Approver:  r.Approver,
+			Sink:      r.Sink,
+			Logger:    r.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &acp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
+	}
+}

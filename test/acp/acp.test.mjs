@@ -1,0 +1,168 @@
+// End-to-end tests of `ioh-lsp acp` with the official ACP TypeScript SDK
+// as the client, on replay runs (no network, no model).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { pathToFileURL } from "node:url";
+import { AFTER, BEFORE, choose, connect, initialize, isChange, read, start, withDeadline, world } from "./harness.mjs";
+
+const STEP = 90_000;
+const kinds = (updates, k) => updates.filter((u) => u.update.sessionUpdate === k).map((u) => u.update);
+const taskPrompt = (w) => [{ type: "resource_link", uri: pathToFileURL(w.task).href, name: "fix.ioh.yaml" }];
+
+test("initialize advertises ACP v1, loadSession, prompt capabilities, list and resume", async (t) => {
+  const w = world(t);
+  const agent = start(t, w);
+  const res = await connect(agent, () => { throw new Error("no permission expected"); }, (cx) => withDeadline(STEP, "initialize", agent, initialize(cx)));
+  assert.equal(res.protocolVersion, 1);
+  assert.equal(res.agentCapabilities.loadSession, true);
+  assert.equal(typeof res.agentCapabilities.promptCapabilities.embeddedContext, "boolean");
+  assert.ok(res.agentCapabilities.sessionCapabilities.list, "session/list advertised");
+  assert.ok(res.agentCapabilities.sessionCapabilities.resume, "session/resume advertised");
+  assert.equal(res.agentInfo.name, "ioh-lsp");
+});
+
+test("allowed: the act and the change are asked, the disk is unchanged before the change is allowed and changed after", async (t) => {
+  const w = world(t);
+  const agent = start(t, w);
+  const asked = [];
+  const { stop, updates } = await connect(agent, (params) => {
+    asked.push(params);
+    if (isChange(params)) {
+      // The change arrives verified, with the whole file as its diff,
+      // and nothing is written yet.
+      assert.equal(read(w.file), BEFORE, "disk untouched while the change awaits permission");
+      const diff = params.toolCall.content.find((c) => c.type === "diff");
+      assert.equal(diff.path, w.file);
+      assert.equal(diff.oldText, BEFORE);
+      assert.equal(diff.newText, AFTER);
+      return choose(params, "allow_once");
+    }
+    return choose(params, "allow_once");
+  }, async (cx, updates) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    const res = await withDeadline(STEP, "session/prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w) }));
+    return { stop: res.stopReason, updates };
+  });
+  if (process.env.ACP_TRANSCRIPT) fs.writeFileSync(process.env.ACP_TRANSCRIPT, updates.map((u) => JSON.stringify(u)).join("\n") + "\n");
+  assert.equal(stop, "end_turn");
+  assert.equal(read(w.file), AFTER, "the allowed change is written");
+
+  assert.equal(asked.length, 2, "one act (the command) and one change");
+  assert.match(asked[0].toolCall.title, /run wants to exec wc -l stats\.go/);
+  assert.deepEqual(asked[0].options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+
+  const plan = kinds(updates, "plan");
+  assert.ok(plan.length >= 2, "a plan, then its progress");
+  assert.match(plan[0].entries[1].content, /divisor/);
+  assert.ok(plan.at(-1).entries.every((e) => e.status === "completed"), "every plan entry completed after the change applied");
+
+  const calls = kinds(updates, "tool_call");
+  const byKind = (k) => calls.filter((c) => c.kind === k);
+  assert.ok(byKind("read").some((c) => c.title === "Read stats.go" && c.locations[0].path === w.file));
+  const check = byKind("execute").find((c) => /^Check divisor passed/.test(c.title));
+  assert.ok(check, "verification shows as an execute-kind call: " + JSON.stringify(calls.map((c) => c.title)));
+  assert.equal(check.status, "completed");
+  const checkOut = kinds(updates, "tool_call_update").find((u) => u.toolCallId === check.toolCallId && u.content);
+  assert.ok(checkOut, "the check's output follows as an update");
+
+  const ups = kinds(updates, "tool_call_update");
+  const edit = [...calls, ...ups].find((c) => c.kind === "edit" && c.title === "Edit stats.go");
+  assert.deepEqual(edit.content[0], { type: "diff", path: w.file, oldText: "float64(len(xs)-1)", newText: "float64(len(xs))" });
+  const change = ups.filter((u) => u.toolCallId.endsWith("/change")).at(-1);
+  assert.equal(change.status, "completed", "the change's call completes once written");
+
+  const usage = kinds(updates, "usage_update");
+  assert.ok(usage.length >= 3, "usage after each model turn");
+  assert.equal(usage.at(-1).used, 1200 + 40 + 1300 + 30 + 1500 + 60 + 1600 + 20);
+  assert.equal(usage.at(-1).size, 100000, "against the token budget");
+  assert.ok(kinds(updates, "agent_message_chunk").some((c) => /ended: applied/.test(c.content.text)));
+});
+
+test("rejected: reject always denies the act for the run, a rejected change leaves the disk untouched", async (t) => {
+  const w = world(t);
+  const agent = start(t, w);
+  const asked = [];
+  const stop = await connect(agent, (params) => {
+    asked.push(params);
+    return choose(params, isChange(params) ? "reject_once" : "reject_always");
+  }, async (cx) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    return (await withDeadline(STEP, "session/prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w) }))).stopReason;
+  });
+  assert.equal(stop, "end_turn");
+  assert.equal(read(w.file), BEFORE, "a rejected change writes nothing");
+  assert.equal(asked.length, 2);
+  assert.ok(isChange(asked[1]), "the change was still offered after the act was rejected");
+});
+
+test("cancel: session/cancel while a permission is pending stops the run as cancelled and writes nothing", async (t) => {
+  const w = world(t);
+  const agent = start(t, w);
+  let sid;
+  let cancelled;
+  const stop = await connect(agent, async (params) => {
+    await cancelled(); // session/cancel, then answer as ACP says: cancelled
+    return { outcome: { outcome: "cancelled" } };
+  }, async (cx) => {
+    cancelled = () => cx.notify("session/cancel", { sessionId: sid });
+    await initialize(cx);
+    sid = (await cx.request("session/new", { cwd: w.ws, mcpServers: [] })).sessionId;
+    return (await withDeadline(STEP, "session/prompt", agent, cx.request("session/prompt", { sessionId: sid, prompt: taskPrompt(w) }))).stopReason;
+  });
+  assert.equal(stop, "cancelled");
+  assert.equal(read(w.file), BEFORE);
+});
+
+test("load: a finished session is listed and replayed from the trace by a new agent process", async (t) => {
+  const w = world(t);
+  const first = start(t, w);
+  const sid = await connect(first, (params) => choose(params, "allow_once"), async (cx) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    await withDeadline(STEP, "session/prompt", first, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w) }));
+    return sessionId;
+  });
+  first.child.stdin.end();
+  assert.equal(await first.exited, 0);
+
+  const second = start(t, w);
+  const { listed, updates, prompt } = await connect(second, (params) => choose(params, "allow_once"), async (cx, updates) => {
+    await initialize(cx);
+    const listed = await cx.request("session/list", { cwd: w.ws });
+    await withDeadline(STEP, "session/load", second, cx.request("session/load", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
+    // The loaded session takes new prompts: this one has nothing to fix.
+    const prompt = await withDeadline(STEP, "session/prompt", second, cx.request("session/prompt", { sessionId: sid, prompt: [{ type: "text", text: "Say hello" }] }));
+    return { listed, updates: [...updates], prompt };
+  });
+  assert.deepEqual(listed.sessions.map((s) => s.sessionId), [sid]);
+  assert.equal(listed.sessions[0].title, "Fix Mean: it divides by len(xs)-1");
+  const user = kinds(updates, "user_message_chunk");
+  assert.equal(user[0].content.text, "Fix Mean: it divides by len(xs)-1");
+  const calls = kinds(updates, "tool_call");
+  assert.ok(calls.some((c) => c.kind === "edit" && c.title === "Edit stats.go"), "the edit is replayed");
+  assert.ok(calls.some((c) => c.kind === "execute" && /Check divisor passed/.test(c.title)), "the check is replayed");
+  assert.ok(kinds(updates, "agent_message_chunk").some((c) => /ended: applied/.test(c.content.text)), "the outcome is replayed");
+  assert.ok(updates.every((u) => u.sessionId === sid));
+  assert.ok(["end_turn", "refusal"].includes(prompt.stopReason), prompt.stopReason);
+});
+
+test("malformed messages are answered with -32700 and -32600 and the session continues", async (t) => {
+  const w = world(t);
+  const agent = start(t, w);
+  agent.raw.add("77");
+  const listed = await connect(agent, () => { throw new Error("no permission expected"); }, async (cx) => {
+    await initialize(cx);
+    await agent.writeRaw("{this is not json\n");
+    await agent.writeRaw('{"jsonrpc":"2.0","id":77}\n');
+    await agent.writeRaw('[{"jsonrpc":"2.0","id":78,"method":"session/list"}]\n');
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    return { sessionId, list: await cx.request("session/list", {}) };
+  });
+  const replies = agent.lines.map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter((m) => m && m.error);
+  const codes = replies.map((m) => [m.id, m.error.code]);
+  assert.deepEqual(codes, [[null, -32700], [77, -32600], [null, -32600]], agent.lines.join("\n"));
+  assert.deepEqual(listed.list.sessions.map((s) => s.sessionId), [listed.sessionId], "the connection went on after the bad lines");
+});
