@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 GOTEST_TIMEOUT ?= 25m
 
-.PHONY: all build test test-go test-cross test-vscode test-neovim lint lint-fast bench demo vscode install deps-test clean
+.PHONY: all build test test-go test-cross test-vscode test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean
 
 all: build
 
@@ -16,7 +16,7 @@ build:
 
 # test: everything. Go with -race, the cross-builds of the non-Linux sandbox
 # backends, vet and formatting, and the editor clients.
-test: deps-test test-go test-cross lint-fast test-vscode test-neovim
+test: deps-test test-go test-cross lint-fast test-vscode test-neovim test-acp
 
 test-go: build
 	$(GO) test -race -timeout $(GOTEST_TIMEOUT) ./...
@@ -49,6 +49,12 @@ test-vscode:
 
 test-neovim: build
 	@if [ -f editors/neovim/test/run.sh ]; then $(TEST_WORLD) IOH_LSP=$(CURDIR)/$(BIN) sh editors/neovim/test/run.sh; else echo "editors/neovim: nothing to test yet"; fi
+
+# test-acp: `ioh-lsp acp` driven end to end by the official ACP TypeScript
+# SDK (test/acp; each test makes its own HOME, XDG_* and IOH_STATE_DIR).
+test-acp: build
+	@cd test/acp && { [ -d node_modules/@agentclientprotocol/sdk ] || npm ci --no-audit --no-fund; } && \
+	  IOH_LSP=$(CURDIR)/$(BIN) npm test --silent
 
 # bench: every bench/*.sh, each printing ratios against a reference tool
 # measured in the same run.
