@@ -62,6 +62,17 @@ var commandNames = []string{
 	cmdTrace, cmdRuns, cmdClearTrace, cmdShowDiff, cmdAllowOnce,
 }
 
+// taskFileGlobs is isTaskFile's rule as globs on the path relative to a
+// workspace folder, sent as experimental.ioh.taskFiles so a client's menus
+// offer "Run task" on the same files as the server's lens and action.
+var taskFileGlobs = []string{"**/*.ioh.yaml", "**/*.ioh.yml", ".ioh/tasks/**"}
+
+// experimentalCaps is the initialize result's `experimental` object.
+func experimentalCaps() protocol.LSPAny {
+	b, _ := json.Marshal(map[string]any{"ioh": map[string]any{"taskFiles": map[string]any{"globs": taskFileGlobs}}})
+	return protocol.LSPAny(b)
+}
+
 // Initialize captures the client's capabilities, folders and settings.
 func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	s.mu.Lock()
@@ -123,6 +134,7 @@ func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 					ChangeNotifications: protocol.Boolean(true),
 				},
 			},
+			Experimental: experimentalCaps(),
 		},
 	}, nil
 }

@@ -163,11 +163,63 @@ export function pickableRuns(runs: RunSummary[], action: PickAction): RunSummary
   return list.sort((a, b) => b.started.localeCompare(a.started));
 }
 
-/** isTaskFile reports whether a path gets "Run task" (SPEC §3: *.ioh.yaml, .ioh/tasks/). */
-export function isTaskFile(path: string): boolean {
-  const p = path.replace(/\\/g, '/');
-  if (/\.ioh\.ya?ml$/.test(p) || /\.ioh\.json$/.test(p)) return true;
-  return /(^|\/)\.ioh\/tasks\/.+\.(ya?ml|json)$/.test(p);
+/**
+ * TaskFileRule is the server's rule for task files: globs on the path
+ * relative to a workspace folder (`/`-separated), as the server sends them
+ * in its initialize result under `experimental.ioh.taskFiles`.
+ */
+export interface TaskFileRule { globs: string[] }
+
+/** FALLBACK_TASK_RULE is used until the server has sent its rule (or when an older server sends none). */
+export const FALLBACK_TASK_RULE: TaskFileRule = { globs: ['**/*.ioh.yaml', '**/*.ioh.yml', '.ioh/tasks/**'] };
+
+/** taskFileRule reads the rule from an initialize result; undefined when it has none. */
+export function taskFileRule(initResult: unknown): TaskFileRule | undefined {
+  const tf = (initResult as { capabilities?: { experimental?: { ioh?: { taskFiles?: { globs?: unknown } } } } } | null | undefined)
+    ?.capabilities?.experimental?.ioh?.taskFiles;
+  const g = tf?.globs;
+  if (!Array.isArray(g) || g.length === 0 || !g.every((x) => typeof x === 'string' && x !== '')) return undefined;
+  return { globs: g as string[] };
+}
+
+/**
+ * globToRegExp compiles a glob: `*` and `?` stay inside one path segment,
+ * `**/` is zero or more segments, a trailing `/**` is anything below.
+ */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*' && glob[i + 1] === '*') {
+      if (glob[i + 2] === '/') {
+        re += '(?:.*/)?';
+        i += 2;
+      } else {
+        // A trailing "/**" needs something below the directory.
+        re += i + 2 === glob.length && re.endsWith('/') ? '.+' : '.*';
+        i += 1;
+      }
+    } else if (c === '*') {
+      re += '[^/]*';
+    } else if (c === '?') {
+      re += '[^/]';
+    } else {
+      re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+    }
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/**
+ * isTaskFile reports whether a file gets "Run task": relPath is its path
+ * relative to its workspace folder (undefined: in no folder, never a task
+ * file for the server either).
+ */
+export function isTaskFile(relPath: string | undefined, rule: TaskFileRule = FALLBACK_TASK_RULE): boolean {
+  if (relPath === undefined || relPath === '') return false;
+  const p = relPath.replace(/\\/g, '/').replace(/^\.\//, '');
+  if (p.startsWith('../') || p.startsWith('/')) return false;
+  return rule.globs.some((g) => globToRegExp(g).test(p));
 }
 
 /** traceFile is the rendered trace file the server wrote, if it names one. */

@@ -1,6 +1,10 @@
-// Controller: owns the language client, the API keys in SecretStorage and
-// the status bar item. One per extension activation.
+// Controller: owns the language client, the API keys in SecretStorage,
+// the log and trace channels and the status bar item. One per extension
+// activation. The status bar follows the server's $/progress for its runs
+// (one ioh.runs refresh when a run starts or ends, after a command, and on
+// start); nothing polls.
 
+import * as readline from 'node:readline';
 import * as vscode from 'vscode';
 import {
   DidChangeConfigurationNotification,
@@ -13,10 +17,11 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { ClientCaps, ensureReviewCapabilities } from './capabilities';
-import { needsGoal, parseRuns, RunSummary, ServerCommand, withGoal } from './commands';
-import { resolveServer, ServerMissingError, INSTALL_DOCS } from './server';
+import { FALLBACK_TASK_RULE, needsGoal, parseRuns, RunSummary, ServerCommand, TaskFileRule, taskFileRule, withGoal } from './commands';
+import { logServerLine, TraceChannel, traceSetting } from './logs';
+import { resolveServer, ServerMissingError, INSTALL_DOCS, serverVersion, settingSource } from './server';
 import { clientSettings, initializationOptions, isKeyEnvName, serverConfig, serverEnv, SettingGetter } from './settings';
-import { anyRunning, statusView } from './status';
+import { ProgressValue, RunTracker, statusView } from './status';
 
 const KEY_NAMES = 'ioh-lsp.keyNames';
 const secretKey = (env: string): string => `ioh-lsp.key.${env}`;
@@ -43,12 +48,18 @@ export class Controller implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly status: vscode.StatusBarItem;
   readonly output: vscode.LogOutputChannel;
+  private readonly traceChannel: TraceChannel;
   private runs: RunSummary[] = [];
-  private poll: NodeJS.Timeout | undefined;
+  private readonly tracker = new RunTracker();
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
   private disposed = false;
+  /** The server's task-file rule (initialize result), else the fallback. */
+  taskRule: TaskFileRule = FALLBACK_TASK_RULE;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('ioh-lsp', { log: true });
+    this.traceChannel = new TraceChannel(vscode.window.createOutputChannel('ioh-lsp trace'), traceSetting(getter()('trace.server')));
     this.status = vscode.window.createStatusBarItem('ioh-lsp.status', vscode.StatusBarAlignment.Left, 10);
     this.status.name = 'ioh-lsp runs';
     this.render('stopped');
@@ -65,6 +76,7 @@ export class Controller implements vscode.Disposable {
       initOptions = initializationOptions(getter());
       command = resolveServer(settings.serverPath, process.env);
     } catch (err) {
+      this.output.error(err instanceof Error ? err.message : String(err));
       this.render('stopped');
       const msg = err instanceof Error ? err.message : String(err);
       const choice = await vscode.window.showErrorMessage(msg, ...(err instanceof ServerMissingError ? ['Open install docs', 'Open settings'] : ['Open settings']));
@@ -73,6 +85,10 @@ export class Controller implements vscode.Disposable {
       return;
     }
     const env = serverEnv(process.env, await this.storedKeys());
+    // Say which binary runs: a remote window (code-server, Remote-SSH,
+    // WSL) reads settings from other places than a local one.
+    const from = settingSource(vscode.workspace.getConfiguration('ioh').inspect<string>('server.path'));
+    this.output.info(`starting ${command} ${settings.serverArgs.join(' ')} (${await serverVersion(command, env)}; ioh.server.path ${JSON.stringify(settings.serverPath)} from ${from})`);
     const serverOptions: ServerOptions = {
       command,
       args: settings.serverArgs,
@@ -83,7 +99,20 @@ export class Controller implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       initializationOptions: initOptions,
       outputChannel: this.output,
+      // The client logs traffic only while its trace channel's level is
+      // Trace; this one's level follows ioh.trace.server.
+      traceOutputChannel: this.traceChannel as unknown as vscode.LogOutputChannel,
+      stdioOptions: {
+        stdout: (input, ch) => readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (l) => ch.info(l)),
+        stderr: (input, ch) => readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (l) => logServerLine(ch, l)),
+      },
       middleware: {
+        handleWorkDoneProgress: (token, params, next) => {
+          next(token, params);
+          const act = this.tracker.onProgress(token, params as ProgressValue);
+          if (act === 'refresh') this.refreshSoon();
+          else if (act === 'render') this.render('running');
+        },
         workspace: {
           configuration: async (params, token, next) => {
             const res = await next(params, token);
@@ -107,7 +136,7 @@ export class Controller implements vscode.Disposable {
             a = withGoal(args, goal);
           }
           const res = await next(command, a);
-          this.schedule(300);
+          this.refreshSoon();
           return res;
         },
       },
@@ -115,8 +144,15 @@ export class Controller implements vscode.Disposable {
     const client = new LanguageClient('ioh', 'ioh-lsp', serverOptions, clientOptions);
     client.registerFeature(new ReviewFeature());
     client.onDidChangeState((e) => {
-      if (e.newState === State.Running) this.schedule(0);
-      else this.render(e.newState === State.Starting ? 'starting' : 'stopped');
+      if (e.newState === State.Running) {
+        this.taskRule = taskFileRule(client.initializeResult) ?? FALLBACK_TASK_RULE;
+        const info = client.initializeResult?.serverInfo;
+        this.output.info(`server ${info?.name ?? '?'} ${info?.version ?? ''} running; task files: ${this.taskRule.globs.join(', ')}`);
+        this.refreshSoon();
+      } else {
+        this.tracker.clear();
+        this.render(e.newState === State.Starting ? 'starting' : 'stopped');
+      }
     });
     this.client = client;
     this.render('starting');
@@ -129,7 +165,6 @@ export class Controller implements vscode.Disposable {
   }
 
   async stop(): Promise<void> {
-    this.clearPoll();
     const c = this.client;
     this.client = undefined;
     if (c) await c.stop().catch(() => undefined);
@@ -147,6 +182,7 @@ export class Controller implements vscode.Disposable {
    * workspace/configuration (answered by the middleware above).
    */
   async configChanged(): Promise<void> {
+    this.traceChannel.setSetting(traceSetting(getter()('trace.server')));
     try {
       serverConfig(getter());
     } catch (err) {
@@ -164,7 +200,7 @@ export class Controller implements vscode.Disposable {
     const c = this.client;
     if (!c || c.state !== State.Running) throw new Error('ioh-lsp is not running');
     const res = await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: arg === undefined ? [] : [arg] });
-    this.schedule(300);
+    if (command !== 'ioh.runs' && command !== 'ioh.trace') this.refreshSoon();
     return res;
   }
 
@@ -201,16 +237,23 @@ export class Controller implements vscode.Disposable {
     await this.context.globalState.update(KEY_NAMES, this.keyNames().filter((n) => n !== env));
   }
 
-  /** schedule polls ioh.runs after ms; fast while a run is running. */
-  private schedule(ms: number): void {
+  /**
+   * refreshSoon asks the server for ioh.runs once; calls that come while
+   * one is in flight make one more afterwards, never a loop.
+   */
+  private refreshSoon(): void {
     if (this.disposed) return;
-    this.clearPoll();
-    this.poll = setTimeout(() => void this.refresh(), ms);
-  }
-
-  private clearPoll(): void {
-    if (this.poll) clearTimeout(this.poll);
-    this.poll = undefined;
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = this.refresh().finally(() => {
+      this.refreshing = undefined;
+      if (this.refreshAgain) {
+        this.refreshAgain = false;
+        this.refreshSoon();
+      }
+    });
   }
 
   private async refresh(): Promise<void> {
@@ -221,25 +264,22 @@ export class Controller implements vscode.Disposable {
       this.runs = parseRuns(res);
       this.render('running');
     } catch (err) {
-      this.output.appendLine(`ioh.runs: ${err instanceof Error ? err.message : String(err)}`);
+      this.output.warn(`ioh.runs: ${err instanceof Error ? err.message : String(err)}`);
     }
-    this.schedule(anyRunning(this.runs) ? 2000 : 15000);
   }
 
   private render(state: 'starting' | 'running' | 'stopped'): void {
-    const v = statusView(this.runs, state);
+    const v = statusView(this.runs, state, this.tracker.runs());
     this.status.text = v.text;
     this.status.tooltip = v.tooltip;
-    this.status.command = v.traceRunId
-      ? { title: 'Show trace', command: 'ioh-lsp.trace', arguments: [v.traceRunId] }
-      : { title: 'Show runs', command: 'ioh-lsp.runs' };
+    this.status.command = { title: 'List runs', command: 'ioh-lsp.runs' };
   }
 
   dispose(): void {
     this.disposed = true;
-    this.clearPoll();
     void this.client?.stop().catch(() => undefined);
     this.status.dispose();
     this.output.dispose();
+    this.traceChannel.dispose();
   }
 }

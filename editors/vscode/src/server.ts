@@ -1,6 +1,8 @@
 // Server: finds the ioh-lsp binary from the `ioh.server.path` setting (a
-// path, or a bare name looked up on PATH). No 'vscode' import.
+// path, or a bare name looked up on PATH), and says which binary and
+// version was started. No 'vscode' import.
 
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -49,4 +51,41 @@ export function resolveServer(setting: string, env: NodeJS.ProcessEnv, platform:
     }
   }
   throw new ServerMissingError(setting, `"${expanded}" is not on PATH`);
+}
+
+/**
+ * serverVersion runs `<binary> version` and returns its first line (e.g.
+ * "ioh-lsp v0.3.0"), or a short reason when it cannot: the output channel
+ * names the binary that was started and its version, so a different
+ * build on PATH is visible.
+ */
+export function serverVersion(binary: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 5000): Promise<string> {
+  return new Promise((resolve) => {
+    execFile(binary, ['version'], { env, timeout: timeoutMs, maxBuffer: 64 * 1024 }, (err, stdout) => {
+      const first = String(stdout ?? '').split('\n').map((l) => l.trim()).find((l) => l !== '');
+      if (err) {
+        const e = err as NodeJS.ErrnoException & { killed?: boolean };
+        resolve(`version unknown: \`${path.basename(binary)} version\` ${e.killed ? `did not answer in ${timeoutMs} ms` : `failed: ${e.message.split('\n')[0]}`}`);
+        return;
+      }
+      resolve(first ?? 'version unknown: `version` printed nothing');
+    });
+  });
+}
+
+/** SettingInspection is what vscode's WorkspaceConfiguration.inspect returns for one key. */
+export interface SettingInspection<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/** settingSource says which settings layer gave the value in use. */
+export function settingSource<T>(i: SettingInspection<T> | undefined): string {
+  if (!i) return 'default';
+  if (i.workspaceFolderValue !== undefined) return 'folder settings';
+  if (i.workspaceValue !== undefined) return 'workspace settings';
+  if (i.globalValue !== undefined) return 'user or remote settings';
+  return 'default';
 }

@@ -7,8 +7,61 @@ export interface StatusView {
   /** Status bar text; `$(…)` are VS Code codicons. */
   text: string;
   tooltip: string;
-  /** The run a click opens the trace of, if any. */
-  traceRunId?: string;
+}
+
+/** A run the server reports progress for (token `ioh/<runId>`). */
+export interface LiveRun {
+  runId: string;
+  title: string;
+  message: string;
+}
+
+/** ProgressValue is the value of a work-done `$/progress`. */
+export interface ProgressValue {
+  kind: 'begin' | 'report' | 'end';
+  title?: string;
+  message?: string;
+}
+
+/**
+ * RunTracker follows the server's work-done progress for its runs. The
+ * status bar is driven by it: `begin` and `end` (a run started or
+ * finished) call for one `ioh.runs` refresh, `report` (a step, its
+ * spend) only redraws from the report's own text. Tokens not of the
+ * form `ioh/<runId>` are not ours.
+ */
+export class RunTracker {
+  private readonly live = new Map<string, LiveRun>();
+
+  /** onProgress records the value; 'refresh' asks for one ioh.runs call, 'render' for a redraw. */
+  onProgress(token: string | number, value: ProgressValue): 'refresh' | 'render' | undefined {
+    if (typeof token !== 'string' || !token.startsWith('ioh/') || token.length === 4) return undefined;
+    const runId = token.slice(4);
+    switch (value?.kind) {
+      case 'begin':
+        this.live.set(runId, { runId, title: value.title ?? '', message: value.message ?? '' });
+        return 'refresh';
+      case 'report': {
+        const r = this.live.get(runId) ?? { runId, title: '', message: '' };
+        if (value.message !== undefined) r.message = value.message;
+        this.live.set(runId, r);
+        return 'render';
+      }
+      case 'end':
+        this.live.delete(runId);
+        return 'refresh';
+      default:
+        return undefined;
+    }
+  }
+
+  runs(): LiveRun[] {
+    return [...this.live.values()];
+  }
+
+  clear(): void {
+    this.live.clear();
+  }
 }
 
 /** formatUsd prints dollars with cents, or four places under a cent. */
@@ -25,11 +78,11 @@ export function formatTokens(n: number): string {
 }
 
 /**
- * statusView summarises the runs: how many are running, how many wait for
- * approval, and the spend of all listed runs; a click opens the trace of
- * the newest running run, else the newest run.
+ * statusView summarises the runs: how many are running (by the server's
+ * progress, and by the last ioh.runs), how many wait for approval, and
+ * the spend of all listed runs. A click opens the runs list.
  */
-export function statusView(runs: RunSummary[], serverState: 'starting' | 'running' | 'stopped'): StatusView {
+export function statusView(runs: RunSummary[], serverState: 'starting' | 'running' | 'stopped', live: LiveRun[] = []): StatusView {
   if (serverState === 'stopped') {
     return { text: '$(circle-slash) ioh', tooltip: 'ioh-lsp is not running' };
   }
@@ -37,24 +90,28 @@ export function statusView(runs: RunSummary[], serverState: 'starting' | 'runnin
     return { text: '$(loading~spin) ioh', tooltip: 'ioh-lsp is starting' };
   }
   const byNewest = runs.slice().sort((a, b) => b.started.localeCompare(a.started));
-  const running = byNewest.filter((r) => r.outcome === 'running');
-  const waiting = byNewest.filter((r) => r.outcome === 'awaiting_approval' || r.outcome === 'verified');
+  const liveIds = new Set(live.map((l) => l.runId));
+  const listedRunning = byNewest.filter((r) => r.outcome === 'running' && !liveIds.has(r.runId));
+  const running = live.length + listedRunning.length;
+  const waiting = byNewest.filter((r) => !liveIds.has(r.runId) && (r.outcome === 'awaiting_approval' || r.outcome === 'verified'));
   const spend = runs.reduce((s, r) => s + r.costUsd, 0);
   const tokens = runs.reduce((s, r) => s + r.tokens, 0);
 
   const parts: string[] = [];
-  if (running.length) parts.push(`$(sync~spin) ${running.length}`);
+  if (running) parts.push(`$(sync~spin) ${running}`);
   if (waiting.length) parts.push(`$(check) ${waiting.length}`);
   parts.push(formatUsd(spend));
   const text = `ioh ${parts.join(' ')}`;
 
-  const lines = [`ioh-lsp: ${running.length} running, ${waiting.length} awaiting review`, `spend ${formatUsd(spend)}, ${formatTokens(tokens)} tokens over ${runs.length} runs`];
-  for (const r of running.slice(0, 5)) {
+  const lines = [`ioh-lsp: ${running} running, ${waiting.length} awaiting review`, `spend ${formatUsd(spend)}, ${formatTokens(tokens)} tokens over ${runs.length} runs`];
+  for (const l of live.slice(0, 5)) {
+    lines.push(`• ${l.runId}${l.message ? ' ' + truncate(l.message, 60) : ''}${l.title ? ': ' + truncate(l.title.replace(/^ioh: /, ''), 60) : ''}`);
+  }
+  for (const r of listedRunning.slice(0, Math.max(0, 5 - live.length))) {
     lines.push(`• ${r.runId} step ${r.steps}, ${formatTokens(r.tokens)} tokens, ${formatUsd(r.costUsd)}: ${truncate(r.goal, 60)}`);
   }
-  const target = running[0] ?? byNewest[0];
-  if (target) lines.push(`click: trace of ${target.runId}`);
-  return { text, tooltip: lines.join('\n'), traceRunId: target?.runId };
+  lines.push('click: list runs');
+  return { text, tooltip: lines.join('\n') };
 }
 
 /** runLabel is a quick-pick line for a run. */
@@ -69,9 +126,4 @@ export function runLabel(r: RunSummary): { label: string; description: string; d
 export function truncate(s: string, n: number): string {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length <= n ? one : one.slice(0, n - 1) + '…';
-}
-
-/** anyRunning says whether the status should be polled often. */
-export function anyRunning(runs: RunSummary[]): boolean {
-  return runs.some((r) => r.outcome === 'running');
 }

@@ -1,6 +1,7 @@
 // UI: the palette commands. Each gathers its inputs (input box, quick pick,
 // the active editor) and sends the matching ioh.* server command.
 
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   askArgs, clearTraceArgs, formatTrace, isTaskFile, parseRunId, pickableRuns, PickAction,
@@ -37,6 +38,13 @@ async function pickRun(ctl: Controller, action: PickAction, given: unknown): Pro
   return pick?.runId;
 }
 
+/** relPath is uri's path relative to its workspace folder, or undefined outside every folder. */
+function relPath(uri: vscode.Uri): string | undefined {
+  const folder = vscode.workspace.getWorkspaceFolder(uri);
+  if (!folder) return undefined;
+  return path.posix.relative(folder.uri.path, uri.path);
+}
+
 function started(result: unknown): void {
   const id = parseRunId(result);
   void vscode.window.showInformationMessage(`ioh: started run ${id}`, 'Show trace').then((c) => {
@@ -61,11 +69,13 @@ export function registerCommands(context: vscode.ExtensionContext, ctl: Controll
     'ioh-lsp.run': async (arg) => {
       let uri = arg instanceof vscode.Uri ? arg : undefined;
       const active = vscode.window.activeTextEditor?.document.uri;
-      if (!uri && active && isTaskFile(active.path)) uri = active;
+      if (!uri && active && isTaskFile(relPath(active), ctl.taskRule)) uri = active;
       if (!uri) {
         const picked = await vscode.window.showOpenDialog({ title: 'Run task contract', canSelectMany: false, filters: { 'Task contracts': ['yaml', 'yml', 'json'] } });
         uri = picked?.[0];
       }
+      // A file given or picked goes to the server as it is: ioh.run checks
+      // the contract itself.
       if (!uri) return;
       started(await ctl.execute('ioh.run', runArgs({ uri: uri.toString() })));
     },

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
-  ArgumentError, askArgs, clearTraceArgs, formatTrace, traceFile, isTaskFile, needsGoal, parseRunId, parseRuns,
+  ArgumentError, askArgs, clearTraceArgs, FALLBACK_TASK_RULE, formatTrace, globToRegExp, traceFile, isTaskFile, taskFileRule, needsGoal, parseRunId, parseRuns,
   pickableRuns, rejectArgs, runArgs, runIdArgs, RunSummary, SERVER_COMMANDS, withGoal,
 } from '../src/commands';
 
@@ -72,10 +72,26 @@ test('pickers offer runs by outcome, newest first', () => {
   assert.deepEqual(ids(pickableRuns(runs, 'trace')), ['f', 'e', 'd', 'c', 'b', 'a']);
 });
 
-test('task files', () => {
-  const cases: [string, boolean][] = [
-    ['/w/fix.ioh.yaml', true], ['/w/fix.ioh.yml', true], ['/w/.ioh/tasks/a.yaml', true], ['C:\\w\\.ioh\\tasks\\a.json', true],
-    ['/w/.ioh/config.yaml', false], ['/w/main.go', false], ['/w/ioh.yaml', false],
+test('task files follow the server\'s rule (experimental.ioh.taskFiles)', () => {
+  // The rule the server sends; the paths are relative to a workspace folder.
+  const rule = taskFileRule({ capabilities: { experimental: { ioh: { taskFiles: { globs: ['**/*.ioh.yaml', '**/*.ioh.yml', '.ioh/tasks/**'] } } } } });
+  assert.ok(rule);
+  const cases: [string | undefined, boolean][] = [
+    ['fix.ioh.yaml', true], ['sub/dir/fix.ioh.yml', true], ['.ioh/tasks/a.yaml', true], ['.ioh/tasks/nested/a.md', true], ['.ioh\\tasks\\a.json', true],
+    ['./fix.ioh.yaml', true], ['.ioh.yaml', true],
+    // What the old client rule took and the server does not:
+    ['fix.ioh.json', false], ['sub/.ioh/tasks/a.yaml', false],
+    ['.ioh/tasks/', false], ['.ioh/config.yaml', false], ['main.go', false], ['ioh.yaml', false], ['fix.ioh.yaml.bak', false],
+    ['../other/fix.ioh.yaml', false], [undefined, false], ['', false],
   ];
-  for (const [p, want] of cases) assert.equal(isTaskFile(p), want, p);
+  for (const [p, want] of cases) assert.equal(isTaskFile(p, rule), want, String(p));
+  assert.deepEqual(FALLBACK_TASK_RULE, rule, 'the fallback is the server\'s current rule');
+  // Another rule from a server is used as sent.
+  const other = taskFileRule({ capabilities: { experimental: { ioh: { taskFiles: { globs: ['tasks/*.json', 'a?c.t'] } } } } });
+  assert.deepEqual([isTaskFile('tasks/x.json', other), isTaskFile('tasks/x/y.json', other), isTaskFile('abc.t', other), isTaskFile('fix.ioh.yaml', other)], [true, false, true, false]);
+  for (const bad of [null, {}, { capabilities: {} }, { capabilities: { experimental: { ioh: { taskFiles: { globs: [] } } } } }, { capabilities: { experimental: { ioh: { taskFiles: { globs: [1] } } } } }]) {
+    assert.equal(taskFileRule(bad), undefined, JSON.stringify(bad));
+  }
+  assert.equal(globToRegExp('a.b+(c)').test('a.b+(c)'), true, 'regexp characters are literal');
+  assert.equal(globToRegExp('a.b').test('axb'), false);
 });

@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { resolveServer, ServerMissingError } from '../src/server';
+import { resolveServer, ServerMissingError, serverVersion, settingSource } from '../src/server';
 import { ensureReviewCapabilities } from '../src/capabilities';
 
 test('server binary is found on PATH or by path, and a missing one says how to install', (t) => {
@@ -42,4 +42,29 @@ test('client capabilities ask for annotated edits', () => {
     workspace: { applyEdit: true, workspaceEdit: { resourceOperations: ['delete', 'create', 'rename'], failureHandling: 'textOnlyTransactional', documentChanges: true, changeAnnotationSupport: { groupsOnLabel: true } } },
     window: { showDocument: { support: false }, workDoneProgress: true },
   });
+});
+
+test('the output channel can name the started binary\'s version', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ioh-vscode-ver-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const good = path.join(dir, 'ioh-lsp');
+  fs.writeFileSync(good, '#!/bin/sh\n[ "$1" = version ] || exit 9\necho "ioh-lsp v9.8.7"\necho "commit abc"\n', { mode: 0o755 });
+  const failing = path.join(dir, 'broken');
+  fs.writeFileSync(failing, '#!/bin/sh\necho nope >&2\nexit 3\n', { mode: 0o755 });
+  const hanging = path.join(dir, 'hang');
+  fs.writeFileSync(hanging, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+  assert.equal(await serverVersion(good), 'ioh-lsp v9.8.7');
+  assert.match(await serverVersion(failing), /^version unknown: `broken version` failed: Command failed/);
+  assert.match(await serverVersion(hanging, process.env, 200), /^version unknown: `hang version` did not answer in 200 ms$/);
+  assert.match(await serverVersion(path.join(dir, 'missing')), /^version unknown: `missing version` failed: spawn .*ENOENT/);
+  const real = process.env.IOH_LSP || path.resolve('..', '..', 'bin', 'ioh-lsp');
+  if (fs.existsSync(real)) assert.match(await serverVersion(real), /^ioh-lsp \S+$/, 'the real binary');
+});
+
+test('which settings layer gave ioh.server.path', () => {
+  assert.equal(settingSource(undefined), 'default');
+  assert.equal(settingSource({ defaultValue: 'ioh-lsp' }), 'default');
+  assert.equal(settingSource({ defaultValue: 'ioh-lsp', globalValue: '/opt/ioh-lsp' }), 'user or remote settings');
+  assert.equal(settingSource({ defaultValue: 'ioh-lsp', globalValue: '/opt/ioh-lsp', workspaceValue: './bin/ioh-lsp' }), 'workspace settings');
+  assert.equal(settingSource({ globalValue: 'a', workspaceValue: 'b', workspaceFolderValue: 'c' }), 'folder settings');
 });

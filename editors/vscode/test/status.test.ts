@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import type { RunSummary } from '../src/commands';
-import { anyRunning, formatTokens, formatUsd, runLabel, statusView } from '../src/status';
+import { formatTokens, formatUsd, RunTracker, runLabel, statusView } from '../src/status';
 
 const r = (runId: string, outcome: string, started: string, costUsd: number, tokens = 0, steps = 0, goal = 'g'): RunSummary =>
   ({ runId, outcome, started, costUsd, tokens, steps, goal });
@@ -14,37 +14,58 @@ test('number formats', () => {
 });
 
 test('status bar text, tooltip and click target', () => {
-  const cases: { name: string; runs: RunSummary[]; state: 'starting' | 'running' | 'stopped'; want: { text: string; traceRunId?: string } }[] = [
+  const cases: { name: string; runs: RunSummary[]; state: 'starting' | 'running' | 'stopped'; want: { text: string } }[] = [
     { name: 'stopped', runs: [], state: 'stopped', want: { text: '$(circle-slash) ioh' } },
     { name: 'starting', runs: [], state: 'starting', want: { text: '$(loading~spin) ioh' } },
     { name: 'idle, no runs', runs: [], state: 'running', want: { text: 'ioh $0.00' } },
-    { name: 'idle, past runs', runs: [r('r-1', 'applied', '2026-11-29T20:00:00Z', 0.5), r('r-2', 'rejected', '2026-11-29T21:00:00Z', 0.25)], state: 'running', want: { text: 'ioh $0.75', traceRunId: 'r-2' } },
+    { name: 'idle, past runs', runs: [r('r-1', 'applied', '2026-11-29T20:00:00Z', 0.5), r('r-2', 'rejected', '2026-11-29T21:00:00Z', 0.25)], state: 'running', want: { text: 'ioh $0.75' } },
     {
       name: 'running and awaiting review',
       runs: [r('r-1', 'running', '2026-11-29T20:00:00Z', 0.1), r('r-2', 'running', '2026-11-29T21:00:00Z', 0.2), r('r-3', 'awaiting_approval', '2026-11-29T22:00:00Z', 0.3)],
       state: 'running',
-      want: { text: 'ioh $(sync~spin) 2 $(check) 1 $0.60', traceRunId: 'r-2' },
+      want: { text: 'ioh $(sync~spin) 2 $(check) 1 $0.60' },
     },
   ];
   for (const c of cases) {
     const v = statusView(c.runs, c.state);
-    assert.deepEqual({ text: v.text, traceRunId: v.traceRunId }, { text: c.want.text, traceRunId: c.want.traceRunId }, c.name);
+    assert.deepEqual({ text: v.text }, { text: c.want.text }, c.name);
   }
   const v = statusView([r('r-9', 'running', '1', 0.0123, 45678, 7, 'make   ParseDuration\naccept days')], 'running');
   assert.equal(v.tooltip, [
     'ioh-lsp: 1 running, 0 awaiting review',
     'spend $0.01, 45.7k tokens over 1 runs',
     '• r-9 step 7, 45.7k tokens, $0.01: make ParseDuration accept days',
-    'click: trace of r-9',
+    'click: list runs',
   ].join('\n'));
 });
 
-test('run picker label and polling', () => {
+test('run picker label', () => {
   assert.deepEqual(runLabel(r('r-1', 'verified', '2026-11-29T22:00:00Z', 1.5, 2500, 12, 'x'.repeat(100))), {
     label: 'x'.repeat(79) + '…',
     description: 'r-1 · verified',
     detail: '12 steps · 2.5k tokens · $1.50 · started 2026-11-29T22:00:00Z',
   });
-  assert.equal(anyRunning([r('a', 'applied', '', 0)]), false);
-  assert.equal(anyRunning([r('a', 'applied', '', 0), r('b', 'running', '', 0)]), true);
+});
+
+test('the status follows $/progress: begin and end refresh once, reports redraw', () => {
+  const t = new RunTracker();
+  // The sequence the server sends for a run (lsp/progress.go), and tokens that are not ours.
+  assert.equal(t.onProgress('ioh/r-1', { kind: 'begin', title: 'ioh: fix the test', message: 'run r-1' }), 'refresh');
+  assert.equal(t.onProgress('ioh/r-1', { kind: 'report', message: 'step 2/40 · 2000 tokens · $0.0036 · edit_file' }), 'render');
+  assert.equal(t.onProgress('other/1', { kind: 'begin', title: 'not ours' }), undefined);
+  assert.equal(t.onProgress(7, { kind: 'begin', title: 'numeric token' }), undefined);
+  assert.equal(t.onProgress('ioh/', { kind: 'begin' }), undefined);
+  assert.deepEqual(t.runs(), [{ runId: 'r-1', title: 'ioh: fix the test', message: 'step 2/40 · 2000 tokens · $0.0036 · edit_file' }]);
+
+  // While the run is live the status counts it even before ioh.runs lists it, and shows its step.
+  const listed = [r('r-0', 'applied', '2026-11-29T20:00:00Z', 0.5)];
+  const v = statusView(listed, 'running', t.runs());
+  assert.equal(v.text, 'ioh $(sync~spin) 1 $0.50');
+  assert.match(v.tooltip, /^• r-1 step 2\/40 · 2000 tokens · \$0\.0036 · edit_file: fix the test$/m);
+  // A run listed as running and live is counted once.
+  assert.equal(statusView([...listed, r('r-1', 'running', '2026-11-29T21:00:00Z', 0)], 'running', t.runs()).text, 'ioh $(sync~spin) 1 $0.50');
+
+  assert.equal(t.onProgress('ioh/r-1', { kind: 'end', message: 'completed: awaiting_approval (run r-1, 2 steps, $0.0036)' }), 'refresh');
+  assert.deepEqual(t.runs(), []);
+  assert.equal(statusView([...listed, r('r-1', 'awaiting_approval', '2026-11-29T21:00:00Z', 0.0036)], 'running', t.runs()).text, 'ioh $(check) 1 $0.50');
 });

@@ -13,7 +13,7 @@ import {
   ApplyWorkspaceEditParams, createProtocolConnection, StreamMessageReader, StreamMessageWriter, TextEdit,
 } from 'vscode-languageserver-protocol/node';
 import { ensureReviewCapabilities } from '../src/capabilities';
-import { askArgs, parseRunId, parseRuns, runIdArgs, traceFile } from '../src/commands';
+import { askArgs, isTaskFile, parseRunId, parseRuns, runIdArgs, taskFileRule, traceFile } from '../src/commands';
 import { initializationOptions, serverConfig } from '../src/settings';
 
 const FIXTURE = path.resolve('..', 'neovim', 'test', 'fixture', 'calc');
@@ -98,6 +98,14 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
   }) as { capabilities: { executeCommandProvider?: { commands: string[] } } };
   for (const c of ['ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel', 'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace']) {
     assert.ok(init.capabilities.executeCommandProvider?.commands.includes(c), `server offers ${c}`);
+  }
+  // The task-file rule the server sends is the one its lenses follow.
+  const rule = taskFileRule(init);
+  assert.ok(rule, `initialize result carries experimental.ioh.taskFiles: ${JSON.stringify(init.capabilities)}`);
+  for (const rel of ['fix.ioh.yaml', 'sub/x.ioh.yml', '.ioh/tasks/a.yaml', 'fix.ioh.json', 'sub/.ioh/tasks/a.yaml', 'calc.go', 'ioh.yaml']) {
+    const lenses = await conn.sendRequest('textDocument/codeLens', { textDocument: { uri: pathToFileURL(path.join(ws, rel)).toString() } }) as { command?: { title: string } }[] | null;
+    const serverRuns = (lenses ?? []).some((l) => l.command?.title.includes('Run task'));
+    assert.equal(isTaskFile(rel, rule), serverRuns, `${rel}: the client's isTaskFile agrees with the server's Run task lens`);
   }
   await conn.sendNotification('initialized', {});
   await conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'go', version: 1, text: before } });
