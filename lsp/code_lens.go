@@ -58,10 +58,10 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 }
 
 // resumable reports outcomes a resume can continue: a run waiting for an
-// approval, or one interrupted (its process was killed, or the trace
-// store failed).
+// approval, one interrupted (its process was killed, or the trace store
+// failed), or one cancelled (it continues from its last committed step).
 func resumable(o agent.Outcome) bool {
-	return o == agent.OutcomeAwaitingApproval || o == agent.OutcomeInterrupted
+	return o == agent.OutcomeAwaitingApproval || o == agent.OutcomeInterrupted || o == agent.OutcomeCancelled
 }
 
 // storedResumable lists the root runs of the task file abs recorded in

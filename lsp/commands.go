@@ -165,9 +165,19 @@ func (s *Server) inlineContract(raw json.RawMessage) (*contract.Contract, string
 // commandApprove applies a pending change: a held proposal through the
 // editor, otherwise through the harness (a deferred run).
 func (s *Server) commandApprove(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a runRef
+	var a struct {
+		RunID  string `json:"runId"`
+		ForRun bool   `json:"forRun"` // a deferred act: allow it for the rest of the run
+	}
 	if err := decodeArg(cmdApprove, arg, &a, "runId"); err != nil {
 		return nil, err
+	}
+	act := agent.Decision{Answer: agent.AllowOnce}
+	if a.ForRun {
+		act.Answer = agent.AllowRun
+	}
+	if out, ok, err := s.answerAct(ctx, a.RunID, act); ok {
+		return out, err
 	}
 	if held, err := s.answerHeld(ctx, a.RunID, true, ""); held {
 		if err != nil {
@@ -199,6 +209,9 @@ func (s *Server) commandReject(ctx context.Context, arg json.RawMessage) (any, e
 	reason := a.Reason
 	if reason == "" {
 		reason = "rejected in the editor"
+	}
+	if out, ok, err := s.answerAct(ctx, a.RunID, agent.Decision{Answer: agent.Deny, Reason: reason}); ok {
+		return out, err
 	}
 	if held, err := s.answerHeld(ctx, a.RunID, false, reason); held {
 		if err != nil {
