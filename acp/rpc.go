@@ -24,8 +24,8 @@ const (
 )
 
 // maxLine bounds one incoming message; a longer line is answered with
-// -32600 and skipped, never buffered whole.
-const maxLine = 32 << 20
+// -32600 and skipped, never buffered whole. A variable for tests.
+var maxLine = 32 << 20
 
 // RPCError is a JSON-RPC error object; handlers return one to choose the
 // code, any other error is answered as -32603.
