@@ -26,6 +26,13 @@ type IndexOptions struct {
 	// Debounce is the watcher's batching interval (default 100ms).
 	Debounce time.Duration
 	Logger   *slog.Logger
+	// Private names root-relative paths that are never indexed (files the
+	// read policy guards); Secrets are values whose files are never
+	// indexed either. Such files are searched by reading them, so results
+	// do not change; the index file under the state directory never
+	// carries their trigrams.
+	Private func(rel string) bool
+	Secrets []string
 }
 
 // rebuildDirty is how many changed paths make the maintainer rebuild the
@@ -39,6 +46,7 @@ const rebuildDirty = 256
 type Index struct {
 	root    *Root
 	path    string
+	priv    *indexPrivacy
 	log     *slog.Logger
 	watch   bool
 	watcher *Watcher
@@ -72,7 +80,7 @@ func OpenIndex(r *Root, o IndexOptions) (*Index, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{root: r, path: indexPath(o.StateDir, r.Dir()), log: o.Logger, watch: o.Watch,
+	x := &Index{root: r, path: indexPath(o.StateDir, r.Dir()), priv: newIndexPrivacy(o), log: o.Logger, watch: o.Watch,
 		dirty: map[string]uint64{}, kick: make(chan struct{}, 1)}
 	if !o.Watch {
 		if d, err := loadIndex(x.path); err == nil && d.root == r.Dir() {
@@ -307,7 +315,7 @@ func (x *Index) rebuild(ctx context.Context) error {
 	x.mu.Lock()
 	start := x.seq
 	x.mu.Unlock()
-	d, err := buildIndex(ctx, x.root, x.path)
+	d, err := buildIndex(ctx, x.root, x.path, x.priv)
 	if err != nil {
 		return err
 	}
@@ -333,13 +341,14 @@ func (x *Index) rebuild(ctx context.Context) error {
 	return nil
 }
 
-// BuildIndex builds (or rebuilds) the index file of r under stateDir now,
-// for a command that wants a warm index for later searches.
-func BuildIndex(ctx context.Context, r *Root, stateDir string) (IndexStatus, error) {
-	if stateDir == "" {
+// BuildIndex builds (or rebuilds) the index file of r under o.StateDir
+// now, for a command that wants a warm index for later searches. Only
+// StateDir, Private and Secrets of o are used.
+func BuildIndex(ctx context.Context, r *Root, o IndexOptions) (IndexStatus, error) {
+	if o.StateDir == "" {
 		return IndexStatus{}, errors.New("build index: no state directory")
 	}
-	d, err := buildIndex(ctx, r, indexPath(stateDir, r.Dir()))
+	d, err := buildIndex(ctx, r, indexPath(o.StateDir, r.Dir()), newIndexPrivacy(o))
 	if err != nil {
 		return IndexStatus{}, err
 	}

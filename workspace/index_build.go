@@ -144,7 +144,7 @@ func (tb *trigramBits) file(abs string) ([]uint32, uint8, error) {
 
 // buildIndex walks the workspace as grep does, indexes every file and
 // writes the index file at path atomically (0600, in a 0700 directory).
-func buildIndex(ctx context.Context, r *Root, path string) (*indexData, error) {
+func buildIndex(ctx context.Context, r *Root, path string, priv *indexPrivacy) (*indexData, error) {
 	start := time.Now().UnixNano()
 	inputs := ignoreInputs(r.Dir())
 	var mu sync.Mutex
@@ -180,7 +180,7 @@ func buildIndex(ctx context.Context, r *Root, path string) (*indexData, error) {
 	}
 	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
 	w := &indexWriter{f: tmp, w: bufio.NewWriterSize(tmp, 256<<10)}
-	err = writeSegments(ctx, r, files, w)
+	err = writeSegments(ctx, r, files, w, priv)
 	if err == nil {
 		err = w.finish(start, r.Dir(), files, inputs)
 	}
@@ -201,7 +201,7 @@ func buildIndex(ctx context.Context, r *Root, path string) (*indexData, error) {
 
 // writeSegments extracts the trigrams of files (in batches, in parallel)
 // and writes segments of about segmentPairs postings.
-func writeSegments(ctx context.Context, r *Root, files []indexedFile, w *indexWriter) error {
+func writeSegments(ctx context.Context, r *Root, files []indexedFile, w *indexWriter, priv *indexPrivacy) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	bits := make([]*trigramBits, workers)
 	for i := range bits {
@@ -242,9 +242,15 @@ func writeSegments(ctx context.Context, r *Root, files []indexedFile, w *indexWr
 						return
 					}
 					f := &files[i]
-					tris, flags, err := tb.file(r.join(f.rel))
-					if err != nil {
-						flags = flagUnindexed // unreadable now: always searched
+					var tris []uint32
+					var flags uint8
+					var err error
+					if priv.named(f.rel) {
+						flags = flagUnindexed // private: always read, never indexed
+					} else if tris, flags, err = tb.file(r.join(f.rel)); err != nil {
+						tris, flags = nil, flagUnindexed // unreadable now: always searched
+					} else if priv.holds(tb) {
+						tris, flags = nil, flagUnindexed // may hold a secret
 					}
 					f.flags |= flags
 					mu.Lock()

@@ -221,7 +221,7 @@ func TestIndexWithoutWatcher(t *testing.T) {
 	// the tree settle so the index is actually used.
 	time.Sleep(time.Duration(racySlack) + 50*time.Millisecond)
 	ctx := context.Background()
-	st, err := BuildIndex(ctx, r, state)
+	st, err := BuildIndex(ctx, r, IndexOptions{StateDir: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestIndexWithoutWatcher(t *testing.T) {
 func TestIndexFilePermissions(t *testing.T) {
 	state := indexWorld(t)
 	r := newTestRoot(t, map[string]string{"a.go": "package a\n"})
-	if _, err := BuildIndex(context.Background(), r, state); err != nil {
+	if _, err := BuildIndex(context.Background(), r, IndexOptions{StateDir: state}); err != nil {
 		t.Fatal(err)
 	}
 	p := indexPath(state, r.Dir())

@@ -46,7 +46,7 @@ func main() {
 	if *buildTo != "" {
 		r, err := workspace.NewRoot(*corpus)
 		if err == nil {
-			_, err = workspace.BuildIndex(context.Background(), r, *buildTo)
+			_, err = workspace.BuildIndex(context.Background(), r, workspace.IndexOptions{StateDir: *buildTo})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "indexbench:", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/agent/provider"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
@@ -141,26 +142,39 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		store.Close()
 		return nil, err
 	}
-	closeIndex := openIndex(root, o)
+	closeIndex := openIndex(root, cfg, o)
 	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, Close: func() { closeIndex(); store.Close() }}, nil
 }
 
 // openIndex starts the workspace index when o asks for it and returns
 // what stops it. Without one, searches scan: a failure is logged, not
 // fatal.
-func openIndex(root *workspace.Root, o Options) func() {
+func openIndex(root *workspace.Root, cfg *config.Config, o Options) func() {
 	if !o.Index {
 		return func() {}
 	}
 	dir, err := trace.StateDir(o.Getenv)
 	if err == nil {
 		var x *workspace.Index
-		if x, err = workspace.OpenIndex(root, workspace.IndexOptions{StateDir: dir, Watch: true, Logger: o.Logger}); err == nil {
+		if x, err = workspace.OpenIndex(root, workspace.IndexOptions{StateDir: dir, Watch: true, Logger: o.Logger,
+			Private: guardedReads(cfg), Secrets: Secrets(o.Getenv, o.Environ)}); err == nil {
 			return func() { x.Close() }
 		}
 	}
 	o.Logger.Warn("workspace index unavailable; searches scan", "err", err)
 	return func() {}
+}
+
+// guardedReads reports the files the built-in and configured policy do
+// not simply allow reading (.env files, keys, and what the user's rules
+// guard): the index never holds their trigrams, so what they hold never
+// reaches the state directory by that way.
+func guardedReads(cfg *config.Config) func(rel string) bool {
+	pol, err := policy.New(append([]policy.LayerRules{policy.Builtin(nil)}, cfg.PolicyLayers()...)...)
+	if err != nil {
+		pol, _ = policy.New(policy.Builtin(nil))
+	}
+	return func(rel string) bool { return pol.Check(policy.ActRead, rel).Effect != policy.Allow }
 }
 
 // prepare fills a contract from the configuration and enforces what an
