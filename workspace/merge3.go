@@ -1,6 +1,10 @@
 package workspace
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 )
@@ -185,4 +189,78 @@ func applySide(base, side []string, hunks []Hunk, lo, hi int) []string {
 		pos = h.A1
 	}
 	return append(out, base[pos:hi]...)
+}
+
+// FileConflict is a changed file the rebase could not carry: overlapping
+// hunks (Hunks), or a change that cannot be merged line by line (a
+// created, deleted or renamed file that changed under it: Reason).
+type FileConflict struct {
+	Path   string
+	Reason string
+	Hunks  []MergeConflict
+}
+
+// Rebase returns the change carried onto the workspace as it is now (open
+// documents over the disk): each changed file whose current text is no
+// longer its base is merged three-way (base = what the agent read, ours =
+// the current text, theirs = the agent's) and its base becomes the
+// current text. rebased lists those files. A file whose hunks overlap the
+// user's, or whose change is not a line edit of an existing file, is a
+// conflict; then the returned change set is nil. Files the agent only
+// read keep their recorded bases.
+func (c *ChangeSet) Rebase() (*ChangeSet, []string, []FileConflict, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := NewChangeSet(c.root)
+	for k, v := range c.bases {
+		n.bases[k] = v
+	}
+	var rebased []string
+	var conflicts []FileConflict
+	for k, ch := range c.changes {
+		cur, err := c.root.ReadFile(k)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscallENOTDIR) {
+			return nil, nil, nil, fmt.Errorf("rebase %s: %w", k, err)
+		}
+		curHash := ""
+		if exists {
+			curHash = hashOf(cur)
+		}
+		cp := *ch
+		base, hadBase := c.baseDoc[k]
+		if hadBase {
+			n.baseDoc[k] = base
+		}
+		if curHash == ch.BaseHash {
+			n.changes[k] = &cp
+			continue
+		}
+		switch {
+		case ch.Op == OpModify && ch.From == "" && exists && hadBase:
+			merged, hunks := Merge3(base, cur, ch.Content)
+			if len(hunks) > 0 {
+				conflicts = append(conflicts, FileConflict{Path: k, Hunks: hunks})
+				continue
+			}
+			cp.Content, cp.BaseHash = merged, curHash
+			n.baseDoc[k], n.bases[k] = bytes.Clone(cur), curHash
+			n.changes[k] = &cp
+			rebased = append(rebased, k)
+		case !exists:
+			conflicts = append(conflicts, FileConflict{Path: k, Reason: "the file was deleted since the agent read it"})
+		case ch.BaseHash == "":
+			conflicts = append(conflicts, FileConflict{Path: k, Reason: "the agent creates this file, and it was created since"})
+		case ch.Op == OpDelete:
+			conflicts = append(conflicts, FileConflict{Path: k, Reason: "the agent deletes or renames this file, and it was edited since"})
+		default:
+			conflicts = append(conflicts, FileConflict{Path: k, Reason: "the agent renamed this file, and it was edited since"})
+		}
+	}
+	slices.Sort(rebased)
+	slices.SortFunc(conflicts, func(a, b FileConflict) int { return strings.Compare(a.Path, b.Path) })
+	if len(conflicts) > 0 {
+		return nil, nil, conflicts, nil
+	}
+	return n, rebased, nil, nil
 }

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -112,5 +114,98 @@ func TestMerge3(t *testing.T) {
 				t.Fatalf("Merge3 = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRebase: a change whose file the user edited is carried onto the
+// user's text when the edits do not overlap (its base becomes the user's
+// text, so it no longer conflicts); overlapping edits, and a changed file
+// that was deleted, are conflicts.
+func TestRebase(t *testing.T) {
+	const orig = "line 1\nline 2\nline 3\nline 4\nline 5\n"
+	tests := []struct {
+		name     string
+		user     func(t *testing.T, dir string)
+		want     string // merged content of a.txt; "" when a conflict
+		conflict string // the conflict's reason, or "hunks"
+	}{
+		{name: "untouched", user: func(*testing.T, string) {}, want: "line 1\nline 2\nline 3\nline 4\nLINE 5\n"},
+		{name: "user edits another line", user: func(t *testing.T, dir string) {
+			writeTestFile(t, dir, "a.txt", "line 1 (user)\nline 2\nline 3\nline 4\nline 5\n")
+		}, want: "line 1 (user)\nline 2\nline 3\nline 4\nLINE 5\n"},
+		{name: "user edits the same line", user: func(t *testing.T, dir string) {
+			writeTestFile(t, dir, "a.txt", "line 1\nline 2\nline 3\nline 4\nline five\n")
+		}, conflict: "hunks"},
+		{name: "user deletes the file", user: func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "a.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, conflict: "deleted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTestFile(t, dir, "a.txt", orig)
+			writeTestFile(t, dir, "b.txt", "b\n")
+			r, err := NewRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := NewChangeSet(r)
+			if _, err := cs.Edit("a.txt", "line 5", "LINE 5", false); err != nil {
+				t.Fatal(err)
+			}
+			if err := cs.WriteFile("new.txt", []byte("new\n")); err != nil {
+				t.Fatal(err)
+			}
+			tt.user(t, dir)
+			n, rebased, conflicts, err := cs.Rebase()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.conflict != "" {
+				if n != nil || len(conflicts) != 1 || conflicts[0].Path != "a.txt" {
+					t.Fatalf("want one conflict on a.txt, got %v %+v", n, conflicts)
+				}
+				c := conflicts[0]
+				if tt.conflict == "hunks" {
+					if len(c.Hunks) != 1 || c.Hunks[0].Ours0 != 4 || c.Hunks[0].Ours[0] != "line five\n" || c.Hunks[0].Theirs[0] != "LINE 5\n" {
+						t.Fatalf("conflict = %+v", c)
+					}
+				} else if !strings.Contains(c.Reason, tt.conflict) {
+					t.Fatalf("reason %q, want %q", c.Reason, tt.conflict)
+				}
+				return
+			}
+			if len(conflicts) != 0 {
+				t.Fatalf("conflicts %+v", conflicts)
+			}
+			got, err := n.ReadFile("a.txt")
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("a.txt = %q (%v), want %q", got, err, tt.want)
+			}
+			if nw, _ := n.ReadFile("new.txt"); string(nw) != "new\n" || n.Len() != 2 {
+				t.Fatalf("new.txt = %q, %d changes", nw, n.Len())
+			}
+			if c, err := n.Conflicts(); err != nil || len(c) != 0 {
+				t.Fatalf("rebased change set still conflicts: %v %v", c, err)
+			}
+			if old, _ := cs.Conflicts(); (len(rebased) > 0) != (len(old) > 0) {
+				t.Fatalf("rebased %v, but the original conflicts on %v", rebased, old)
+			}
+			if err := n.Apply(); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != tt.want {
+				t.Fatalf("applied a.txt = %q", b)
+			}
+		})
+	}
+}
+
+func writeTestFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
