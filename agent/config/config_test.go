@@ -190,7 +190,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad rule", "policy:\n  rules:\n    - {act: exec, effect: allow, pattern: \"go [\"}\n", "",
 			`USER:3:7: policy.rules[0]: invalid policy rule: argv pattern "go [": unclosed [ in glob`},
 		{"bad act", "policy:\n  rules:\n    - {act: delete, effect: deny, pattern: x}\n", "",
-			`USER:3:7: policy.rules[0]: invalid policy rule: unknown act "delete" (want read, write, exec or net)`},
+			`USER:3:7: policy.rules[0]: invalid policy rule: unknown act "delete" (want read, write, exec, net or mcp)`},
 		{"bad approve", "approve: sometimes\n", "", `USER:1:10: approve: want ask, auto or never, got "sometimes"`},
 		{"bad key env", "model:\n  api_key_env: HOME\n", "", `USER:2:16: model.api_key_env: "HOME" must end in _API_KEY or _TOKEN`},
 		{"bad provider", "model: {provider: evil}\n", "", `USER:1:19: model.provider: unknown provider "evil" (want one of anthropic, openai, openrouter, openai-compatible, replay)`},

@@ -157,7 +157,7 @@ var parseErrorCases = []struct {
 	{"api_key_env not a key", "goal: g\nmodel:\n  api_key_env: HOME\n", "t.yaml:3:16: model.api_key_env: \"HOME\" must name a variable ending in _API_KEY or _TOKEN"},
 	{"fallback without provider", "goal: g\nmodel:\n  fallback:\n    - name: gpt-5\n", "t.yaml:4:7: model.fallback[0].provider: required field missing"},
 	{"fallback api_key_env", "goal: g\nmodel: {fallback: [{provider: openai, api_key_env: AWS_SECRET}]}\n", "t.yaml:2:52: model.fallback[0].api_key_env: \"AWS_SECRET\" must name a variable ending in _API_KEY or _TOKEN"},
-	{"bad policy act", "goal: g\npolicy:\n  rules:\n    - {act: delete, effect: deny, pattern: x}\n", "t.yaml:4:13: policy.rules[0].act: \"delete\" is not one of read, write, exec, net"},
+	{"bad policy act", "goal: g\npolicy:\n  rules:\n    - {act: delete, effect: deny, pattern: x}\n", "t.yaml:4:13: policy.rules[0].act: \"delete\" is not one of read, write, exec, net, mcp"},
 	{"policy rule missing pattern", "goal: g\npolicy: {rules: [{act: read, effect: deny}]}\n", "t.yaml:2:18: policy.rules[0].pattern: required field missing"},
 	{"max_total zero", "goal: g\nagents: {max_total: 0}\n", "t.yaml:2:21: agents.max_total: must be at least 1"},
 	{"json type error", `{"goal": "g", "budget": {"steps": "x"}}`, "t.yaml:1:35: budget.steps: expected integer, got string"},

@@ -3,13 +3,14 @@ package policy
 import "fmt"
 
 // Defaults is each act's effect when no rule matches (SPEC §5): reads and
-// writes inside the workspace are allowed, commands ask, the network is
-// denied. Paths outside the workspace are denied before any rule is seen.
+// writes inside the workspace are allowed, commands and MCP tool calls
+// ask, the network is denied. Paths outside the workspace are denied before any rule is seen.
 var defaults = map[Act]Effect{
 	ActRead:  Allow,
 	ActWrite: Allow,
 	ActExec:  Ask,
 	ActNet:   Deny,
+	ActMCP:   Ask,
 }
 
 // Default returns act's effect when no rule matches.

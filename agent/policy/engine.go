@@ -147,6 +147,8 @@ func (p *Policy) prepare(act Act, raw string) (*target, Verdict, bool) {
 	case ActNet:
 		host, port := splitHostPort(strings.TrimSpace(raw))
 		return &target{host: strings.ToLower(host), port: port}, Verdict{}, true
+	case ActMCP:
+		return &target{mcp: strings.TrimSpace(raw)}, Verdict{}, true
 	}
 	return nil, Verdict{Act: act, Target: raw, Effect: Deny, Layer: LayerDefault,
 		Reason: fmt.Sprintf("unknown act %q", act)}, false

@@ -30,6 +30,7 @@ type target struct {
 	argv []string // exec
 	host string   // net, lower case
 	port string   // net, "" when unknown
+	mcp  string   // mcp: "server/tool"
 }
 
 // compile validates a rule and builds its matcher.
@@ -58,8 +59,10 @@ func compile(r Rule) (matcher, error) {
 		m, err = compileArgv(p)
 	case ActNet:
 		m, err = compileNet(p)
+	case ActMCP:
+		m, err = compileMCP(p)
 	default:
-		return nil, fmt.Errorf("%w: unknown act %q (want read, write, exec or net)", ErrInvalidRule, r.Act)
+		return nil, fmt.Errorf("%w: unknown act %q (want read, write, exec, net or mcp)", ErrInvalidRule, r.Act)
 	}
 	if err != nil {
 		return nil, err

@@ -201,7 +201,7 @@ func TestNewValidates(t *testing.T) {
 		rule Rule
 		want string
 	}{
-		{rule("delete", Allow, "x"), `policy layer user rule 1 (allow delete "x"): invalid policy rule: unknown act "delete" (want read, write, exec or net)`},
+		{rule("delete", Allow, "x"), `policy layer user rule 1 (allow delete "x"): invalid policy rule: unknown act "delete" (want read, write, exec, net or mcp)`},
 		{rule(ActRead, "maybe", "x"), `policy layer user rule 1 (maybe read "x"): invalid policy rule: unknown effect "maybe" (want allow, ask or deny)`},
 		{rule(ActRead, Allow, " "), `policy layer user rule 1 (allow read " "): invalid policy rule: empty pattern`},
 		{rule(ActWrite, Allow, "a/[b"), `policy layer user rule 1 (allow write "a/[b"): invalid policy rule: bad glob "a/[b"`},
