@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
@@ -52,9 +53,11 @@ func (a approver) ask(ctx context.Context, tc toolCall, opts []permissionOption)
 		return "", fmt.Errorf("session/request_permission: %w", err)
 	}
 	if res.Outcome.Outcome == "cancelled" {
-		a.ss.cancelPrompt()
-		<-ctx.Done()
-		return "", ctx.Err()
+		if a.ss.cancelPrompt() {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		return optRejectOnce, nil // no prompt to cancel: a refusal
 	}
 	if res.Outcome.Outcome != "selected" {
 		return "", fmt.Errorf("session/request_permission: unknown outcome %q", res.Outcome.Outcome)
@@ -78,6 +81,9 @@ func (a approver) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.
 	id := fmt.Sprintf("%s/ask-%d", req.Run, a.ss.asks)
 	a.ss.mu.Unlock()
 	if rejected {
+		a.ss.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Kind: kindOf(req.Tool), Status: statusFailed,
+			Title:   fmt.Sprintf("%s: %s %s", req.Tool, v.Act, v.Target),
+			Content: []toolCallContent{textContent("Rejected: you rejected this for the rest of the run.")}})
 		return agent.Decision{Answer: agent.Deny, Reason: "rejected for the rest of this run"}, nil
 	}
 	why := "layer " + string(v.Layer)
@@ -200,6 +206,10 @@ func (a approver) diff(cs *workspace.ChangeSet, ch workspace.Change) toolCallCon
 			s := string(b)
 			old = &s
 		}
+	}
+	if !utf8.Valid(ch.Content) || (old != nil && !utf8.ValidString(*old)) {
+		// A binary file has no text diff: say what changes.
+		return textContent(fmt.Sprintf("%s: binary file, %s (%d bytes)", ch.Path, ch.Op, len(ch.Content)))
 	}
 	c := diffContent(path, old, string(ch.Content))
 	if ch.From != "" || ch.Op == workspace.OpDelete {

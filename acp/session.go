@@ -56,14 +56,16 @@ func (ss *session) busy() bool {
 
 // cancelPrompt is session/cancel: the run in flight stops (its context
 // ends, so a pending permission request is abandoned too) and the prompt
-// answers stopReason cancelled.
-func (ss *session) cancelPrompt() {
+// answers stopReason cancelled. It reports whether a prompt was in flight.
+func (ss *session) cancelPrompt() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.cancel != nil {
-		ss.cancelled = true
-		ss.cancel()
+	if ss.cancel == nil {
+		return false
 	}
+	ss.cancelled = true
+	ss.cancel()
+	return true
 }
 
 func (ss *session) close() {
@@ -108,6 +110,13 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 	ss.update(ss.tr.startPlan(c))
 	run, err := ss.eng.Harness.Start(rctx, c)
 	if err != nil {
+		ss.mu.Lock()
+		cancelled := ss.cancelled
+		ss.mu.Unlock()
+		if cancelled {
+			// session/cancel came before the run could start.
+			return promptResult{StopReason: stopCancelled}, nil
+		}
 		if errors.Is(err, agent.ErrConfig) {
 			return nil, invalidParams("%v", err)
 		}

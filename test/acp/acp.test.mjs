@@ -80,22 +80,29 @@ test("allowed: the act and the change are asked, the disk is unchanged before th
   assert.ok(kinds(updates, "agent_message_chunk").some((c) => /ended: applied/.test(c.content.text)));
 });
 
-test("rejected: reject always denies the act for the run, a rejected change leaves the disk untouched", async (t) => {
-  const w = world(t);
+test("rejected: reject always denies the act for the rest of the run, a rejected change leaves the disk untouched", async (t) => {
+  const w = world(t, { exec: 2 });
   const agent = start(t, w);
   const asked = [];
-  const stop = await connect(agent, (params) => {
+  const { stop, updates } = await connect(agent, (params) => {
     asked.push(params);
     return choose(params, isChange(params) ? "reject_once" : "reject_always");
-  }, async (cx) => {
+  }, async (cx, updates) => {
     await initialize(cx);
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
-    return (await withDeadline(STEP, "session/prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w) }))).stopReason;
+    const res = await withDeadline(STEP, "session/prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w) }));
+    return { stop: res.stopReason, updates };
   });
   assert.equal(stop, "end_turn");
   assert.equal(read(w.file), BEFORE, "a rejected change writes nothing");
-  assert.equal(asked.length, 2);
-  assert.ok(isChange(asked[1]), "the change was still offered after the act was rejected");
+  // The same command twice: asked once, then refused without asking.
+  assert.equal(asked.length, 2, asked.map((p) => p.toolCall.title).join("; "));
+  assert.ok(!isChange(asked[0]) && isChange(asked[1]), "the change was still offered after the act was rejected");
+  const refused = kinds(updates, "tool_call").filter((c) => c.status === "failed" && /wc -l stats\.go/.test(c.title));
+  assert.equal(refused.length, 1, "the second attempt shows as refused");
+  const change = kinds(updates, "tool_call_update").filter((u) => u.toolCallId.endsWith("/change")).at(-1);
+  assert.equal(change.status, "failed");
+  assert.ok(kinds(updates, "agent_message_chunk").some((c) => /ended: rejected/.test(c.content.text)));
 });
 
 test("cancel: session/cancel while a permission is pending stops the run as cancelled and writes nothing", async (t) => {
@@ -132,6 +139,10 @@ test("load: a finished session is listed and replayed from the trace by a new ag
   const { listed, updates, prompt } = await connect(second, (params) => choose(params, "allow_once"), async (cx, updates) => {
     await initialize(cx);
     const listed = await cx.request("session/list", { cwd: w.ws });
+    // session/resume reopens the session without replaying it.
+    await withDeadline(STEP, "session/resume", second, cx.request("session/resume", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
+    assert.equal(updates.length, 0, "resume sends no history");
+    await assert.rejects(cx.request("session/load", { sessionId: "s-0000000000000000", cwd: w.ws, mcpServers: [] }), /no such session/);
     await withDeadline(STEP, "session/load", second, cx.request("session/load", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
     // The loaded session takes new prompts: this one has nothing to fix.
     const prompt = await withDeadline(STEP, "session/prompt", second, cx.request("session/prompt", { sessionId: sid, prompt: [{ type: "text", text: "Say hello" }] }));

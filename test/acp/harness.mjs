@@ -15,11 +15,11 @@ export const AFTER = BEFORE.replace("float64(len(xs)-1)", "float64(len(xs))");
 
 // A run that reads the file, asks to run a command (exec is Ask-tier by
 // default), edits, and finishes; the task's check runs in the sandbox.
-export function cassette({ exec = true } = {}) {
+export function cassette({ exec = 1 } = {}) {
   const turns = [
     { text: "Reading the implementation.", tool_calls: [{ name: "read_file", arguments: { path: "stats.go" } }], usage: { input_tokens: 1200, output_tokens: 40 } },
   ];
-  if (exec) {
+  for (let i = 0; i < exec; i++) {
     turns.push({ text: "Counting the lines first.", tool_calls: [{ name: "run", arguments: { argv: ["wc", "-l", "stats.go"] } }], usage: { input_tokens: 1300, output_tokens: 30 } });
   }
   turns.push(
