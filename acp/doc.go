@@ -15,4 +15,13 @@
 // The framing is newline-delimited JSON-RPC 2.0 (one message a line, no
 // Content-Length headers), in rpc.go; protocol types are in types.go and
 // converted only here.
+//
+// The community Go SDK (github.com/coder/acp-go-sdk v0.13.0) was evaluated
+// and not used: its connection logs and drops a line that is not JSON
+// where JSON-RPC wants a -32700 answer, ends the whole connection on a line
+// over 10 MiB, and closes it when its fixed notification queue fills; its
+// generated types (about 9,000 lines of unions with pointer variants) cover
+// the whole protocol where this agent speaks about fifteen messages. The
+// types here are checked on the wire by the official TypeScript SDK, whose
+// schema validation drops any update that does not conform (test/acp).
 package acp

@@ -8,6 +8,12 @@ import { AFTER, BEFORE, choose, connect, initialize, isChange, read, start, with
 
 const STEP = 90_000;
 const kinds = (updates, k) => updates.filter((u) => u.update.sessionUpdate === k).map((u) => u.update);
+// Every session/update the agent wrote passed the SDK's schema check
+// (the SDK drops a notification its zod schema rejects).
+const allValid = (agent, updates) => {
+  const sent = agent.lines.filter((l) => JSON.parse(l).method === "session/update").length;
+  assert.equal(updates.length, sent, "updates the SDK accepted vs. updates the agent sent");
+};
 const taskPrompt = (w) => [{ type: "resource_link", uri: pathToFileURL(w.task).href, name: "fix.ioh.yaml" }];
 
 test("initialize advertises ACP v1, loadSession, prompt capabilities, list and resume", async (t) => {
@@ -48,6 +54,7 @@ test("allowed: the act and the change are asked, the disk is unchanged before th
   if (process.env.ACP_TRANSCRIPT) fs.writeFileSync(process.env.ACP_TRANSCRIPT, updates.map((u) => JSON.stringify(u)).join("\n") + "\n");
   assert.equal(stop, "end_turn");
   assert.equal(read(w.file), AFTER, "the allowed change is written");
+  allValid(agent, updates);
 
   assert.equal(asked.length, 2, "one act (the command) and one change");
   assert.match(asked[0].toolCall.title, /run wants to exec wc -l stats\.go/);
@@ -157,6 +164,7 @@ test("load: a finished session is listed and replayed from the trace by a new ag
   assert.ok(calls.some((c) => c.kind === "execute" && /Check divisor passed/.test(c.title)), "the check is replayed");
   assert.ok(kinds(updates, "agent_message_chunk").some((c) => /ended: applied/.test(c.content.text)), "the outcome is replayed");
   assert.ok(updates.every((u) => u.sessionId === sid));
+  allValid(second, updates);
   assert.ok(["end_turn", "refusal"].includes(prompt.stopReason), prompt.stopReason);
 });
 
