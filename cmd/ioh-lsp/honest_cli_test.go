@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// shellRunner is a tiny test runner in sh that writes a JUnit report.
+// cliShellRunner is a tiny test runner in sh that writes a JUnit report.
 const cliShellRunner = `mkdir -p out
 cases=""; fails=0
 for t in tests/*.sh; do
