@@ -185,3 +185,28 @@ test("malformed messages are answered with -32700 and -32600 and the session con
   assert.deepEqual(codes, [[null, -32700], [77, -32600], [null, -32600]], agent.lines.join("\n"));
   assert.deepEqual(listed.list.sessions.map((s) => s.sessionId), [listed.sessionId], "the connection went on after the bad lines");
 });
+
+test("stop reasons: a token budget that runs out is max_tokens, a run of denied acts is a refusal", async (t) => {
+  const w = world(t, {
+    cassette: { version: 1, turns: [
+      { tool_calls: [{ name: "write_file", arguments: { path: ".git/config", content: "[core]\n" } }], usage: { input_tokens: 100, output_tokens: 10 } },
+      { tool_calls: [{ name: "finish", arguments: { summary: "could not" } }], usage: { input_tokens: 100, output_tokens: 10 } },
+    ] },
+  });
+  fs.writeFileSync(w.task.replace("fix.ioh.yaml", "tiny.ioh.yaml"), "version: 1\ngoal: \"Anything\"\nbudget: { tokens: 50 }\n");
+  const agent = start(t, w);
+  const { budget, denied, updates } = await connect(agent, () => { throw new Error("no permission expected"); }, async (cx, updates) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    const tiny = [{ type: "resource_link", uri: pathToFileURL(w.task.replace("fix.ioh.yaml", "tiny.ioh.yaml")).href, name: "tiny.ioh.yaml" }];
+    const budget = await withDeadline(STEP, "budget prompt", agent, cx.request("session/prompt", { sessionId, prompt: tiny }));
+    const denied = await withDeadline(STEP, "denied prompt", agent, cx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Set the git config" }] }));
+    return { budget: budget.stopReason, denied: denied.stopReason, updates };
+  });
+  assert.equal(budget, "max_tokens");
+  assert.equal(denied, "refusal");
+  const refused = kinds(updates, "tool_call").find((c) => c.status === "failed" && /denied by policy: write \.git\/config/.test(c.title));
+  assert.ok(refused, "the denied write shows as a failed call");
+  assert.ok(!fs.existsSync(w.ws + "/.git/config"));
+  allValid(agent, updates);
+});
