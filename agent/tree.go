@@ -14,13 +14,6 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
-// Default sub-agent caps when a contract leaves them zero.
-const (
-	defaultMaxTotal      = 8
-	defaultMaxDepth      = 2
-	defaultMaxConcurrent = 4
-)
-
 // tree holds the caps of one run tree: agents in total (the root
 // included), depth, and sub-agents working at once. A slot is held by a
 // sub-agent while it works and given back while it waits for its own
@@ -36,17 +29,19 @@ type tree struct {
 	peak    int
 }
 
+// newTree takes the caps of c; one left zero (a contract built in code)
+// gets the contract default.
 func newTree(c contract.Agents) *tree {
 	t := &tree{maxTotal: c.MaxTotal, maxDepth: c.MaxDepth, total: 1}
 	if t.maxTotal <= 0 {
-		t.maxTotal = defaultMaxTotal
+		t.maxTotal = contract.DefaultMaxTotal
 	}
 	if t.maxDepth <= 0 {
-		t.maxDepth = defaultMaxDepth
+		t.maxDepth = contract.DefaultMaxDepth
 	}
 	n := c.MaxConcurrent
 	if n <= 0 {
-		n = defaultMaxConcurrent
+		n = contract.DefaultMaxConcurrent
 	}
 	t.slots = make(chan struct{}, n)
 	return t

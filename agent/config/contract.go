@@ -15,7 +15,7 @@ import (
 // ContractTrusted), enforces what a repository may not choose. It returns
 // warnings for everything it ignored.
 //
-//   - The endpoint is one unit (SPEC §5): model.provider, model.base_url
+//   - The endpoint is one unit (docs/policy.md#repository-trust): model.provider, model.base_url
 //     and model.api_key_env. An untrusted contract's unit is always the
 //     configuration's, with a warning for each of the three it wrote
 //     differently, so a base URL is never mixed with another file's
@@ -28,11 +28,10 @@ import (
 //     dropped (the provider's default variable is used).
 //   - Unset model fields take the configuration's values; a contract that
 //     names the configuration's provider takes the configuration's base
-//     URL and key variable where it sets none. A budget field still at
-//     the contract default (contract.DefaultBudget) takes the
-//     configuration's value when it sets one: the parsed contract cannot
-//     tell "omitted" from "written as the default", so a budget written
-//     exactly equal to the default also yields to the config.
+//     URL and key variable where it sets none. A budget field the
+//     contract omitted (contract.Contract.Omitted) takes the
+//     configuration's value when it sets one; a written one stands, even
+//     when it equals the default.
 func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 	var warnings []string
 	name := k.Path
@@ -106,17 +105,17 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 		m.Fallback = append([]contract.Fallback(nil), c.Model.Fallback...)
 	}
 
-	def := contract.DefaultBudget()
-	if k.Budget.Steps == def.Steps && c.Budget.Steps != 0 {
+	o := k.Omitted
+	if o.Steps && c.Budget.Steps != 0 {
 		k.Budget.Steps = c.Budget.Steps
 	}
-	if k.Budget.Tokens == def.Tokens && c.Budget.Tokens != 0 {
+	if o.Tokens && c.Budget.Tokens != 0 {
 		k.Budget.Tokens = c.Budget.Tokens
 	}
-	if k.Budget.CostUSD == def.CostUSD && c.Budget.CostUSD != 0 {
+	if o.CostUSD && c.Budget.CostUSD != 0 {
 		k.Budget.CostUSD = c.Budget.CostUSD
 	}
-	if k.Budget.Wall == def.Wall && c.Budget.Wall != 0 {
+	if o.Wall && c.Budget.Wall != 0 {
 		k.Budget.Wall = c.Budget.Wall
 	}
 	return warnings

@@ -11,6 +11,11 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
+// MaxTimeout is the longest wall time the agent gives one contained
+// command: the cap of a Request that names none, of the run tool's
+// timeout, and the default of a verification check's (contract).
+const MaxTimeout = 10 * time.Minute
+
 // Sandbox runs commands contained. Implementations are safe for concurrent
 // use.
 type Sandbox interface {
@@ -31,7 +36,7 @@ type Request struct {
 	// Writes the command makes go to a private layer and are discarded.
 	Changes []workspace.Change
 	Network bool
-	// Timeout is the wall cap; 0 means the implementation's default.
+	// Timeout is the wall cap; 0 means MaxTimeout.
 	Timeout time.Duration
 	// OutputLimit caps the combined stdout+stderr kept; 0: default.
 	OutputLimit int64

@@ -25,6 +25,16 @@ type Contract struct {
 
 	// Path is the file the contract came from ("" for inline contracts).
 	Path string `json:"-"`
+	// Omitted says which budget fields the contract left out: Parse fills
+	// them with the defaults and records it here, so a later layer (the
+	// configuration's budget) replaces exactly these. A Contract built in
+	// code omits nothing.
+	Omitted BudgetOmitted `json:"-"`
+}
+
+// BudgetOmitted names the budget fields a contract did not write.
+type BudgetOmitted struct {
+	Steps, Tokens, CostUSD, Wall bool
 }
 
 // Scope narrows where the agent may write.

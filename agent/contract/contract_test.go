@@ -79,7 +79,7 @@ var parseDefaultCases = []struct {
 	want      *Contract
 }{
 	{"minimal yaml", "goal: fix it\n", &Contract{
-		Version: 1, Goal: "fix it", Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
+		Version: 1, Goal: "fix it", Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(), Omitted: allOmitted,
 	}},
 	{"json with tabs and bare verify list", "{\n\t\"goal\": \"fix it\",\n\t\"verify\": [{\"shell\": \"make test\"}, {\"run\": [\"go\", \"vet\"], \"expect_exit\": 1, \"network\": true}]\n}\n", &Contract{
 		Version: 1, Goal: "fix it",
@@ -87,26 +87,31 @@ var parseDefaultCases = []struct {
 			{Name: "make test", Shell: "make test", Timeout: DefaultCheckTimeout},
 			{Name: "go vet", Run: []string{"go", "vet"}, ExpectExit: 1, Timeout: DefaultCheckTimeout, Network: true},
 		}},
-		Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
+		Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(), Omitted: allOmitted,
 	}},
 	{"explicit zero budgets mean unlimited", "goal: g\nbudget: {steps: 0, tokens: 0, cost_usd: 0, wall: \"0\"}\nretry: {max: 0}\n", &Contract{
 		Version: 1, Goal: "g", Budget: Budget{}, Retry: Retry{Max: 0, Base: DefaultRetryBase, Cap: DefaultRetryCap}, Agents: DefaultAgents(),
 	}},
 	{"null and empty values count as omitted", "goal: g\nverify:\nbudget: {steps: null}\ncontext: ~\n", &Contract{
-		Version: 1, Goal: "g", Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
+		Version: 1, Goal: "g", Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(), Omitted: allOmitted,
 	}},
 	{"byte-order mark and CRLF", "\ufeffgoal: g\r\nbudget:\r\n  steps: 3\r\n", &Contract{
 		Version: 1, Goal: "g", Budget: Budget{Steps: 3, Tokens: DefaultTokens, CostUSD: DefaultCostUSD, Wall: DefaultWall}, Retry: DefaultRetry(), Agents: DefaultAgents(),
+		Omitted: BudgetOmitted{Tokens: true, CostUSD: true, Wall: true},
 	}},
 	{"anchors and aliases", "goal: g\ncontext: [&f a.go, *f]\n", &Contract{
-		Version: 1, Goal: "g", Context: []string{"a.go", "a.go"}, Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(),
+		Version: 1, Goal: "g", Context: []string{"a.go", "a.go"}, Budget: DefaultBudget(), Retry: DefaultRetry(), Agents: DefaultAgents(), Omitted: allOmitted,
 	}},
 	{"partial sections keep other defaults", "goal: g\nbudget: {steps: 3}\nagents: {max_depth: 0}\nverify: {red_green: true}\n", &Contract{
 		Version: 1, Goal: "g", Budget: Budget{Steps: 3, Tokens: DefaultTokens, CostUSD: DefaultCostUSD, Wall: DefaultWall},
 		Verify: Verify{RedGreen: true},
 		Retry:  DefaultRetry(), Agents: Agents{MaxTotal: 8, MaxDepth: 0, MaxConcurrent: 4},
+		Omitted: BudgetOmitted{Tokens: true, CostUSD: true, Wall: true},
 	}},
 }
+
+// allOmitted: a contract that writes no budget field.
+var allOmitted = BudgetOmitted{Steps: true, Tokens: true, CostUSD: true, Wall: true}
 
 func TestParseDefaults(t *testing.T) {
 	tests := parseDefaultCases
@@ -205,7 +210,9 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{c.Path, c.Model.Cassette}, []string{path, filepath.Join(dir, "c.json")}); diff != "" {
+	// The cassette stays as written; config.PrepareContract resolves it
+	// (against the task file's directory) and confines it, once.
+	if diff := cmp.Diff([]string{c.Path, c.Model.Cassette}, []string{path, "c.json"}); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, ErrNotFound) {

@@ -1,9 +1,15 @@
 package contract
 
-import "time"
+import (
+	"time"
 
-// Defaults for omitted fields (documented in docs/contract.md). A budget
-// written as 0 means unlimited; only an omitted one gets the default.
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+)
+
+// Defaults for omitted fields (documented in docs/contract.md), each named
+// once: the harness's sub-agent tree and the configuration step use these.
+// A budget written as 0 means unlimited; only an omitted one gets the
+// default (Contract.Omitted says which were).
 const (
 	DefaultVersion       = 1
 	DefaultSteps         = 50
@@ -13,7 +19,7 @@ const (
 	DefaultRetryMax      = 4
 	DefaultRetryBase     = 500 * time.Millisecond
 	DefaultRetryCap      = 30 * time.Second
-	DefaultCheckTimeout  = 10 * time.Minute
+	DefaultCheckTimeout  = contain.MaxTimeout
 	DefaultExpectExit    = 0
 	DefaultMaxTotal      = 8
 	DefaultMaxDepth      = 2

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,7 +23,9 @@ const MaxSize = 1 << 20
 var errNegative = errors.New("duration must not be negative")
 
 // Load reads, validates and fills the defaults of the contract at path.
-// A relative model.cassette is resolved against the contract's directory.
+// A relative model.cassette stays as written: it is resolved once, against
+// the contract's directory and confined to the workspace, when the run is
+// prepared (config.PrepareContract).
 func Load(path string) (*Contract, error) {
 	data, err := ReadFile(path)
 	if err != nil {
@@ -35,9 +36,6 @@ func Load(path string) (*Contract, error) {
 		return nil, err
 	}
 	c.Path = path
-	if c.Model.Cassette != "" && !filepath.IsAbs(c.Model.Cassette) {
-		c.Model.Cassette = filepath.Join(filepath.Dir(path), c.Model.Cassette)
-	}
 	return c, nil
 }
 
@@ -58,8 +56,9 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // Parse validates a YAML or JSON contract against schema/task.schema.json
-// and returns it with defaults filled. name labels errors (usually the
-// file path). Every failure is a *Error naming the line, column and field.
+// and returns it with defaults filled (the budget fields it filled are
+// recorded in Contract.Omitted). name labels errors (usually the file
+// path). Every failure is a *Error naming the line, column and field.
 func Parse(data []byte, name string) (*Contract, error) {
 	fail := func(e *Error) error {
 		e.File = name
@@ -214,6 +213,7 @@ func convert(t *tree) (*Contract, *Error) {
 		return nil, e
 	}
 	b := r.Budget
+	c.Omitted = BudgetOmitted{Steps: b.Steps == nil, Tokens: b.Tokens == nil, CostUSD: b.CostUSD == nil, Wall: b.Wall == nil}
 	setIf(&c.Budget.Steps, b.Steps)
 	setIf(&c.Budget.Tokens, b.Tokens)
 	setIf(&c.Budget.CostUSD, b.CostUSD)

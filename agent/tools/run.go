@@ -27,7 +27,7 @@ const runSchema = `{"type":"object","properties":{"argv":{"type":"array","items"
 // Run's timeout bounds.
 const (
 	DefaultRunTimeout = 2 * time.Minute
-	MaxRunTimeout     = 10 * time.Minute
+	MaxRunTimeout     = contain.MaxTimeout
 )
 
 type run struct {

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
@@ -23,7 +22,7 @@ import (
 
 // Defaults for requests that leave them at zero.
 const (
-	DefaultTimeout     = 10 * time.Minute
+	DefaultTimeout     = contain.MaxTimeout
 	DefaultOutputLimit = 1 << 20
 )
 
