@@ -179,6 +179,11 @@ func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
 				return nil, invalidParams("prompt[%d]: %v", i, err)
 			}
 			if isTaskFile(path) {
+				// The run works in the session's workspace, which the
+				// contract's paths are relative to: its task file is there.
+				if _, err := ss.eng.Root.Rel(path); err != nil {
+					return nil, invalidParams("prompt[%d]: task file %s is outside the session's workspace %s", i, path, root)
+				}
 				c, err := contract.Load(path)
 				if err != nil {
 					return nil, invalidParams("prompt[%d]: task file: %v", i, err)

@@ -25,6 +25,10 @@ func TestPromptBecomesAContract(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("version: 1\ngoal: x\nbogus: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	outsideTask := filepath.Join(t.TempDir(), "other.ioh.yaml")
+	if err := os.WriteFile(outsideTask, []byte("version: 1\ngoal: elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ss := &session{eng: &Engine{Root: root}}
 
 	c, err := ss.contract([]contentBlock{textBlock("Fix the bug"), {Type: "resource_link", URI: fileURI(filepath.Join(dir, "a.go")), Name: "a.go"}})
@@ -46,6 +50,7 @@ func TestPromptBecomesAContract(t *testing.T) {
 	for name, blocks := range map[string][]contentBlock{
 		"empty":            nil,
 		"bad task file":    {{Type: "resource_link", URI: fileURI(bad), Name: "bad"}},
+		"outside task":     {{Type: "resource_link", URI: fileURI(outsideTask), Name: "t"}},
 		"outside link":     {textBlock("x"), {Type: "resource_link", URI: fileURI(filepath.Join(filepath.Dir(dir), "elsewhere.go")), Name: "e"}},
 		"http link":        {textBlock("x"), {Type: "resource_link", URI: "https://example.com/a.go", Name: "e"}},
 		"remote file link": {textBlock("x"), {Type: "resource_link", URI: "file://host/a.go", Name: "e"}},
