@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"go.lsp.dev/protocol"
@@ -106,7 +105,8 @@ func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.D
 	if folder == "" {
 		folder = p.Changes.Root().Dir()
 	}
-	if d, conflict := s.checkConflicts(ctx, p); conflict {
+	p, d, ok := s.rebaseIfNeeded(ctx, p)
+	if !ok {
 		return d, nil
 	}
 	s.mu.Lock()
@@ -117,25 +117,9 @@ func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.D
 		return agent.Decision{Answer: agent.Defer, Reason: "the editor cannot apply workspace edits"}, nil
 	}
 	if caps.annotations && caps.documentChanges {
-		return s.sendEdit(ctx, folder, p, true)
+		return s.review(ctx, folder, p, true)
 	}
 	return s.hold(ctx, folder, p)
-}
-
-// checkConflicts reports a change whose base files changed under it.
-func (s *Server) checkConflicts(ctx context.Context, p *agent.Proposal) (agent.Decision, bool) {
-	conflicts, err := p.Changes.Conflicts()
-	if err == nil && len(conflicts) == 0 {
-		return agent.Decision{}, false
-	}
-	why := ""
-	if err != nil {
-		why = err.Error()
-	} else {
-		why = "files changed since the agent read them: " + strings.Join(conflicts, ", ")
-	}
-	s.showMessage(protocol.MessageTypeError, fmt.Sprintf("ioh run %s: conflict, not applied: %s", p.Run, why))
-	return agent.Decision{Answer: agent.Deny, Reason: "conflict: " + why}, true
 }
 
 // hold keeps the proposal on the server until the user answers.
@@ -160,11 +144,12 @@ func (s *Server) hold(ctx context.Context, folder string, p *agent.Proposal) (ag
 		reply(ans, nil)
 		return agent.Decision{Answer: agent.Deny, Reason: ans.reason}, nil
 	}
-	if d, conflict := s.checkConflicts(ctx, p); conflict {
+	p, d, ok := s.rebaseIfNeeded(ctx, p)
+	if !ok {
 		reply(ans, errors.New(d.Reason))
 		return d, nil
 	}
-	d, err := s.sendEdit(ctx, folder, p, false)
+	d, err := s.review(ctx, folder, p, false)
 	switch {
 	case err != nil:
 		reply(ans, err)
@@ -221,31 +206,33 @@ func heldQuestion(p *agent.Proposal) string {
 	return msg
 }
 
-// sendEdit sends the change as one workspace/applyEdit.
-func (s *Server) sendEdit(ctx context.Context, folder string, p *agent.Proposal, annotate bool) (agent.Decision, error) {
+// sendOnce sends the change as one workspace/applyEdit. final is false
+// when the editor answered applied: false (the decision then says why):
+// review decides what follows.
+func (s *Server) sendOnce(ctx context.Context, folder string, p *agent.Proposal, annotate bool) (d agent.Decision, final bool, err error) {
 	we, files, err := s.buildEdit(folder, p.Changes.Changes(), p.Run, p.Summary, annotate)
 	if err != nil {
 		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: %v; the change stays pending (`ioh-lsp approve %s`)", p.Run, err, p.Run))
-		return agent.Decision{Answer: agent.Defer, Reason: err.Error()}, nil
+		return agent.Decision{Answer: agent.Defer, Reason: err.Error()}, true, nil
 	}
 	annotateReview(&we, folder, p)
 	label := "ioh: " + oneLine(p.Goal, 80)
 	res, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: we})
 	if err != nil {
 		if ctx.Err() != nil {
-			return agent.Decision{}, ctx.Err()
+			return agent.Decision{}, true, ctx.Err()
 		}
-		return agent.Decision{Answer: agent.Defer, Reason: "workspace/applyEdit failed: " + err.Error()}, nil
+		return agent.Decision{Answer: agent.Defer, Reason: "workspace/applyEdit failed: " + err.Error()}, true, nil
 	}
 	if res == nil || !res.Applied {
 		why := "the editor did not apply the change"
 		if res != nil && res.FailureReason != nil {
 			why += ": " + *res.FailureReason
 		}
-		return agent.Decision{Answer: agent.Deny, Reason: why}, nil
+		return agent.Decision{Answer: agent.Deny, Reason: why}, false, nil
 	}
 	s.publishEdits(p.Run, files)
-	return agent.Decision{Answer: agent.Applied}, nil
+	return agent.Decision{Answer: agent.Applied}, true, nil
 }
 
 // answerHeld answers a held proposal (from ioh.approve / ioh.reject) and

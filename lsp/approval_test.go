@@ -110,26 +110,6 @@ func TestRunAppliesOneAnnotatedEditGroupedByPurpose(t *testing.T) {
 	}
 }
 
-func TestAppliedFalseRecordsRejected(t *testing.T) {
-	f := newFixture(t, map[string]string{"a.txt": "hello\n"}, lsptest.Config{Hooks: lsptest.Hooks{
-		ApplyEdit: func(ctx context.Context, p *protocol.ApplyWorkspaceEditParams) (*protocol.ApplyWorkspaceEditResult, error) {
-			why := "user unticked everything"
-			return &protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: &why}, nil
-		},
-	}})
-	ctx := f.ctx()
-	id := f.start(ctx, "ioh.run", inline("greet", f.cassette(edit("a.txt", "hello", "world"), finish("done")), []string{"grep", "-q", "world", "a.txt"}))
-	if end := f.awaitEnd(ctx, id); !strings.Contains(end, "rejected") {
-		t.Fatalf("run ended %q, want rejected", end)
-	}
-	if got := f.read("a.txt"); got != "hello\n" {
-		t.Errorf("a.txt = %q, want untouched", got)
-	}
-	if r := f.runsByID(ctx)[id]; r.Outcome != "rejected" {
-		t.Errorf("outcome %q, want rejected", r.Outcome)
-	}
-}
-
 // heldFixture is a client without annotation support whose
 // showMessageRequest answers come from answer (nil: dismiss).
 func heldFixture(t *testing.T, answer func(p *protocol.ShowMessageRequestParams) string) *fixture {
