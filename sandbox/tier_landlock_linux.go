@@ -228,11 +228,12 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 }
 
 // landlockMain is the runner stage. It becomes a child subreaper, starts
-// the exec stage (which restricts itself and execs the command) in a
-// session of its own, reaps until the command exits, then kills every
-// descendant left (daemons, setsid and double-fork escapes all end up as
-// its children) and reports. A SIGTERM from the caller, or the caller's
-// death, does the same at once.
+// the command in a session of its own (forked from one restricted thread,
+// or through the exec stage when address-space or process rlimits must
+// bind it), reaps until the command exits, then kills every descendant
+// left (daemons, setsid and double-fork escapes all end up as its
+// children) and reports. A SIGTERM from the caller, or the caller's death,
+// does the same at once.
 func landlockMain() int {
 	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	cfgF := os.NewFile(3, "config")
