@@ -48,6 +48,9 @@ type Options struct {
 	// StateDir holds the session index (StateDir/acp/sessions); "" keeps
 	// it in memory.
 	StateDir string
+	// Redact removes configured secrets from what the session index
+	// writes (nil writes as is).
+	Redact func(string) string
 }
 
 // Server is an ACP agent on one connection.
@@ -70,7 +73,7 @@ func New(o Options) *Server {
 	if o.StateDir != "" {
 		dir = filepath.Join(o.StateDir, "acp", "sessions")
 	}
-	return &Server{opts: o, log: o.Logger, idx: newIndex(dir), sessions: map[string]*session{}}
+	return &Server{opts: o, log: o.Logger, idx: newIndex(dir, o.Redact), sessions: map[string]*session{}}
 }
 
 // Serve speaks ACP over r and w until r ends (the client closed stdin)

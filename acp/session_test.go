@@ -1,11 +1,13 @@
 package acp
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -66,16 +68,26 @@ func TestPromptBecomesAContract(t *testing.T) {
 
 func TestIndexKeepsSessionsWhole(t *testing.T) {
 	dir := t.TempDir()
-	x := newIndex(dir)
-	a := &record{SessionID: "s-00000000000000aa", CWD: "/w/a", Runs: []string{"r-1"}, Created: now(), Updated: now()}
+	x := newIndex(dir, func(s string) string { return strings.ReplaceAll(s, "sk-secret-1", "[redacted]") })
+	a := &record{SessionID: "s-00000000000000aa", CWD: "/w/a", Runs: []string{"r-1"}, Created: now(), Updated: now(),
+		Title: "use key sk-secret-1", MCPServers: []json.RawMessage{json.RawMessage(`{"name":"gh","command":"gh-mcp","args":[],"env":[{"name":"GITHUB_TOKEN","value":"ghp_secret2"}]}`)}}
 	b := &record{SessionID: "s-00000000000000bb", CWD: "/w/b", Runs: []string{}, Created: now(), Updated: now().Add(1e9)}
 	for _, r := range []*record{a, b} {
 		if err := x.put(r); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// Neither the configured secret in the title nor the MCP server's
+	// credentials reach the state directory.
+	raw, err := os.ReadFile(filepath.Join(dir, a.SessionID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "sk-secret-1") || strings.Contains(string(raw), "ghp_secret2") || !strings.Contains(string(raw), `"gh"`) {
+		t.Errorf("index file:\n%s", raw)
+	}
 	// A fresh index (a new process) reads them back.
-	y := newIndex(dir)
+	y := newIndex(dir, nil)
 	got, err := y.get(a.SessionID)
 	if err != nil || got.CWD != "/w/a" || !reflect.DeepEqual(got.Runs, []string{"r-1"}) {
 		t.Fatalf("get: %+v, %v", got, err)

@@ -13,14 +13,18 @@ import (
 )
 
 // record is a session as kept under the state directory (outside every
-// workspace): its workspace, the editor's MCP servers, and its runs in
-// order. The runs' contents live in the workspace's trace store; this is
-// only the index that groups them into a conversation.
+// workspace): its workspace, its title and its runs in order. The runs'
+// contents live in the workspace's trace store; this is only the index
+// that groups them into a conversation. The client's MCP servers stay in
+// memory (their env and headers carry credentials, and nothing under the
+// state directory may hold a secret); only their names are written, and
+// session/load brings the servers again.
 type record struct {
 	SessionID  string            `json:"sessionId"`
 	CWD        string            `json:"cwd"`
 	Title      string            `json:"title,omitempty"`
-	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+	MCPServers []json.RawMessage `json:"-"`
+	MCPNames   []string          `json:"mcpServerNames,omitempty"`
 	Runs       []string          `json:"runs"`
 	Created    time.Time         `json:"created"`
 	Updated    time.Time         `json:"updated"`
@@ -33,12 +37,21 @@ var sessionIDPattern = regexp.MustCompile(`^[sr]-[0-9a-f]{8,64}$`)
 // index stores records one JSON file each, written whole (temporary file
 // and rename), so a crash leaves the old record or the new one.
 type index struct {
-	dir string // "" keeps records in memory only
-	mu  sync.Mutex
-	mem map[string]*record
+	dir    string // "" keeps records in memory only
+	redact func(string) string
+	mu     sync.Mutex
+	mem    map[string]*record
 }
 
-func newIndex(dir string) *index { return &index{dir: dir, mem: map[string]*record{}} }
+// newIndex keeps records under dir; redact removes configured secrets
+// from what is written (a title is the first line of a goal the user
+// typed).
+func newIndex(dir string, redact func(string) string) *index {
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	return &index{dir: dir, redact: redact, mem: map[string]*record{}}
+}
 
 func (x *index) path(id string) string { return filepath.Join(x.dir, id+".json") }
 
@@ -47,6 +60,8 @@ func (x *index) put(r *record) error {
 	defer x.mu.Unlock()
 	cp := *r
 	cp.Runs = append([]string(nil), r.Runs...)
+	cp.Title = x.redact(cp.Title)
+	cp.MCPNames = mcpNames(cp.MCPServers)
 	x.mem[r.SessionID] = &cp
 	if x.dir == "" {
 		return nil
@@ -144,4 +159,18 @@ func (x *index) list(cwd string) ([]*record, error) {
 		return out[i].SessionID < out[j].SessionID
 	})
 	return out, nil
+}
+
+// mcpNames are the names of the client's MCP servers.
+func mcpNames(servers []json.RawMessage) []string {
+	var out []string
+	for _, raw := range servers {
+		var m struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &m) == nil {
+			out = append(out, m.Name)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/ioh-lsp/ioh-lsp/acp"
@@ -48,6 +49,7 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 		Logger:    log,
 		Version:   version,
 		StateDir:  stateDir,
+		Redact:    trace.NewRedactor(wire.Secrets(env.getenv, os.Environ)).String,
 		NewEngine: acpEngineFactory(env, ov),
 	})
 	if err := srv.Serve(ctx, env.stdin, env.stdout); err != nil {
