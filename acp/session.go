@@ -311,6 +311,24 @@ func (ss *session) replay(ctx context.Context) error {
 				ss.update(u)
 			}
 		}
+		if note := unfinished(row.ID, row.Shown(time.Now()), row.Outcome); note != "" {
+			ss.update(chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(note)})
+		}
 	}
 	return nil
+}
+
+// unfinished says how to go on with a run that did not end: one whose
+// process died (interrupted), one still driven elsewhere, one waiting
+// for an answer.
+func unfinished(id, shown, stored string) string {
+	switch {
+	case shown == trace.OutcomeInterrupted:
+		return fmt.Sprintf("Run %s was interrupted before it ended; `ioh-lsp resume %s` continues it from its last step.\n", id, id)
+	case stored == string(agent.OutcomeRunning):
+		return fmt.Sprintf("Run %s is still running in another process.\n", id)
+	case stored == string(agent.OutcomeAwaitingApproval):
+		return fmt.Sprintf("Run %s waits for an answer: `ioh-lsp approve %s` or `ioh-lsp reject %s`, then `ioh-lsp resume %s`.\n", id, id, id, id)
+	}
+	return ""
 }

@@ -109,3 +109,17 @@ func TestIndexKeepsSessionsWhole(t *testing.T) {
 		t.Errorf("temporary files left: %v", m)
 	}
 }
+
+func TestUnfinishedRunsSayHowToGoOn(t *testing.T) {
+	for _, tc := range []struct{ shown, stored, want string }{
+		{"interrupted", "running", "`ioh-lsp resume r-1`"},
+		{"running", "running", "still running"},
+		{"awaiting_approval", "awaiting_approval", "`ioh-lsp approve r-1`"},
+		{"applied", "applied", ""},
+	} {
+		got := unfinished("r-1", tc.shown, tc.stored)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s/%s: %q", tc.shown, tc.stored, got)
+		}
+	}
+}

@@ -360,6 +360,9 @@ func (t *translator) outcome(e trace.Event) []any {
 	if er := str(f, "error"); er != "" && o != "applied" && o != "verified" {
 		msg += " (" + er + ")"
 	}
+	if o == "budget_exceeded" {
+		msg += fmt.Sprintf(". `ioh-lsp resume %s --budget-tokens N --budget-usd X` continues it from its last step with a larger budget", e.Run)
+	}
 	return append(out, chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(msg + "\n")})
 }
 
