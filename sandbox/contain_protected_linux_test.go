@@ -27,19 +27,35 @@ func TestContainProtectedDirs(t *testing.T) {
 		".git/hooks/post-checkout", ".git/config", ".ioh/config.yaml", ".vscode/tasks.json",
 		".idea/workspace.xml", ".github/workflows/x.yml",
 	}
+	// One contained run tries every target (a run costs more than a
+	// write); each attempt reports on its own line.
+	const tryAll = `h=$1; shift; for p; do if "$h" ` + helperArg + ` write "$p"; then echo "WROTE $p"; fi; done`
+	var paths []string
+	before := map[string]string{}
 	for _, rel := range targets {
-		t.Run(rel, func(t *testing.T) {
-			p := filepath.Join(work, rel)
-			before, _ := os.ReadFile(p)
-			argv := []string{h, helperArg, "write", p}
-			out, output := run(t, Spec{Argv: argv, Writable: []string{work}})
-			readOnly(t, out, output)
-			if after, _ := os.ReadFile(p); string(after) != string(before) {
-				t.Errorf("%s changed on the host: %q", rel, after)
-			}
-			control(t, work, argv...)
-			os.WriteFile(p, before, 0o666)
-		})
+		p := filepath.Join(work, rel)
+		b, _ := os.ReadFile(p)
+		before[p] = string(b)
+		paths = append(paths, p)
+	}
+	argv := append([]string{"sh", "-c", tryAll, "sh", h}, paths...)
+	out, output := run(t, Spec{Argv: argv, Writable: []string{work}})
+	for _, p := range paths {
+		if strings.Contains(output, "WROTE "+p) {
+			t.Errorf("%s written inside", p)
+		}
+		if after, _ := os.ReadFile(p); string(after) != before[p] {
+			t.Errorf("%s changed on the host: %q", p, after)
+		}
+	}
+	if n := strings.Count(output, "read-only file system"); n != len(paths) || out.ExitCode != 0 {
+		t.Errorf("want each of the %d writes refused by a read-only mount, got %d (exit %d):\n%s", len(paths), n, out.ExitCode, output)
+	}
+	if got := control(t, work, argv...); strings.Count(got, "WROTE ") != len(paths) {
+		t.Errorf("uncontained control did not write every target:\n%s", got)
+	}
+	for p, b := range before {
+		os.WriteFile(p, []byte(b), 0o666)
 	}
 
 	t.Run("the rest of the root stays writable", func(t *testing.T) {
