@@ -186,6 +186,13 @@ func tierContainment(t *testing.T, tier string) {
 	}
 	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
 	pid := fmt.Sprint(victim.Process.Pid)
+	// A host process with a secret on its command line (mysql -pPASSWORD).
+	talker := exec.Command("sh", "-c", "sleep 600; : "+w.marker)
+	if err := talker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { talker.Process.Kill(); talker.Wait() })
+	talkerPid := fmt.Sprint(talker.Process.Pid)
 	daemonSecs := fmt.Sprint(7000 + os.Getpid()%1000)
 	daemonAlive := func() bool { return len(processesWithArgs("sleep", daemonSecs)) > 0 }
 
@@ -201,6 +208,8 @@ func tierContainment(t *testing.T, tier string) {
 		tierCase{name: "signal a host process", argv: []string{h, helperArg, "kill", pid}},
 		tierCase{name: "ptrace a host process", argv: []string{h, helperArg, "ptrace", pid}},
 		tierCase{name: "read a host process's environment", argv: []string{h, helperArg, "read", "/proc/" + pid + "/environ"}, marker: w.marker},
+		tierCase{name: "read a host process's command line", argv: []string{h, helperArg, "read", "/proc/" + talkerPid + "/cmdline"}, marker: w.marker,
+			limits: map[string]string{BackendLandlock: "no PID namespace: /proc shows host processes' command lines"}},
 		tierCase{name: "daemon outlives the run", argv: []string{"sh", "-c", "setsid sh -c '(sleep " + daemonSecs + " </dev/null >/dev/null 2>&1 &)' & wait; sleep 0.1"},
 			landed: daemonAlive, cleanup: func() { killArgs("sleep", daemonSecs) }},
 		tierCase{name: "fork bomb", argv: []string{h, helperArg, "spawn", "60"}, spec: func(s *Spec) { s.Limits.Procs = 30 }},
