@@ -41,10 +41,37 @@ func (ss *session) update(u any) {
 }
 
 // emit is the engine's sink: each event of this session's runs becomes
-// its session/update notifications, queued in order.
+// its session/update notifications, queued in order. A root run joins the
+// session's record at its run_started, which the harness emits before the
+// run can do anything, so a session whose agent is killed mid-run still
+// lists that run.
 func (ss *session) emit(e trace.Event) {
+	if e.Type == trace.EventRunStarted && e.Parent == "" {
+		ss.recordRun(e.Run, str(e.Fields, "goal"))
+	}
 	for _, u := range ss.tr.event(e) {
 		ss.update(u)
+	}
+}
+
+// recordRun adds a run to the session's record and writes it.
+func (ss *session) recordRun(id, goal string) {
+	ss.mu.Lock()
+	for _, r := range ss.rec.Runs {
+		if r == id {
+			ss.mu.Unlock()
+			return
+		}
+	}
+	ss.rec.Runs = append(ss.rec.Runs, id)
+	if ss.rec.Title == "" {
+		ss.rec.Title = title(goal)
+	}
+	ss.rec.Updated = now()
+	rec := *ss.rec
+	ss.mu.Unlock()
+	if err := ss.srv.idx.put(&rec); err != nil {
+		ss.srv.log.Warn("acp: record session", "session", ss.id, "err", err)
 	}
 }
 
@@ -122,17 +149,7 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 		}
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	ss.mu.Lock()
-	ss.rec.Runs = append(ss.rec.Runs, run.ID())
-	if ss.rec.Title == "" {
-		ss.rec.Title = title(c.Goal)
-	}
-	ss.rec.Updated = now()
-	rec := *ss.rec
-	ss.mu.Unlock()
-	if err := s.idx.put(&rec); err != nil {
-		s.log.Warn("acp: record session", "session", ss.id, "err", err)
-	}
+	ss.recordRun(run.ID(), c.Goal) // a no-op: run_started recorded it
 	res := run.Wait()
 	ss.mu.Lock()
 	cancelled := ss.cancelled

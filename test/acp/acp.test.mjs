@@ -210,3 +210,32 @@ test("stop reasons: a token budget that runs out is max_tokens, a run of denied 
   assert.ok(!fs.existsSync(w.ws + "/.git/config"));
   allValid(agent, updates);
 });
+
+test("crash: an agent killed mid-run leaves a session that loads as interrupted, with the resume command", async (t) => {
+  const w = world(t);
+  const first = start(t, w);
+  let sid;
+  let asked;
+  const waiting = new Promise((resolve) => { asked = resolve; });
+  // The run stops at the act's permission; the agent is killed there.
+  const driving = connect(first, () => { asked(); return new Promise(() => {}); }, async (cx) => {
+    await initialize(cx);
+    sid = (await cx.request("session/new", { cwd: w.ws, mcpServers: [] })).sessionId;
+    return cx.request("session/prompt", { sessionId: sid, prompt: taskPrompt(w) }).catch((e) => e);
+  }).catch((e) => e); // the connection ends with the kill
+  await withDeadline(STEP, "permission request", first, waiting);
+  first.child.kill("SIGKILL");
+  await first.exited;
+  await driving;
+
+  const second = start(t, w);
+  const updates = await connect(second, () => { throw new Error("no permission expected"); }, async (cx, updates) => {
+    await initialize(cx);
+    await withDeadline(STEP, "session/load", second, cx.request("session/load", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
+    return [...updates];
+  });
+  const msgs = kinds(updates, "agent_message_chunk").map((c) => c.content.text);
+  assert.ok(msgs.some((m) => /was interrupted before it ended; `ioh-lsp resume r-[0-9a-f]+`/.test(m)), msgs.join("|"));
+  assert.ok(kinds(updates, "tool_call").some((c) => c.title === "Read stats.go"), "the steps before the kill are replayed");
+  assert.equal(read(w.file), BEFORE);
+});
