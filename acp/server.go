@@ -27,7 +27,8 @@ type Engine struct {
 
 // EngineRequest is what a session needs its engine built with: the
 // workspace, the approver and sink that route back to this session, and
-// the MCP servers the client passed (the editor layer of SPEC §11).
+// the MCP servers the client passed (the editor layer of the configuration,
+// docs/policy.md#layers-and-the-decision).
 type EngineRequest struct {
 	Root       string
 	Approver   agent.Approver

@@ -258,7 +258,7 @@ func filePath(uri string) (string, error) {
 }
 
 // isTaskFile: files named *.ioh.yaml (or .yml, .json) and files under
-// .ioh/tasks/ are task contracts (SPEC §3).
+// .ioh/tasks/ are task contracts (docs/contract.md).
 func isTaskFile(path string) bool {
 	base := filepath.Base(path)
 	for _, ext := range []string{".ioh.yaml", ".ioh.yml", ".ioh.json"} {

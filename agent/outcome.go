@@ -2,7 +2,7 @@ package agent
 
 import "github.com/ioh-lsp/ioh-lsp/agent/trace"
 
-// Outcome is how a run ended (SPEC §4); OutcomeRunning while in flight.
+// Outcome is how a run ended (docs/contract.md#outcomes); OutcomeRunning while in flight.
 type Outcome string
 
 const (
@@ -41,7 +41,8 @@ func (o Outcome) resumable(raising bool) bool {
 	return false
 }
 
-// ExitCode maps an outcome to the exit code of `ioh-lsp run` (SPEC §2).
+// ExitCode maps an outcome to the exit code of `ioh-lsp run`
+// (docs/cli.md#exit-codes-of-run-and-resume).
 // A verified change left pending (approve never) exits 0 like an applied one.
 // An interrupted run (the trace store failed) exits 6: neither the
 // provider's failure (5) nor a finished run's; `resume` continues it.

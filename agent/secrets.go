@@ -13,9 +13,10 @@ import (
 
 // A workspace file the agent changes may hold a key (a .env the user
 // keeps, a config file with a token). The change set's snapshot in the
-// trace must not (SPEC §6), yet resume must restore the file exactly: each
-// secret is stored as a placeholder naming where it comes from,
-// ${IOH_SECRET:NAME}, and put back from the environment on resume.
+// trace must not (docs/architecture.md#secrets-are-sealed-in-snapshots),
+// yet resume must restore the file exactly: each secret is stored as a
+// placeholder naming where it comes from, ${IOH_SECRET:NAME}, and put back
+// from the environment on resume.
 
 // environ is the environment secrets are found in and restored from.
 var environ = os.Environ

@@ -225,7 +225,7 @@ func TestSealerRoundTrip(t *testing.T) {
 	}
 }
 
-// A key pasted into a goal does not reach the prompt (SPEC §6); the rest
+// A key pasted into a goal does not reach the prompt (docs/trace.md); the rest
 // of the goal does (control).
 func TestGoalSecretNeverReachesThePrompt(t *testing.T) {
 	key := "sk-goal-" + randomHex(t, 16)

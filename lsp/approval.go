@@ -11,7 +11,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent"
 )
 
-// approver is the editor as the agent's Approver (SPEC §5, §8).
+// approver is the editor as the agent's Approver (docs/lsp.md#approval).
 //
 // A verified change arrives as one workspace/applyEdit whose edits carry
 // change annotations with needsConfirmation, when the client advertises

@@ -19,7 +19,7 @@ type actionData struct {
 	Arg     json.RawMessage `json:"arg"`
 }
 
-// CodeAction lists the agent's actions at a range (SPEC §8): "Fix with
+// CodeAction lists the agent's actions at a range (docs/lsp.md#code-actions): "Fix with
 // agent" per diagnostic in the context, "Allow once" on a policy denial,
 // "Ask agent about selection", "Run task" on a task file, and "Apply" /
 // "Reject" / "Show diff" on a file with a pending proposal. Listing only

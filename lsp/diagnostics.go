@@ -15,7 +15,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
 )
 
-// The run's trace shows as diagnostics with source `ioh` (SPEC §8):
+// The run's trace shows as diagnostics with source `ioh` (docs/lsp.md#diagnostics):
 // Information at each edited range, Error at each location of a failing
 // check, Warning `policy-denied` at a denied act, and an Information on
 // each file of a proposal held for review. They are grouped by run and

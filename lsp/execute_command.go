@@ -9,7 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// Command names (SPEC §8); ioh.showDiff and ioh.allowOnce back the
+// Command names (docs/lsp.md#commands); ioh.showDiff and ioh.allowOnce back the
 // "Show diff" and "Allow once" actions.
 const (
 	cmdRun        = "ioh.run"

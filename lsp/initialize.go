@@ -56,7 +56,7 @@ func captureCaps(cc protocol.ClientCapabilities) clientCaps {
 	return c
 }
 
-// commandNames are the workspace/executeCommand commands (SPEC §8).
+// commandNames are the workspace/executeCommand commands (docs/lsp.md#commands).
 var commandNames = []string{
 	cmdRun, cmdAsk, cmdApprove, cmdReject, cmdCancel, cmdResume,
 	cmdTrace, cmdRuns, cmdClearTrace, cmdShowDiff, cmdAllowOnce,

@@ -14,7 +14,8 @@ import (
 )
 
 // linuxBackend runs the command in a re-executed child of this binary that
-// sets up namespaces, a private root, Landlock and seccomp (linux_init.go).
+// sets up namespaces, a private root, Landlock and seccomp (init_linux.go,
+// rootfs_linux.go).
 type linuxBackend struct{}
 
 func (linuxBackend) name() string { return BackendLinux }

@@ -9,14 +9,14 @@ import (
 )
 
 // DefaultMasked are the secrets hidden in every run, relative to each home
-// directory (a leading "~/") or absolute (SPEC §7).
+// directory (a leading "~/") or absolute (docs/sandbox-tiers.md#the-read-view).
 var DefaultMasked = []string{
 	"~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc", "~/.docker", "~/.config/gcloud",
 	"~/.kube", "~/.azure", "~/.config/gh", "~/.git-credentials", "~/.npmrc",
 	"~/.pypirc", "~/.config/ioh", "~/.local/state/ioh", "/etc/shadow", "/etc/gshadow", "/etc/ssh",
 }
 
-// stateDirs are this process's ioh state directories (SPEC §6): the
+// stateDirs are this process's ioh state directories (docs/trace.md): the
 // trace database of the very run a command serves must not be readable
 // inside it. ~/.local/state/ioh is in DefaultMasked.
 func stateDirs() []string {

@@ -15,8 +15,8 @@ import (
 // protectedDirs stay read-only inside every writable root unless that
 // exact directory is itself a writable root: what is written there runs on
 // the host later (git hooks and core.fsmonitor, the agent's own
-// configuration, editor tasks, CI workflows). SPEC §5 lists the same
-// built-in protected paths for the agent's tools.
+// configuration, editor tasks, CI workflows). docs/policy.md#protected-paths
+// lists the same built-in protected paths for the agent's tools.
 var protectedDirs = []string{".git", ".ioh", ".vscode", ".idea", ".github/workflows"}
 
 // tmpOpts are the mount options of the private /tmp and /dev/shm.

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Backend names (SPEC §7). The empty name asks the Runner for the strongest
-// backend that works on this machine.
+// Backend names (docs/cli.md#sandbox-run). The empty name asks the Runner
+// for the strongest backend that works on this machine.
 const (
 	BackendLinux    = "linux"
 	BackendLandlock = "landlock"

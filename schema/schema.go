@@ -5,7 +5,7 @@ package schema
 import _ "embed"
 
 // TaskJSON is schema/task.schema.json: the JSON Schema of a task contract
-// (SPEC §3).
+// (docs/contract.md).
 //
 //go:embed task.schema.json
 var TaskJSON []byte

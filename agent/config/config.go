@@ -1,8 +1,10 @@
-// Package config loads ioh-lsp's layered configuration (SPEC §1a): the user
-// file ($XDG_CONFIG_HOME/ioh/config.yaml, else ~/.config/ioh/config.yaml),
+// Package config loads ioh-lsp's layered configuration
+// (docs/policy.md#configuration): the user file
+// ($XDG_CONFIG_HOME/ioh/config.yaml, else ~/.config/ioh/config.yaml),
 // editor settings (the `ioh` section) and the workspace's
-// .ioh/config.yaml, merged low to high in SPEC §5's order. Unknown keys are
-// errors with file:line:col. The workspace file comes from the repository,
+// .ioh/config.yaml, merged low to high
+// (docs/policy.md#layers-and-the-decision). Unknown keys are errors with
+// file:line:col. The workspace file comes from the repository,
 // so unless the user config lists the workspace as trusted its allow rules
 // are dropped and the keys that choose where requests go, what they carry
 // or what they cost are ignored, each with a visible warning.
@@ -21,7 +23,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 )
 
-// Approve modes (SPEC §2 --approve).
+// Approve modes (--approve, docs/cli.md#run).
 const (
 	ApproveAsk   = "ask"
 	ApproveAuto  = "auto"

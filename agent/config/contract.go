@@ -15,9 +15,10 @@ import (
 // ContractTrusted), enforces what a repository may not choose. It returns
 // warnings for everything it ignored.
 //
-//   - The endpoint is one unit (docs/policy.md#repository-trust): model.provider, model.base_url
-//     and model.api_key_env. An untrusted contract's unit is always the
-//     configuration's, with a warning for each of the three it wrote
+//   - The endpoint is one unit (docs/policy.md#configuration):
+//     model.provider, model.base_url and model.api_key_env. An untrusted
+//     contract's unit is always the configuration's, with a warning for
+//     each of the three it wrote
 //     differently, so a base URL is never mixed with another file's
 //     provider or key variable; when that replaces the contract's
 //     provider with another one, the contract's model name (which names

@@ -39,7 +39,7 @@ const mineYAML = `model:
 
 // TestEndpointIsOneUnit: whatever part of the endpoint an untrusted task
 // file writes differently, provider, base URL and key variable all come
-// from the configuration (SPEC §5), never mixed.
+// from the configuration (docs/policy.md#configuration), never mixed.
 func TestEndpointIsOneUnit(t *testing.T) {
 	cfg, ws := endpointConfig(t, mineYAML)
 	task := filepath.Join(ws, "task.ioh.yaml")

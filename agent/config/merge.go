@@ -72,7 +72,8 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 	return c.mergeSandbox(p, kind, untrusted, warn, getenv)
 }
 
-// validKeyEnv: SPEC §5, api_key_env may only name a *_API_KEY or *_TOKEN
+// validKeyEnv: api_key_env may only name a *_API_KEY or *_TOKEN
+// (docs/policy.md#configuration)
 // variable, so a config cannot send an arbitrary variable as a token.
 func validKeyEnv(name string) bool {
 	return name == "" || strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_TOKEN")

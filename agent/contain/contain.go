@@ -1,7 +1,8 @@
 // Package contain declares what the agent needs from a sandbox: run an argv
 // or a shell line over the workspace with a change set staged on top,
-// contained. The agent consumes this interface; cmd/ioh-lsp implements it
-// with package sandbox, which the agent never imports (SPEC §1).
+// contained. The agent consumes this interface; internal/sandboxexec
+// implements it with package sandbox, which the agent never imports, and
+// internal/wire gives the harness that implementation (docs/architecture.md#layers).
 package contain
 
 import (

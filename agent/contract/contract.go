@@ -1,4 +1,4 @@
-// Package contract parses and validates task contracts (SPEC §3): YAML or
+// Package contract parses and validates task contracts (docs/contract.md): YAML or
 // JSON of one shape, checked against schema/task.schema.json, with errors
 // that name the file, line, column and field, and defaults filled in.
 package contract

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Class is the retry class of a provider failure (SPEC §4).
+// Class is the retry class of a provider failure
+// (docs/contract.md#providers-retries-and-fallback).
 type Class string
 
 const (

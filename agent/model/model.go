@@ -1,7 +1,7 @@
 // Package model is the agent's provider-neutral view of a language model:
 // a transcript of messages with tool calls and results, the Provider
 // interface every adapter implements, usage accounting, and the error
-// classes that drive retries (SPEC §4).
+// classes that drive retries (docs/contract.md#providers-retries-and-fallback).
 package model
 
 import (

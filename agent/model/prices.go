@@ -15,7 +15,7 @@ type Price struct {
 }
 
 // Prices maps a model name to its price. Config may override entries
-// (SPEC §1a `prices`); Merge layers an override over the defaults.
+// (`prices`, docs/contract.md#prices); Merge layers an override over the defaults.
 type Prices map[string]Price
 
 // ReplayModel is the model name the replay provider reports; it costs 0.

@@ -5,9 +5,10 @@ import (
 	"strings"
 )
 
-// ProtectedPaths are never writable by the agent (SPEC §5), whatever any
-// layer says: Builtin denies writes to them, and a deny beats every allow,
-// including an approver's "allow for this run".
+// ProtectedPaths are never writable by the agent
+// (docs/policy.md#protected-paths), whatever any layer says: Builtin
+// denies writes to them, and a deny beats every allow, including an
+// approver's "allow for this run".
 var ProtectedPaths = []string{
 	".git/**",
 	".ioh/**",

@@ -2,9 +2,10 @@ package policy
 
 import "fmt"
 
-// Defaults is each act's effect when no rule matches (SPEC §5): reads and
-// writes inside the workspace are allowed, commands and MCP tool calls
-// ask, the network is denied. Paths outside the workspace are denied before any rule is seen.
+// Defaults is each act's effect when no rule matches
+// (docs/policy.md#layers-and-the-decision): reads and writes inside the
+// workspace are allowed, commands and MCP tool calls ask, the network is
+// denied. Paths outside the workspace are denied before any rule is seen.
 var defaults = map[Act]Effect{
 	ActRead:  Allow,
 	ActWrite: Allow,

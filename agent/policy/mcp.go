@@ -7,9 +7,10 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// ActMCP is a call of an MCP server's tool (SPEC §11). Its target is
-// "server/tool"; a rule's pattern is a glob over that ("docs/*",
-// "github/create_*", "*/*"). With no rule it asks.
+// ActMCP is a call of an MCP server's tool
+// (docs/policy.md#mcp-servertool). Its target is "server/tool"; a rule's
+// pattern is a glob over that ("docs/*", "github/create_*", "*/*"). With
+// no rule it asks.
 const ActMCP Act = "mcp"
 
 // MCPTarget is the target of a call of tool on server: the one spelling

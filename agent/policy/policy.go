@@ -1,7 +1,7 @@
 // Package policy decides whether the agent may read, write, execute or
 // reach the network: layered rules (built-in, user, editor, workspace, task,
 // remembered) where deny wins, then ask, then allow, then the act's default
-// (SPEC §5). Policy is plain data with a validator; enforcement lives with
+// (docs/policy.md). Policy is plain data with a validator; enforcement lives with
 // the tools that consult it.
 package policy
 

@@ -1,6 +1,7 @@
-// Package tools holds the agent's tools (SPEC §4), one file each: a params
-// struct with json tags, the JSON schema and description next to it, and a
-// constructor taking the tool's dependencies. Problems the model should see
+// Package tools holds the agent's tools (docs/architecture.md#packages),
+// one file each: a params struct with json tags, the JSON schema and
+// description next to it, and a constructor taking the tool's
+// dependencies. Problems the model should see
 // (a bad path, no match, a failing command) come back as results with
 // IsError set; Go errors are for infrastructure failures only.
 package tools

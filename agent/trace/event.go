@@ -1,5 +1,5 @@
 // Package trace is the durable record of runs: one SQLite database per
-// workspace under the state directory (SPEC §6), each step committed in one
+// workspace under the state directory (docs/trace.md), each step committed in one
 // transaction, leases so two processes never drive one run, and the typed
 // events the agent emits to sinks (CLI, language server) and stores.
 package trace
@@ -11,7 +11,7 @@ import (
 
 // Event is one thing that happened in a run. Fields holds the event's own
 // fields; MarshalJSON flattens them next to run, step and type, which is the
-// JSON Lines shape of `ioh-lsp trace --json` (SPEC §2).
+// JSON Lines shape of `ioh-lsp trace --json` (docs/trace-json.md).
 type Event struct {
 	Run    string         `json:"run"`
 	Parent string         `json:"parent,omitempty"`

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// StateDir is the state directory of SPEC §6: $IOH_STATE_DIR, else
+// StateDir is the state directory (docs/trace.md): $IOH_STATE_DIR, else
 // $XDG_STATE_HOME/ioh, else ~/.local/state/ioh.
 func StateDir(getenv func(string) string) (string, error) {
 	if d := getenv("IOH_STATE_DIR"); d != "" {

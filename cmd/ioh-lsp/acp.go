@@ -12,7 +12,8 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
-// cmdAcp runs the Agent Client Protocol agent over stdio (SPEC §11):
+// cmdAcp runs the Agent Client Protocol agent over stdio
+// (docs/editors.md#agent-panels-agent-client-protocol):
 // newline-delimited JSON-RPC on stdin/stdout, logs on stderr. Each session
 // gets a harness for its cwd through the same wiring as serve and run (one
 // configuration, one trace store per workspace, the OS sandbox).

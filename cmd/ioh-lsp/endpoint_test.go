@@ -72,10 +72,11 @@ func endpointRun(t *testing.T, userYAML, taskYAML string, env map[string]string)
 
 // TestRunSendsToTheUsersEndpoint: a task file from an untrusted workspace
 // names the user's provider with its own base URL and key variable. The
-// endpoint is one unit (SPEC §5): the run goes to the user's base URL with
-// the user's key, the repository's server gets nothing, and the ignored
-// keys are printed before the run starts. (Before, the base URL was
-// dropped but the provider kept: "openai-compatible needs model.base_url".)
+// endpoint is one unit (docs/policy.md#configuration): the run goes to
+// the user's base URL with the user's key, the repository's server gets
+// nothing, and the ignored keys are printed before the run starts.
+// (Before, the base URL was dropped but the provider kept:
+// "openai-compatible needs model.base_url".)
 func TestRunSendsToTheUsersEndpoint(t *testing.T) {
 	mine, theirs := newEndpoint(t), newEndpoint(t)
 	user := "model: {provider: openai-compatible, name: mine, base_url: " + mine.URL + "/v1, api_key_env: MINE_API_KEY}\nprices: {mine: {input: 1, output: 1}}\n"

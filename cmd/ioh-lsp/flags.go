@@ -37,7 +37,7 @@ func newFlagSet(name string, w io.Writer) *flag.FlagSet {
 var usages sync.Map // *flag.FlagSet → func()
 
 // parseFlags parses args allowing flags before and after positional
-// arguments (SPEC §2). "--" ends the flags: everything after it is
+// arguments (docs/cli.md#conventions). "--" ends the flags: everything after it is
 // positional, even when it starts with '-'. It returns the positional
 // arguments in order.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {

@@ -2,8 +2,11 @@
 // typed task contract to a verified result, in any LSP editor and headless
 // from a shell.
 //
-// This file is the only place where the packages are wired together: the
-// data path of SPEC §1 reads as one story from the commands below.
+// This file is the entry point: main runs a re-executed sandbox stage when
+// it is one, else dispatches the sub-command; each command lives in a file
+// named after it. The packages are wired together by internal/wire
+// (NewHarness) for run, resume, serve and acp. The data path of one task,
+// function by function: docs/architecture.md#one-task-end-to-end.
 package main
 
 import (
@@ -92,7 +95,8 @@ func usage(w io.Writer) {
 	}
 }
 
-// Exit codes shared by the commands (SPEC §2).
+// Exit codes shared by the commands (docs/cli.md#exit-codes-of-run-and-resume;
+// 6, interrupted, comes from agent.Outcome.ExitCode).
 const (
 	exitOK        = 0
 	exitFailed    = 1

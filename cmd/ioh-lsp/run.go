@@ -22,7 +22,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
-// runFlags are the flags shared by run and resume (SPEC §2).
+// runFlags are the flags shared by run and resume (docs/cli.md#run).
 type runFlags struct {
 	provider, model, cassette, record, approve string
 	json                                       bool
@@ -169,7 +169,7 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 	res := run.Wait()
 	code := res.Outcome.ExitCode()
 	if res.Pending && mode == "never" {
-		code = exitOK // a change left pending on purpose (SPEC §2)
+		code = exitOK // a change left pending on purpose (docs/cli.md#exit-codes-of-run-and-resume)
 	}
 	out.summary(res, code)
 	return code

@@ -17,7 +17,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
-// runSummary is one entry of `runs --json` (SPEC §2).
+// runSummary is one entry of `runs --json` (docs/cli.md#runs).
 type runSummary struct {
 	ID      string `json:"id"`
 	Goal    string `json:"goal"`

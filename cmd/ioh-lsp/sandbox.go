@@ -16,7 +16,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
-// Exit codes of `sandbox run` besides the child's own (SPEC §7).
+// Exit codes of `sandbox run` besides the child's own (docs/cli.md#sandbox-run).
 const (
 	exitSandboxSetup = 125
 	exitSandboxCap   = 137

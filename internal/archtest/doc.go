@@ -1,3 +1,4 @@
 // Package archtest holds tests about the shape of the module itself, such as
-// the import layering of SPEC §1. It has no non-test code.
+// the import layering (docs/architecture.md#layers) and the documentation
+// references of comments. It has no non-test code.
 package archtest

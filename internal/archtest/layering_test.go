@@ -23,9 +23,10 @@ func layer(pkg string) string {
 }
 
 // allowed lists, for each layer, the module layers it may import (besides
-// itself). SPEC §1: workspace and sandbox are leaves; agent may import
-// workspace (and the embedded JSON Schema); lsp may import agent and
-// workspace; only cmd (and the wiring under internal/) wires everything.
+// itself), as docs/architecture.md#layers explains: workspace and sandbox
+// are leaves; agent may import workspace (and the embedded JSON Schema);
+// lsp may import agent and workspace; only cmd (and the wiring under
+// internal/) wires everything.
 var allowed = map[string][]string{
 	"workspace": nil,
 	"sandbox":   nil,

@@ -1,5 +1,5 @@
 // Package replay is the provider that answers from a recorded cassette
-// (SPEC §9), so runs are reproducible offline, and the cassette format the
+// (docs/cassettes.md), so runs are reproducible offline, and the cassette format the
 // recorder writes.
 package replay
 

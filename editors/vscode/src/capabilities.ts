@@ -1,5 +1,5 @@
 // Capabilities: what the client must advertise so the server sends the
-// annotated, reviewable edit (SPEC §8, EDITORS.md) instead of holding the
+// annotated, reviewable edit (docs/lsp.md#approval, docs/editors.md) instead of holding the
 // proposal. No 'vscode' import.
 
 export interface WorkspaceEditCaps {

@@ -1,8 +1,8 @@
-// Commands: the argument objects of SPEC §8's ioh.* commands and the checks
+// Commands: the argument objects of the ioh.* commands (docs/lsp.md#commands) and the checks
 // on what the server returns. No 'vscode' import: the extension's UI gathers
 // the inputs and these functions shape them.
 
-/** The server's commands (workspace/executeCommand), SPEC §8. */
+/** The server's commands (workspace/executeCommand), docs/lsp.md#commands. */
 export const SERVER_COMMANDS = [
   'ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel',
   'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace',
@@ -144,7 +144,7 @@ function numberOr0(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
-/** The runs a picker offers for each action, by outcome (SPEC §4). */
+/** The runs a picker offers for each action, by outcome (docs/contract.md#outcomes). */
 const PICKABLE: Record<string, readonly string[] | 'all'> = {
   approve: ['verified', 'unverified', 'awaiting_approval'],
   reject: ['verified', 'unverified', 'awaiting_approval'],

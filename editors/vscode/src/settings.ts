@@ -9,7 +9,7 @@ export type SettingGetter = (key: string) => unknown;
 export const PROVIDERS = ['anthropic', 'openai', 'openrouter', 'openai-compatible', 'replay'] as const;
 export const APPROVE_MODES = ['ask', 'auto', 'never'] as const;
 
-/** Default API key variable per provider (SPEC §3 `model.api_key_env`). */
+/** Default API key variable per provider (`model.api_key_env`, docs/contract.md). */
 export const DEFAULT_KEY_ENV: Readonly<Record<string, string>> = {
   anthropic: 'ANTHROPIC_API_KEY',
   openai: 'OPENAI_API_KEY',
@@ -38,7 +38,7 @@ export interface PolicyRule {
   pattern: string;
 }
 
-/** ServerConfig is exactly the key set SPEC §8 names; the server rejects unknown keys. */
+/** ServerConfig is exactly the key set docs/lsp.md#settings names; the server rejects unknown keys. */
 export interface ServerConfig {
   model?: ModelConfig;
   approve?: string;
@@ -156,7 +156,7 @@ export function serverConfig(get: SettingGetter): ServerConfig {
   }) ?? {};
 }
 
-/** initializationOptions wraps serverConfig as SPEC §8 asks: `{ioh: {...}}`. */
+/** initializationOptions wraps serverConfig as docs/lsp.md#settings asks: `{ioh: {...}}`. */
 export function initializationOptions(get: SettingGetter): { ioh: ServerConfig } {
   return { ioh: serverConfig(get) };
 }
@@ -196,7 +196,7 @@ export function serverEnv(base: NodeJS.ProcessEnv, secrets: ReadonlyMap<string, 
   return env;
 }
 
-/** isKeyEnvName reports whether name may hold an API key (SPEC §5). */
+/** isKeyEnvName reports whether name may hold an API key (docs/policy.md#configuration). */
 export function isKeyEnvName(name: string): boolean {
   return KEY_ENV.test(name);
 }

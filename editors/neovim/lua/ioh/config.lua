@@ -1,6 +1,6 @@
 -- ioh.config: the options of require("ioh").setup{} and the server
 -- configuration built from them (initializationOptions.ioh and the `ioh`
--- section of workspace/configuration, SPEC §8).
+-- section of workspace/configuration, docs/lsp.md#settings).
 local M = {}
 
 M.defaults = {
@@ -240,7 +240,7 @@ function M.validate(opts)
   return o
 end
 
---- server_config is the `ioh` object: only the keys SPEC §8 names, empty ones dropped.
+--- server_config is the `ioh` object: only the keys docs/lsp.md#settings names, empty ones dropped.
 function M.server_config(o)
   local out = {}
   if o.model then

@@ -75,7 +75,7 @@ end
 M["window/showMessageRequest"] = function(err, result, ctx, config)
   local id = result and M.run_in_message(result.message)
   if id and has_titles(result.actions, { "Apply", "Show diff", "Reject" }) then
-    -- A held proposal (SPEC §8): review it in the plugin's buffer; the
+    -- A held proposal (docs/lsp.md#approval): review it in the plugin's buffer; the
     -- answer goes back through ioh.approve / ioh.reject.
     status.set_pending(id, true)
     vim.schedule(function()
