@@ -29,15 +29,17 @@ type tree struct {
 	peak    int
 }
 
-// newTree takes the caps of c; one left zero (a contract built in code)
-// gets the contract default.
+// newTree takes the caps of c as the contract parser filled them (a
+// max_depth of 0, written, means no sub-agents). A contract built in code
+// with no caps at all gets the contract defaults; a total or concurrency
+// cap left zero (never parsed: both are at least 1) gets its default.
 func newTree(c contract.Agents) *tree {
-	t := &tree{maxTotal: c.MaxTotal, maxDepth: c.MaxDepth, total: 1}
+	if c == (contract.Agents{}) {
+		c = contract.DefaultAgents()
+	}
+	t := &tree{maxTotal: c.MaxTotal, maxDepth: max(c.MaxDepth, 0), total: 1}
 	if t.maxTotal <= 0 {
 		t.maxTotal = contract.DefaultMaxTotal
-	}
-	if t.maxDepth <= 0 {
-		t.maxDepth = contract.DefaultMaxDepth
 	}
 	n := c.MaxConcurrent
 	if n <= 0 {
