@@ -33,7 +33,9 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return usageError(env, "serve", err)
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
+	// Level first on every line; the editor also gets each record as
+	// window/logMessage with its type.
+	log := slog.New(lsp.NewStderrHandler(env.stderr, lvl))
 	srv := lsp.New(lsp.Options{
 		Logger:     log,
 		NewHarness: engineFactory(env),
