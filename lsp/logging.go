@@ -118,7 +118,9 @@ type prefixHandler struct {
 	out   *prefixOut
 }
 
-func (h prefixHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
+func (h prefixHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.inner.Enabled(ctx, l)
+}
 
 func (h prefixHandler) Handle(ctx context.Context, r slog.Record) error {
 	h.out.mu.Lock()
