@@ -50,7 +50,7 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 // serveStateDir is where rendered traces and diffs go: under the state
-// directory of SPEC §6 (trace.StateDir), outside any workspace.
+// directory (docs/trace.md, trace.StateDir), outside any workspace.
 func serveStateDir(getenv func(string) string) string {
 	d, err := trace.StateDir(getenv)
 	if err != nil {
