@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -207,5 +208,68 @@ func writeTestFile(t *testing.T, dir, name, body string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMerge3Properties: on random small texts, a side that did not change
+// yields the other side, identical sides merge to themselves, and a clean
+// merge of edits that touch disjoint base lines contains both; nothing
+// panics.
+func TestMerge3Properties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 3))
+	text := func(n int) []byte {
+		var b strings.Builder
+		for range n {
+			b.WriteString([]string{"a\n", "b\n", "c\n", "}\n", "\n", "a\r\n"}[rng.IntN(6)])
+		}
+		if rng.IntN(4) == 0 {
+			b.WriteString("tail")
+		}
+		return []byte(b.String())
+	}
+	mutate := func(base []byte) []byte {
+		lines := Lines(base)
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(lines) + 1)
+			switch rng.IntN(3) {
+			case 0:
+				lines = append(lines[:i], append([]string{"new\n"}, lines[i:]...)...)
+			case 1:
+				if i < len(lines) {
+					lines = append(lines[:i], lines[i+1:]...)
+				}
+			default:
+				if i < len(lines) {
+					lines[i] = "changed\n"
+				}
+			}
+		}
+		return []byte(strings.Join(lines, ""))
+	}
+	for n := range 2000 {
+		base := text(rng.IntN(12))
+		ours, theirs := mutate(base), mutate(base)
+		if got, c := Merge3(base, ours, base); len(c) != 0 || string(got) != string(ours) {
+			t.Fatalf("#%d Merge3(base, ours, base) = %q %v, want ours %q (base %q)", n, got, c, ours, base)
+		}
+		if got, c := Merge3(base, base, theirs); len(c) != 0 || string(got) != string(theirs) {
+			t.Fatalf("#%d Merge3(base, base, theirs) = %q %v, want theirs %q (base %q)", n, got, c, theirs, base)
+		}
+		if got, c := Merge3(base, ours, ours); len(c) != 0 || string(got) != string(ours) {
+			t.Fatalf("#%d Merge3(base, x, x) = %q %v, want %q", n, got, c, ours)
+		}
+		got, c := Merge3(base, ours, theirs)
+		if len(c) == 0 {
+			// Every line either side added is in the result.
+			for _, side := range [][]byte{ours, theirs} {
+				for _, h := range LineHunks(base, side) {
+					for _, l := range Lines(side)[h.B0:h.B1] {
+						if !strings.Contains(string(got), l) {
+							t.Fatalf("#%d merge %q lacks %q added by a side (base %q ours %q theirs %q)", n, got, l, base, ours, theirs)
+						}
+					}
+				}
+			}
+		}
 	}
 }
