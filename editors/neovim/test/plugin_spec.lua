@@ -23,7 +23,8 @@ H.run(function()
   end
   vim.cmd("helpclose")
 
-  -- Options: validation names the key; the server sees only SPEC keys.
+  -- Options: validation names the key; the server sees only the keys of
+  -- docs/lsp.md#settings.
   local config = require("ioh.config")
   local bad = {
     { { approve = "yes" }, "approve" },
