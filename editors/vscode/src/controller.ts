@@ -88,6 +88,11 @@ export class Controller implements vscode.Disposable {
     // Say which binary runs: a remote window (code-server, Remote-SSH,
     // WSL) reads settings from other places than a local one.
     const from = settingSource(vscode.workspace.getConfiguration('ioh').inspect<string>('server.path'));
+    if (vscode.env.remoteName && from === 'default') {
+      // VS Code reads no machine(-overridable) setting from the local User
+      // settings in a remote window (code-server, Remote-SSH, WSL).
+      this.output.warn(`ioh.server.path is not set for this ${vscode.env.remoteName} window, so ${command} is used; a value in your local User settings does not apply here: set it in the Remote settings (Preferences: Open Remote Settings) or the workspace settings`);
+    }
     this.output.info(`starting ${command} ${settings.serverArgs.join(' ')} (${await serverVersion(command, env)}; ioh.server.path ${JSON.stringify(settings.serverPath)} from ${from})`);
     const serverOptions: ServerOptions = {
       command,
