@@ -82,6 +82,19 @@ func New(o Options) *Server {
 // before it returns.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	s.conn = newConn(w, s.log)
+	// A read blocked on stdin does not see ctx: closing the reader ends
+	// it (SIGTERM, or the caller giving up).
+	stop := make(chan struct{})
+	defer close(stop)
+	if c, ok := r.(io.Closer); ok {
+		go func() {
+			select {
+			case <-ctx.Done():
+				c.Close()
+			case <-stop:
+			}
+		}()
+	}
 	err := s.conn.serve(ctx, r, s)
 	s.mu.Lock()
 	open := s.sessions

@@ -259,3 +259,20 @@ func TestServerCancelDuringChangePermission(t *testing.T) {
 		t.Errorf("prompt to an unknown session: %v", r)
 	}
 }
+
+// TestServeEndsWithItsContext: a cancelled context ends Serve even while
+// it waits on a reader that never speaks (SIGTERM while the editor is
+// silent).
+func TestServeEndsWithItsContext(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(Options{}).Serve(ctx, inR, io.Discard) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve still reading after its context ended")
+	}
+}
