@@ -3,6 +3,7 @@ package mcptool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,9 +34,13 @@ func goServer(t *testing.T) (srvURL string, requests *atomic.Int64) {
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two integers."}, func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(in.A + in.B)}}}, nil, nil
 	})
+	release := make(chan struct{}) // lets a hung call go when the test ends
 	s.AddTool(&mcp.Tool{Name: "hang", Description: "Never answers.", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return nil, errors.New("released")
 	})
 	s.AddTool(&mcp.Tool{Name: "big", Description: "A large answer.", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 3*tools.MaxResult)}}}, nil
@@ -53,6 +58,7 @@ func goServer(t *testing.T) (srvURL string, requests *atomic.Int64) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) }) // runs first
 	return ts.URL + "/mcp", requests
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,6 +65,9 @@ func NewManager(servers []Server, o Options) (*Manager, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
+	hc := *o.HTTPClient
+	hc.Transport = boundedDelete{hc.Transport}
+	o.HTTPClient = &hc
 	if o.Version == "" {
 		o.Version = "dev"
 	}
@@ -161,6 +166,39 @@ func verb(e policy.Effect) string {
 	return string(e)
 }
 
+// closeWait bounds how long dropping a session waits for its server.
+const closeWait = 2 * time.Second
+
+// boundedDelete gives the DELETE that ends an HTTP session closeWait to
+// be answered: the SDK sends it without a deadline, and a hung server
+// would hold it (and its goroutine) forever.
+type boundedDelete struct{ rt http.RoundTripper }
+
+func (b boundedDelete) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt := b.rt
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if r.Method != http.MethodDelete {
+		return rt.RoundTrip(r)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), closeWait)
+	resp, err := rt.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error { err := c.ReadCloser.Close(); c.cancel(); return err }
+
 // Close stops every server.
 func (m *Manager) Close() error {
 	if m == nil {
@@ -211,11 +249,22 @@ func (c *conn) broken(sess *mcp.ClientSession) {
 	}
 }
 
+// dropLocked ends the session and stops the server. Closing a session
+// waits for the server to acknowledge; a hung server gets closeWait, then
+// is left behind (an HTTP server's DELETE is bounded by boundedDelete; a
+// stdio server is killed with its process).
 func (c *conn) dropLocked() error {
 	var err error
-	if c.sess != nil {
-		err = c.sess.Close()
+	if sess := c.sess; sess != nil {
 		c.sess = nil
+		done := make(chan error, 1)
+		go func() { done <- sess.Close() }()
+		t := time.NewTimer(closeWait)
+		select {
+		case err = <-done:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	if c.proc != nil {
 		c.proc.Close()
