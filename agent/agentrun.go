@@ -197,6 +197,14 @@ func (a *agentRun) setup(ctx context.Context) {
 		sp = spawner{a}
 	}
 	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.h.opts.Sandbox, Reads: a.checkRead}, sp)
+	if a.h.opts.MCP != nil {
+		extra, _ := a.h.opts.MCP.Tools(ctx, a.pol.Check)
+		for _, t := range extra {
+			if _, taken := a.tools[t.Spec().Name]; !taken {
+				a.tools[t.Spec().Name] = t
+			}
+		}
+	}
 	a.system = a.h.redact.String(a.systemPrompt(ctx))
 	if len(a.msgs) == 0 {
 		a.msgs = []model.Message{{Role: model.RoleUser, Text: a.h.redact.String(firstMessage(a.c.Goal))}}

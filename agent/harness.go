@@ -15,6 +15,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
@@ -91,6 +92,17 @@ type Options struct {
 	// trace or an event: tool results and model text are redacted before
 	// they enter the transcript. The store redacts them too.
 	Secrets []string
+	// MCP supplies the tools of MCP servers (mcptool.Manager) on top of
+	// the built-in ones; nil: none.
+	MCP ToolSource
+}
+
+// ToolSource supplies tools beyond the built-in set. judge is the run's
+// policy: a source asks it before it reaches anything (an MCP server's
+// host) and leaves out what it may not reach. Warnings say what was left
+// out; the source also logs them.
+type ToolSource interface {
+	Tools(ctx context.Context, judge func(act policy.Act, target string) policy.Verdict) ([]tools.Tool, []string)
 }
 
 // Harness runs task contracts. It is safe for concurrent use: each run is

@@ -85,6 +85,10 @@ type Config struct {
 	Prices model.Prices
 	// Sandbox configures the sandbox adapter.
 	Sandbox Sandbox
+	// MCP lists the MCP servers (user config and editor settings only).
+	MCP []MCPServer
+	// Telemetry is where runs are exported (user config only).
+	Telemetry Telemetry
 	// WorkspaceRoot is the workspace (absolute, symlinks resolved), and
 	// WorkspaceTrusted whether the user config trusts it.
 	WorkspaceRoot    string

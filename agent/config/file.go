@@ -39,13 +39,15 @@ func (e *Error) Error() string {
 // file is one configuration layer as written; nil pointers are keys the
 // layer does not set.
 type file struct {
-	Model   *fileModel   `yaml:"model"`
-	Approve *string      `yaml:"approve"`
-	Budget  *fileBudget  `yaml:"budget"`
-	Policy  *filePolicy  `yaml:"policy"`
-	Trusted []string     `yaml:"trusted"`
-	Prices  model.Prices `yaml:"prices"`
-	Sandbox *fileSandbox `yaml:"sandbox"`
+	Model     *fileModel     `yaml:"model"`
+	Approve   *string        `yaml:"approve"`
+	Budget    *fileBudget    `yaml:"budget"`
+	Policy    *filePolicy    `yaml:"policy"`
+	Trusted   []string       `yaml:"trusted"`
+	Prices    model.Prices   `yaml:"prices"`
+	Sandbox   *fileSandbox   `yaml:"sandbox"`
+	MCP       *fileMCP       `yaml:"mcp"`
+	Telemetry *fileTelemetry `yaml:"telemetry"`
 }
 
 type fileModel struct {

@@ -69,6 +69,12 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 			c.Prices = c.Prices.Merge(p.Prices)
 		}
 	}
+	if err := c.mergeMCP(p, kind, warn, getenv); err != nil {
+		return err
+	}
+	if err := c.mergeTelemetry(p, kind, warn); err != nil {
+		return err
+	}
 	return c.mergeSandbox(p, kind, untrusted, warn, getenv)
 }
 

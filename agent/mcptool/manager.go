@@ -33,7 +33,7 @@ type Options struct {
 // Judge answers what the run's policy says about an act before anything
 // is asked of the user: a server is started or connected to only when
 // each of its hosts is allowed outright.
-type Judge func(act policy.Act, target string) policy.Verdict
+type Judge = func(act policy.Act, target string) policy.Verdict
 
 // Manager holds the connections to a set of servers, shared by the runs
 // of one engine: a server is started on the first run that needs it and

@@ -1,0 +1,135 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// MCPServer is one entry of `mcp.servers` (SPEC §1a, §11): a stdio server
+// (Command, run contained) or a streamable HTTP one (URL), and the tools
+// of it the model sees.
+type MCPServer struct {
+	Name    string
+	Command []string
+	Dir     string
+	Env     map[string]string
+	// Network lists the host[:port]s a stdio server may reach.
+	Network []string
+	URL     string
+	// Tools exposed to the model ("*": all); none when empty.
+	Tools   []string
+	Timeout time.Duration
+	// Source is where the entry came from (the user config's path or
+	// EditorSource).
+	Source string
+}
+
+// Telemetry is the `telemetry` key (user config only).
+type Telemetry struct {
+	// OTLPEndpoint is an OTLP/HTTP collector's base URL
+	// (http://localhost:4318); "" exports nothing.
+	OTLPEndpoint string
+}
+
+type fileMCP struct {
+	Servers []fileMCPServer `yaml:"servers"`
+}
+
+type fileMCPServer struct {
+	Name    string            `yaml:"name"`
+	Command []string          `yaml:"command"`
+	Dir     string            `yaml:"dir"`
+	Env     map[string]string `yaml:"env"`
+	Network []string          `yaml:"network"`
+	URL     string            `yaml:"url"`
+	Tools   []string          `yaml:"tools"`
+	Timeout *string           `yaml:"timeout"`
+}
+
+type fileTelemetry struct {
+	OTLPEndpoint *string `yaml:"otlp_endpoint"`
+}
+
+// mergeMCP takes `mcp` from the user config and the editor settings; an
+// editor entry replaces the user entry of the same name. A repository
+// cannot add a server (it would run a program of its choosing, or reach a
+// host of its choosing, with the user's approval habits), so the
+// workspace's key is ignored with a warning, trusted or not.
+func (c *Config) mergeMCP(p *parsed, kind source, warn func(key, why string), getenv func(string) string) error {
+	if p.MCP == nil {
+		return nil
+	}
+	if kind == fromWorkspace {
+		if len(p.MCP.Servers) > 0 {
+			warn("mcp", "MCP servers are only read from the user config and the editor settings; a repository cannot add one")
+		}
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, f := range p.MCP.Servers {
+		at := fmt.Sprintf("$.mcp.servers[%d]", i)
+		s := MCPServer{Name: f.Name, Command: f.Command, Env: f.Env, Network: f.Network, URL: f.URL, Tools: f.Tools, Source: p.source}
+		if strings.TrimSpace(f.Name) == "" {
+			return p.errAt(at, "mcp.servers[%d]: name is required", i)
+		}
+		if seen[f.Name] {
+			return p.errAt(at+".name", "mcp.servers[%d]: server %q is listed twice", i, f.Name)
+		}
+		seen[f.Name] = true
+		if (len(f.Command) > 0) == (f.URL != "") {
+			return p.errAt(at, "mcp.servers[%d] (%s): give exactly one of command (stdio) and url (streamable HTTP)", i, f.Name)
+		}
+		if f.URL != "" {
+			u, err := url.Parse(f.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return p.errAt(at+".url", "mcp.servers[%d] (%s): url %q is not an http(s) URL", i, f.Name, f.URL)
+			}
+		}
+		if f.Dir != "" {
+			s.Dir = expandHome(f.Dir, getenv)
+			if !filepath.IsAbs(s.Dir) {
+				return p.errAt(at+".dir", "mcp.servers[%d] (%s): dir %q is not an absolute path", i, f.Name, f.Dir)
+			}
+		}
+		d, err := p.duration(at+".timeout", f.Timeout)
+		if err != nil {
+			return err
+		}
+		s.Timeout = d
+		replaced := false
+		for j := range c.MCP {
+			if c.MCP[j].Name == s.Name {
+				c.MCP[j], replaced = s, true
+			}
+		}
+		if !replaced {
+			c.MCP = append(c.MCP, s)
+		}
+	}
+	return nil
+}
+
+// mergeTelemetry takes `telemetry` from the user config only: where the
+// traces of every run go is the user's choice, not a repository's or an
+// editor workspace's.
+func (c *Config) mergeTelemetry(p *parsed, kind source, warn func(key, why string)) error {
+	if p.Telemetry == nil || p.Telemetry.OTLPEndpoint == nil {
+		return nil
+	}
+	if kind != fromUser {
+		warn("telemetry", "it is only read from the user config")
+		return nil
+	}
+	e := strings.TrimSpace(*p.Telemetry.OTLPEndpoint)
+	if e != "" {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return p.errAt("$.telemetry.otlp_endpoint", "telemetry.otlp_endpoint: %q is not an http(s) URL (an OTLP/HTTP collector, e.g. http://localhost:4318)", e)
+		}
+	}
+	c.Telemetry.OTLPEndpoint = e
+	return nil
+}
