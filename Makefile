@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 GOTEST_TIMEOUT ?= 25m
 
-.PHONY: all build test test-go test-cross test-vscode test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean
+.PHONY: all build test test-go test-cross test-vscode test-vscode-ui test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean
 
 all: build
 
@@ -16,7 +16,7 @@ build:
 
 # test: everything. Go with -race, the cross-builds of the non-Linux sandbox
 # backends, vet and formatting, and the editor clients.
-test: deps-test test-go test-cross lint-fast test-vscode test-neovim test-acp
+test: deps-test test-go test-cross lint-fast test-vscode test-vscode-ui test-neovim test-acp
 
 test-go: build
 	$(GO) test -race -timeout $(GOTEST_TIMEOUT) ./...
@@ -47,6 +47,12 @@ TEST_WORLD = rm -rf $(CURDIR)/bin/test-world && mkdir -p $(CURDIR)/bin/test-worl
 test-vscode:
 	@if [ -f editors/vscode/package.json ]; then $(TEST_WORLD) $(MAKE) -C editors/vscode test; else echo "editors/vscode: nothing to test yet"; fi
 
+# test-vscode-ui: the extension in a real VS Code (code-server and
+# Debian's chromium; editors/vscode/uitest). Screenshots of each step go to
+# editors/vscode/test-artifacts/.
+test-vscode-ui: build
+	$(MAKE) -C editors/vscode ui-test IOH_LSP=$(CURDIR)/$(BIN)
+
 test-neovim: build
 	@if [ -f editors/neovim/test/run.sh ]; then $(TEST_WORLD) IOH_LSP=$(CURDIR)/$(BIN) sh editors/neovim/test/run.sh; else echo "editors/neovim: nothing to test yet"; fi
 
@@ -74,7 +80,7 @@ install:
 # root; otherwise it names what is missing and the tests that need them skip).
 deps-test:
 	@command -v dpkg >/dev/null 2>&1 || exit 0; \
-	  missing=""; for p in ripgrep bubblewrap neovim hyperfine fd-find git python3 python3-pytest procps util-linux; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  missing=""; for p in ripgrep bubblewrap neovim hyperfine fd-find git python3 python3-pytest procps util-linux chromium libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev pkg-config; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	  if [ -z "$$missing" ]; then exit 0; fi; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "deps-test: missing Debian packages:$$missing (install them as root; tests that need them skip)"; fi

