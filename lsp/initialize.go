@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -185,6 +186,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown = true
 	s.mu.Unlock()
 	s.runs.cancelAll()
+	// What is queued for the client (a warning, log messages) goes out
+	// before the answer: a client stops reading after it. Bounded, so a
+	// client that does not answer the server's own requests cannot hold
+	// the shutdown.
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s.drainOutbox(dctx)
 	return nil
 }
 

@@ -101,6 +101,9 @@ func TestDeferredActAnsweredFromAnywhere(t *testing.T) {
 			if mid := finalState(t, bin, dir, env, id); mid.outcome != "awaiting_approval" {
 				t.Fatalf("after run: %+v, want awaiting_approval", mid)
 			}
+			if hint := "an act awaits your answer: ioh-lsp approve " + id; !strings.Contains(errb.String(), hint) {
+				t.Errorf("run's summary lacks %q:\n%s", hint, errb.String())
+			}
 			if tt.answer != nil {
 				code, msg := cli(t, ctx, bin, dir, env, append(append([]string(nil), tt.answer...), id)...)
 				if code != 0 || !strings.Contains(msg, "ioh-lsp resume "+id) {
@@ -171,6 +174,8 @@ func TestCancelledRunResumes(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "run", "task.ioh.yaml", "--approve", "auto", "--json")
 	// Slow model calls: the interrupt lands while the third waits.
 	cmd.Dir, cmd.Env = dir, append(env, "IOH_TEST_MODEL_DELAY=2s")
+	var runErr bytes.Buffer
+	cmd.Stderr = &runErr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +203,9 @@ func TestCancelledRunResumes(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitCancelled {
 		t.Fatalf("exit: %v, want %d", err, exitCancelled)
+	}
+	if hint := "continue it from its last committed step: ioh-lsp resume " + id; !strings.Contains(runErr.String(), hint) {
+		t.Errorf("the cancelled run's summary lacks %q:\n%s", hint, runErr.String())
 	}
 	mid := finalState(t, bin, dir, env, id)
 	if mid.outcome != "cancelled" || mid.files["notes.txt"] != "" || mid.steps != 2 {

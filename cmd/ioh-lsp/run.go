@@ -268,6 +268,12 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	if res.Pending {
 		msg += fmt.Sprintf("\nthe change is pending: ioh-lsp approve %s | ioh-lsp reject %s", res.RunID, res.RunID)
 	}
+	if res.Outcome == agent.OutcomeAwaitingApproval && !res.Pending {
+		msg += fmt.Sprintf("\nan act awaits your answer: ioh-lsp approve %s [--for-run] | ioh-lsp reject %s --reason WHY, then ioh-lsp resume %s", res.RunID, res.RunID, res.RunID)
+	}
+	if res.Outcome == agent.OutcomeCancelled {
+		msg += fmt.Sprintf("\ncontinue it from its last committed step: ioh-lsp resume %s", res.RunID)
+	}
 	if res.Outcome == agent.OutcomeInterrupted {
 		msg += fmt.Sprintf("\nthe run stopped at its last committed step and nothing after it was recorded; fix the cause, then continue it: ioh-lsp resume %s", res.RunID)
 	}
