@@ -210,19 +210,28 @@ func (a *agentRun) checkRead(lexical, resolved string) policy.Verdict {
 	return v
 }
 
-// remember adds an "allow for this run" rule for exactly this act.
+// remember adds an "allow for this run" rule for exactly this act. A
+// target is a rule pattern only when it matches nothing but itself: one
+// holding glob characters (a file named ".env[.]local", an argument "*")
+// would, as a pattern, allow acts the user was never shown, so it is
+// remembered exactly instead, as is a target that is not a valid pattern.
 func (a *agentRun) remember(act tools.Act) error {
-	a.st.Remembered = append(a.st.Remembered, policy.Rule{Act: act.Act, Effect: policy.Allow, Pattern: act.Target})
-	p, err := a.withRemembered()
-	if err != nil {
-		// A target that is not a valid pattern is remembered exactly only.
+	if !strings.ContainsAny(act.Target, globMeta) {
+		a.st.Remembered = append(a.st.Remembered, policy.Rule{Act: act.Act, Effect: policy.Allow, Pattern: act.Target})
+		p, err := a.withRemembered()
+		if err == nil {
+			a.pol = p
+			return nil
+		}
 		a.st.Remembered = a.st.Remembered[:len(a.st.Remembered)-1]
-		a.st.Exact = append(a.st.Exact, string(act.Act)+" "+act.Target)
-		return nil
 	}
-	a.pol = p
+	a.st.Exact = append(a.st.Exact, string(act.Act)+" "+act.Target)
 	return nil
 }
+
+// globMeta are the characters a policy pattern gives a meaning to (path
+// globs with classes and alternatives, argv and host wildcards, escapes).
+const globMeta = "*?[]{}\\"
 
 func (a *agentRun) rememberedExact(act tools.Act) bool {
 	for _, r := range a.st.Remembered {
