@@ -18,7 +18,9 @@ build:
 # backends, vet and formatting, and the editor clients.
 test: deps-test test-go test-cross lint-fast test-vscode test-vscode-ui test-neovim test-acp
 
+# test/mcp holds the real MCP server (npm) the Go tests of MCP tools run.
 test-go: build
+	@cd test/mcp && { [ -d node_modules/@modelcontextprotocol/server-everything ] || npm ci --no-audit --no-fund; }
 	$(GO) test -race -timeout $(GOTEST_TIMEOUT) ./...
 
 test-cross:

@@ -326,15 +326,19 @@ func (c *conn) explain(ctx context.Context, err error) error {
 		}
 		return err
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("no answer within %s (the server was stopped): %w", StartTimeout, err)
+	}
+	// The stream closed: the process is ending; give the sandbox a moment
+	// to report how.
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
 	select {
 	case <-c.proc.Done:
-	default:
-		if ctx.Err() != nil {
-			return fmt.Errorf("no answer within %s (the server was stopped): %w", StartTimeout, err)
-		}
+		return fmt.Errorf("%w (%s)", err, ended(c.proc))
+	case <-t.C:
 		return err
 	}
-	return fmt.Errorf("%w (%s)", err, ended(c.proc))
 }
 
 // ended describes how a process ended: exit code or signal, the tier it

@@ -21,6 +21,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/agent/provider"
@@ -64,6 +65,10 @@ type Options struct {
 	Index bool
 	// Config is the layered configuration; nil loads it (LoadConfig).
 	Config *config.Config
+	// MCPServers are servers an ACP client passed (session/new's
+	// mcpServers), the editor layer: added to the configuration's; an
+	// entry replaces a configured one of the same name.
+	MCPServers []mcptool.Server
 }
 
 // Engine is a harness with what it was built from.
@@ -72,7 +77,10 @@ type Engine struct {
 	Root    *workspace.Root
 	Store   *trace.Store
 	Config  *config.Config
-	// Close releases the trace store.
+	// MCP holds the MCP servers' connections (nil when none is
+	// configured).
+	MCP *mcptool.Manager
+	// Close releases the trace store and stops the MCP servers.
 	Close func()
 }
 
@@ -127,6 +135,11 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		return nil, err
 	}
 	prices := model.NewPriceBook(cfg.Prices)
+	mcp, err := newMCP(cfg, o, sb)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	h, err := agent.New(agent.Options{
 		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: o.Sink, Logger: o.Logger,
 		Layers:    cfg.PolicyLayers(),
@@ -137,13 +150,15 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 			return prices.Cost(name, u)
 		},
 		Model: o.Overrides.resolve,
+		MCP:   toolSource(mcp),
 	})
 	if err != nil {
+		mcp.Close()
 		store.Close()
 		return nil, err
 	}
 	closeIndex := openIndex(root, cfg, o)
-	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, Close: func() { closeIndex(); store.Close() }}, nil
+	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, MCP: mcp, Close: func() { closeIndex(); mcp.Close(); store.Close() }}, nil
 }
 
 // openIndex starts the workspace index when o asks for it and returns

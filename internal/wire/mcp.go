@@ -1,0 +1,62 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
+)
+
+var _ agent.ToolSource = (*mcptool.Manager)(nil)
+
+// ACPSource labels MCP servers an ACP client passed.
+const ACPSource = "acp client"
+
+// newMCP builds the MCP servers' manager from the configuration's
+// servers and those an ACP client passed (which replace configured ones
+// of the same name); nil when there are none. Stdio servers run in sb
+// when it can host long-lived processes (contain.Spawner); otherwise they
+// are refused, never run uncontained.
+func newMCP(cfg *config.Config, o Options, sb contain.Sandbox) (*mcptool.Manager, error) {
+	var servers []mcptool.Server
+	for _, s := range cfg.MCP {
+		servers = append(servers, mcptool.Server{
+			Name: s.Name, Command: s.Command, Dir: s.Dir, Env: s.Env, Network: s.Network,
+			URL: s.URL, Tools: s.Tools, Timeout: s.Timeout, Source: s.Source,
+		})
+	}
+	for _, s := range o.MCPServers {
+		if s.Source == "" {
+			s.Source = ACPSource
+		}
+		replaced := false
+		for i := range servers {
+			if servers[i].Name == s.Name {
+				servers[i], replaced = s, true
+			}
+		}
+		if !replaced {
+			servers = append(servers, s)
+		}
+	}
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	sp, _ := sb.(contain.Spawner)
+	m, err := mcptool.NewManager(servers, mcptool.Options{Spawner: sp, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("configure mcp servers: %w", err)
+	}
+	return m, nil
+}
+
+// toolSource is m as the harness's ToolSource: nil (not a nil pointer in
+// an interface) when there is no manager.
+func toolSource(m *mcptool.Manager) agent.ToolSource {
+	if m == nil {
+		return nil
+	}
+	return m
+}
