@@ -109,7 +109,7 @@ export class Controller implements vscode.Disposable {
       traceOutputChannel: this.traceChannel as unknown as vscode.LogOutputChannel,
       stdioOptions: {
         stdout: (input, ch) => readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (l) => ch.info(l)),
-        stderr: (input, ch) => readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (l) => logServerLine(ch, l)),
+        stderr: (input, ch) => readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (l) => logServerLine(ch, l, this.client?.state === State.Running)),
       },
       middleware: {
         handleWorkDoneProgress: (token, params, next) => {

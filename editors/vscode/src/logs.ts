@@ -8,6 +8,8 @@ export type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 export interface ServerLine {
   level: Level;
   text: string;
+  /** leveled: the line carried its level (a slog record, which the server also sends as window/logMessage once live). */
+  leveled: boolean;
 }
 
 const SLOG_LEVEL: Record<string, Level> = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
@@ -15,22 +17,23 @@ const CLI_LEVEL: Record<string, Level> = { debug: 'debug', info: 'info', warning
 
 /**
  * parseServerLine reads one stderr line of `ioh-lsp serve`. The server logs
- * with slog's text handler (`time=… level=WARN msg=… key=value`); the
- * channel adds its own time, so `time=` and `level=` are dropped and the
+ * with slog's text handler (`level=WARN time=… msg=… key=value`, or with
+ * the time first); the channel adds its own time, so `time=` and `level=`
+ * are dropped and the
  * level chooses the channel's method (`WARN+2` is still warn, `DEBUG-4`
  * debug). The CLI's `ioh-lsp: warning: …` form is read too. A line with no
  * level (a Go panic, a crash) is an error.
  */
 export function parseServerLine(line: string): ServerLine {
   const s = line.replace(/\r$/, '');
-  const m = /^(?:time=\S+\s+)?level=([A-Z]+)([+-]\d+)?\s*(.*)$/.exec(s);
+  const m = /^(?:time=\S+\s+)?level=([A-Z]+)([+-]\d+)?(?:\s+time=\S+)?\s*(.*)$/.exec(s);
   if (m) {
     const base = SLOG_LEVEL[m[1]];
-    if (base) return { level: base, text: m[3] };
+    if (base) return { level: base, text: m[3], leveled: true };
   }
   const c = /^ioh-lsp: (debug|info|warning|warn|error): (.*)$/.exec(s);
-  if (c) return { level: CLI_LEVEL[c[1]], text: c[2] };
-  return { level: 'error', text: s };
+  if (c) return { level: CLI_LEVEL[c[1]], text: c[2], leveled: true };
+  return { level: 'error', text: s, leveled: false };
 }
 
 /** LogSink is the part of a vscode.LogOutputChannel the log mapping uses. */
@@ -42,11 +45,19 @@ export interface LogSink {
   error(message: string): void;
 }
 
-/** logServerLine writes a stderr line to the channel at its level; blank lines are dropped. */
-export function logServerLine(sink: LogSink, line: string): void {
+/**
+ * logServerLine writes a stderr line to the channel at its level; blank
+ * lines are dropped. Once the server is live (mirrored) it sends each log
+ * record as window/logMessage too, which the client shows at that level:
+ * the stderr copy of a leveled line then goes at trace level, so a record
+ * shows once (and its stderr form, with the time, at the Trace level).
+ * A line without a level (a panic) always shows as an error.
+ */
+export function logServerLine(sink: LogSink, line: string, mirrored = false): void {
   if (line.trim() === '') return;
-  const { level, text } = parseServerLine(line);
-  sink[level](text);
+  const { level, text, leveled } = parseServerLine(line);
+  if (mirrored && leveled) sink.trace(`stderr: ${text}`);
+  else sink[level](text);
 }
 
 /** The `ioh.trace.server` values. */

@@ -289,7 +289,14 @@ async function main() {
     await page.getByRole('button', { name: 'Discard', exact: true }).click();
     await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'hidden', timeout: 20000 });
   });
-  await shot(page, 'ask-discarded');
+  // Nothing applied is never a silent rejection: the server asks what next.
+  await step(page, 'after Discard the server says nothing was applied; reject the run', 30000, async () => {
+    const toast = page.locator('.notification-toast', { hasText: 'nothing was applied' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 20000 });
+    await shot(page, 'ask-discarded');
+    await toast.getByRole('button', { name: 'Reject', exact: true }).click();
+    await toast.waitFor({ state: 'hidden', timeout: 10000 });
+  });
   if (!read('stats.go').includes(BUG) || read('stats_test.go').includes(NEW_CASE)) throw new Error('after Discard the files on disk changed');
   log('disk after Discard: unchanged');
 
@@ -320,8 +327,10 @@ async function main() {
   });
   log('disk after Apply: stats.go and stats_test.go changed');
   await shot(page, 'lens-applied');
-  await step(page, 'the status bar shows the spend', 30000, async () => {
-    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')].some((e) => /^ioh\s.*\$0\.\d\d/.test(e.textContent?.trim() ?? '')), null, { timeout: 30000 });
+  // Both runs ended (one rejected, one applied): the status, driven by the
+  // runs' progress, shows no running or waiting run, only the spend.
+  await step(page, 'the status bar shows the spend and nothing running', 30000, async () => {
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')].some((e) => /^ioh\s+\$\d+\.\d\d$/.test(e.textContent?.trim() ?? '')), null, { timeout: 30000 });
   });
   const statusText = await status.first().textContent();
   log(`status bar: ${statusText?.trim()}`);
