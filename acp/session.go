@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -270,24 +269,12 @@ func isTaskFile(path string) bool {
 }
 
 // projectChecks is the project's own test command, recognised from its
-// manifest (as the language server's "Ask agent" does); none when the
+// manifest by contract.ProjectTestCommand (as the language server's "Ask
+// agent" does); none when the
 // project type is unknown, and the run is then marked unverified.
 func projectChecks(root string) []map[string]any {
-	has := func(name string) bool {
-		_, err := os.Stat(filepath.Join(root, name))
-		return err == nil
-	}
-	var argv []string
-	switch {
-	case has("go.mod"):
-		argv = []string{"go", "test", "./..."}
-	case has("Cargo.toml"):
-		argv = []string{"cargo", "test", "--offline"}
-	case has("package.json"):
-		argv = []string{"npm", "test", "--silent"}
-	case has("pyproject.toml"), has("setup.py"), has("pytest.ini"):
-		argv = []string{"python3", "-m", "pytest", "-q"}
-	default:
+	argv := contract.ProjectTestCommand(root)
+	if argv == nil {
 		return nil
 	}
 	return []map[string]any{{"name": "tests", "run": argv}}

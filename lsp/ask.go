@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -105,21 +103,8 @@ func (s *Server) askContract(a askArgs) (*contract.Contract, string, error) {
 // manifest; none when the project type is unknown (the run is then
 // marked unverified).
 func defaultChecks(folder string) []map[string]any {
-	has := func(name string) bool {
-		_, err := os.Stat(filepath.Join(folder, name))
-		return err == nil
-	}
-	var argv []string
-	switch {
-	case has("go.mod"):
-		argv = []string{"go", "test", "./..."}
-	case has("Cargo.toml"):
-		argv = []string{"cargo", "test", "--offline"}
-	case has("package.json"):
-		argv = []string{"npm", "test", "--silent"}
-	case has("pyproject.toml"), has("setup.py"), has("pytest.ini"):
-		argv = []string{"python3", "-m", "pytest", "-q"}
-	default:
+	argv := contract.ProjectTestCommand(folder)
+	if argv == nil {
 		return nil
 	}
 	return []map[string]any{{"name": "tests", "run": argv}}

@@ -1,0 +1,29 @@
+package contract
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// ProjectTestCommand is the project's own test command, recognised from
+// the manifest in dir (go.mod, Cargo.toml, package.json, then Python's
+// pyproject.toml, setup.py or pytest.ini): the check of a contract built
+// from a bare goal (the editor's "Ask agent", an ACP prompt). It is nil
+// when the project type is unknown; such a run is marked unverified.
+func ProjectTestCommand(dir string) []string {
+	has := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	switch {
+	case has("go.mod"):
+		return []string{"go", "test", "./..."}
+	case has("Cargo.toml"):
+		return []string{"cargo", "test", "--offline"}
+	case has("package.json"):
+		return []string{"npm", "test", "--silent"}
+	case has("pyproject.toml"), has("setup.py"), has("pytest.ini"):
+		return []string{"python3", "-m", "pytest", "-q"}
+	}
+	return nil
+}
