@@ -13,24 +13,52 @@ import (
 // poison a cache the user's own builds trust. GOTOOLCHAIN=local keeps the go
 // command from trying to download another toolchain. A cache that does not
 // exist is left out; variables the user configured win.
+//
+// With the read-only build cache goes noModuleIndex: the go command's
+// module index is the one cache write whose failure is fatal to a build or
+// test (see its comment).
 func toolchainEnv(getenv func(string) string) []string {
 	var env []string
-	add := func(key, dir string) {
+	add := func(key, dir string) bool {
 		if dir == "" {
-			return
+			return false
 		}
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return
+			return false
 		}
 		env = append(env, key+"="+dir)
+		return true
 	}
-	add("GOCACHE", goCache(getenv))
+	if add("GOCACHE", goCache(getenv)) {
+		env = append(env, noModuleIndex)
+	}
 	add("GOMODCACHE", goModCache(getenv))
 	if getenv("GOTOOLCHAIN") == "" {
 		env = append(env, "GOTOOLCHAIN=local")
 	}
 	return env
 }
+
+// noModuleIndex turns off the go command's module index
+// (cmd/go/internal/modindex), which keeps a parsed summary of each package
+// directory in the build cache. When loading a package it looks the summary
+// up and, on a miss, writes it, and unlike every other cache write (compiled
+// packages, test results, vet and cgo outputs, which are best effort) a
+// failed write fails the load: `go test` says "[setup failed]" with "open
+// $GOCACHE/xx/…-d: read-only file system", `go build` and `go vet` fail the
+// same way. It misses for every package directory (the workspace, GOROOT,
+// the module cache) whose files are all more than 2 seconds old and whose
+// path, file names, sizes and mtimes (and Go version) the host's own builds
+// have not indexed yet, and for a module-cache module this Go version has
+// not indexed, which is any real project the user has edited since their
+// last build; a directory with a file younger than 2 seconds is never
+// indexed, which is why a freshly written test module passes. Without the
+// index the go command reads the package directories themselves (as it
+// does for a directory it cannot index); the compiled packages and test
+// results in the cache are still reused. The cost is package loading, about
+// 0.3 s of CPU for a module with 600 dependencies (`go list -deps` of this
+// repository: 0.59 s user+sys with the index, 0.86 s without).
+const noModuleIndex = "GODEBUG=goindex=0"
 
 // goCache is the go command's build cache: $GOCACHE, else
 // os.UserCacheDir()/go-build ("off" disables it).

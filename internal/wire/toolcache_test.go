@@ -37,9 +37,9 @@ func TestToolchainEnv(t *testing.T) {
 		want []string
 	}{
 		{"defaults under HOME", map[string]string{"HOME": home},
-			[]string{"GOCACHE=" + home + "/.cache/go-build", "GOMODCACHE=" + home + "/go/pkg/mod", "GOTOOLCHAIN=local"}},
+			[]string{"GOCACHE=" + home + "/.cache/go-build", noModuleIndex, "GOMODCACHE=" + home + "/go/pkg/mod", "GOTOOLCHAIN=local"}},
 		{"XDG cache and GOPATH", map[string]string{"HOME": home, "XDG_CACHE_HOME": home + "/xdg", "GOPATH": home + "/gp"},
-			[]string{"GOCACHE=" + home + "/xdg/go-build", "GOMODCACHE=" + home + "/gp/pkg/mod", "GOTOOLCHAIN=local"}},
+			[]string{"GOCACHE=" + home + "/xdg/go-build", noModuleIndex, "GOMODCACHE=" + home + "/gp/pkg/mod", "GOTOOLCHAIN=local"}},
 		{"cache off, toolchain chosen by the user", map[string]string{"HOME": home, "GOCACHE": "off", "GOTOOLCHAIN": "go1.26.8"},
 			[]string{"GOMODCACHE=" + home + "/go/pkg/mod"}},
 		{"missing caches are left out", map[string]string{"HOME": home + "/nowhere"},
