@@ -242,22 +242,30 @@ func exists(dir, name string) bool {
 	return err == nil
 }
 
+// repoTop is the top of the git repository holding dir: the nearest
+// directory at or above it with a .git entry; ok is false when there is
+// none.
+func repoTop(dir string) (top string, ok bool) {
+	for d := dir; ; {
+		if exists(d, ".git") {
+			return d, true
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			return "", false
+		}
+		d = p
+	}
+}
+
 // ancestorLevels builds the ignore levels of the directories above start
 // (exclusive), from the top of its git repository (or from the workspace
 // root when there is none) down, so a walk starting at start sees the rules
 // a walk from the top would.
 func ancestorLevels(root, start string) *ignoreLevel {
-	top := root
-	for d := root; ; {
-		if exists(d, ".git") {
-			top = d
-			break
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			break
-		}
-		d = p
+	top, ok := repoTop(root)
+	if !ok {
+		top = root
 	}
 	var dirs []string
 	for d := filepath.Dir(start); ; d = filepath.Dir(d) {

@@ -49,19 +49,8 @@ func workspaceKey(root string) string {
 // info/exclude and configuration, the user's git configuration and global
 // excludes file. The index is only trusted while they are unchanged.
 func ignoreInputs(root string) []ignoreInput {
-	top := ""
-	for d := root; ; {
-		if exists(d, ".git") {
-			top = d
-			break
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			break
-		}
-		d = p
-	}
-	if top == "" {
+	top, ok := repoTop(root)
+	if !ok {
 		return nil
 	}
 	var paths []string
