@@ -166,7 +166,7 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	a.tree = newTree(c.Agents)
 	a.setup(ctx)
 	cj, _ := json.Marshal(c)
-	evs := []trace.Event{a.event(trace.EventRunStarted, map[string]any{"goal": c.Goal, "provider": prov.Name(), "model": c.Model.Name})}
+	evs := []trace.Event{a.event(trace.EventRunStarted, traceFields(ctx, map[string]any{"goal": c.Goal, "provider": prov.Name(), "model": c.Model.Name}))}
 	for _, w := range warnings {
 		evs = append(evs, a.event(trace.EventWarning, map[string]any{"message": w}))
 	}

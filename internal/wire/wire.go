@@ -140,8 +140,14 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		store.Close()
 		return nil, err
 	}
+	sink, stopTelemetry, err := withTelemetry(ctx, cfg, o)
+	if err != nil {
+		mcp.Close()
+		store.Close()
+		return nil, err
+	}
 	h, err := agent.New(agent.Options{
-		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: o.Sink, Logger: o.Logger,
+		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: sink, Logger: o.Logger,
 		Layers:    cfg.PolicyLayers(),
 		Secrets:   Secrets(o.Getenv, o.Environ),
 		Providers: o.providers(),
@@ -153,12 +159,13 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		MCP:   toolSource(mcp),
 	})
 	if err != nil {
+		stopTelemetry()
 		mcp.Close()
 		store.Close()
 		return nil, err
 	}
 	closeIndex := openIndex(root, cfg, o)
-	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, MCP: mcp, Close: func() { closeIndex(); mcp.Close(); store.Close() }}, nil
+	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, MCP: mcp, Close: func() { closeIndex(); mcp.Close(); stopTelemetry(); store.Close() }}, nil
 }
 
 // openIndex starts the workspace index when o asks for it and returns
