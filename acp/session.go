@@ -14,6 +14,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // session is one ACP session: a workspace engine, the index record that
@@ -197,10 +198,13 @@ func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
 			if isTaskFile(path) {
 				// The run works in the session's workspace, which the
 				// contract's paths are relative to: its task file is there.
-				if _, err := ss.eng.Root.Rel(path); err != nil {
+				// The file read is the one judged: resolved through the
+				// workspace (a symlink out of it is refused), not the link.
+				real, err := taskFileIn(ss.eng.Root, path)
+				if err != nil {
 					return nil, invalidParams("prompt[%d]: task file %s is outside the session's workspace %s", i, path, root)
 				}
-				c, err := contract.Load(path)
+				c, err := contract.Load(real)
 				if err != nil {
 					return nil, invalidParams("prompt[%d]: task file: %v", i, err)
 				}
@@ -238,6 +242,16 @@ func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
 		return nil, invalidParams("%v", err)
 	}
 	return c, nil
+}
+
+// taskFileIn is the real location of the task file at path, which must
+// lie inside root once every symlink is resolved.
+func taskFileIn(root *workspace.Root, path string) (string, error) {
+	rel, err := root.Rel(path)
+	if err != nil {
+		return "", err
+	}
+	return root.Resolve(rel)
 }
 
 // filePath is the local path of a file: URI.

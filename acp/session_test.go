@@ -31,6 +31,12 @@ func TestPromptBecomesAContract(t *testing.T) {
 	if err := os.WriteFile(outsideTask, []byte("version: 1\ngoal: elsewhere\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A task file in the workspace that is a symlink to one outside it
+	// names a file the run would read from elsewhere.
+	linkedTask := filepath.Join(dir, "linked.ioh.yaml")
+	if err := os.Symlink(outsideTask, linkedTask); err != nil {
+		t.Fatal(err)
+	}
 	ss := &session{eng: &Engine{Root: root}}
 
 	c, err := ss.contract([]contentBlock{textBlock("Fix the bug"), {Type: "resource_link", URI: fileURI(filepath.Join(dir, "a.go")), Name: "a.go"}})
@@ -53,6 +59,7 @@ func TestPromptBecomesAContract(t *testing.T) {
 		"empty":            nil,
 		"bad task file":    {{Type: "resource_link", URI: fileURI(bad), Name: "bad"}},
 		"outside task":     {{Type: "resource_link", URI: fileURI(outsideTask), Name: "t"}},
+		"linked task":      {{Type: "resource_link", URI: fileURI(linkedTask), Name: "t"}},
 		"outside link":     {textBlock("x"), {Type: "resource_link", URI: fileURI(filepath.Join(filepath.Dir(dir), "elsewhere.go")), Name: "e"}},
 		"http link":        {textBlock("x"), {Type: "resource_link", URI: "https://example.com/a.go", Name: "e"}},
 		"remote file link": {textBlock("x"), {Type: "resource_link", URI: "file://host/a.go", Name: "e"}},
