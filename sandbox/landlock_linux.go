@@ -43,6 +43,7 @@ func applyLandlock(cfg *initConfig) ([]Mechanism, error) {
 	if cfg.StageLower != "" {
 		rw = append(rw, cfg.StageLower)
 	}
+	rw = append(rw, cfg.Scratch...) // only the layered ones (mountScratch)
 	c := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
 	err := c.Restrict(
 		landlock.RODirs("/"),

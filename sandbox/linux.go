@@ -30,6 +30,7 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if s.Stage != nil {
 		cfg.StageLower, cfg.StageUpper = s.Stage.lower, s.Stage.upper
 	}
+	cfg.Scratch = s.Scratch
 	return b.spawn(ctx, cfg, s)
 }
 

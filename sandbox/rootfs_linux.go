@@ -99,6 +99,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 		}
 		mechs = append(mechs, Mechanism{"overlay-stage", StateApplied, cfg.StageLower + ": staged changes over the workspace, writes discarded"})
 	}
+	mechs = append(mechs, mountScratch(cfg, nr)...) // scratch_linux.go
 	var masked []string
 	for _, m := range cfg.Masked {
 		if err := mask(nr(m)); err != nil {

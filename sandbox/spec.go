@@ -60,6 +60,12 @@ type Spec struct {
 	// the system directories, the workspace, the writable roots and the
 	// toolchains.
 	Readable []string
+	// Scratch directories (already in the read view, e.g. a toolchain's
+	// build cache) get a private writable layer in the linux tier: the
+	// command reads what is there and may write, and its writes are
+	// discarded with the run (scratch_linux.go). Other tiers leave them
+	// read-only.
+	Scratch []string
 	// Backend names the backend to use; "" picks the strongest that works.
 	Backend string
 	// Require is the weakest tier the run may get (linux, landlock or
@@ -188,6 +194,11 @@ func (s *Spec) validate() (*Spec, error) {
 		}
 		c.Readable = append(c.Readable, filepath.Clean(r))
 	}
+	scratch, err := cleanScratch(s.Scratch) // scratch.go
+	if err != nil {
+		return nil, err
+	}
+	c.Scratch = scratch
 	if c.Dir == "" {
 		switch {
 		case c.Stage != nil:

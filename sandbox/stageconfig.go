@@ -12,6 +12,9 @@ type initConfig struct {
 	StageLower string   `json:"stage_lower,omitempty"`
 	StageUpper string   `json:"stage_upper,omitempty"`
 	Limits     Limits   `json:"limits"`
+	// Scratch directories get a private writable overlay (linux tier);
+	// after setup, only those that were layered.
+	Scratch []string `json:"scratch,omitempty"`
 	// CgroupMemory/CgroupPids: the parent applied these caps, so the
 	// matching rlimits are not needed.
 	CgroupMemory bool `json:"cgroup_memory"`

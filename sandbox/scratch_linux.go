@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// scratchBase is where, on the interim root, the scratch layers' upper and
+// work directories live (one private tmpfs for all of them).
+const scratchBase = "/scratch"
+
+// mountScratch layers each of cfg.Scratch in the private root: an overlay
+// whose lower layer is the host directory (never written) and whose upper
+// layer lives on a private tmpfs that vanishes with the run. It must run
+// after pivoting into the interim root (the host is at /oldroot, the new
+// root at /newroot). A directory that cannot be layered stays as the read
+// view shows it, read-only, and leaves cfg.Scratch, so only layered ones
+// are granted writes by Landlock. The kernel needs overlayfs in user
+// namespaces (Linux 5.11).
+func mountScratch(cfg *initConfig, nr func(string) string) []Mechanism {
+	if len(cfg.Scratch) == 0 {
+		return nil
+	}
+	var layered, failed []string
+	base := func() error {
+		if err := os.Mkdir(scratchBase, 0o755); err != nil {
+			return err
+		}
+		return unix.Mount("tmpfs", scratchBase, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts)
+	}()
+	for i, dir := range cfg.Scratch {
+		err := base
+		if err == nil {
+			err = layerScratch(dir, nr(dir), filepath.Join(scratchBase, fmt.Sprint(i)))
+		}
+		if err != nil {
+			failed = append(failed, dir+": "+err.Error())
+			continue
+		}
+		layered = append(layered, dir)
+	}
+	cfg.Scratch = layered
+	var mechs []Mechanism
+	if len(layered) > 0 {
+		mechs = append(mechs, Mechanism{"overlay-scratch", StateApplied, strings.Join(layered, ":") + ": host content read, writes to a private layer discarded with the run"})
+	}
+	if len(failed) > 0 {
+		mechs = append(mechs, Mechanism{"overlay-scratch", StateFailed, strings.Join(failed, "; ") + " (left read-only)"})
+	}
+	return mechs
+}
+
+// layerScratch mounts the overlay of host directory dir at dst, with its
+// upper and work directories under priv.
+func layerScratch(dir, dst, priv string) error {
+	if fi, err := os.Stat(dst); err != nil {
+		return fmt.Errorf("not in the read view: %w", err)
+	} else if !fi.IsDir() {
+		return errors.New("not a directory")
+	}
+	up, work := filepath.Join(priv, "upper"), filepath.Join(priv, "work")
+	for _, d := range []string{priv, up, work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", "/oldroot"+dir, up, work)
+	err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
+	if errors.Is(err, unix.EINVAL) {
+		err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("mount overlay: %w", err)
+	}
+	return nil
+}
