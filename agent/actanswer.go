@@ -114,3 +114,11 @@ func (a *agentRun) takeAnswer(tool string, v policy.Verdict) (Decision, bool) {
 	a.st.Answer, a.st.Deferred = nil, nil
 	return *ans, true
 }
+
+// RecordApplied records run id's pending change (awaiting approval of its
+// change) as applied by its approver itself, the editor's
+// workspace/applyEdit after the change was left pending: the harness
+// writes nothing.
+func (h *Harness) RecordApplied(ctx context.Context, id string) (*Result, error) {
+	return h.settle(ctx, id, func(*agentRun) end { return end{outcome: OutcomeApplied} }, "applied in the editor")
+}

@@ -185,6 +185,9 @@ func (s *Server) commandApprove(ctx context.Context, arg json.RawMessage) (any, 
 		}
 		return s.awaitOutcome(ctx, a.RunID)
 	}
+	if out, ok, err := s.applyPending(ctx, a.RunID); ok {
+		return out, err
+	}
 	eng, err := s.engineOf(ctx, a.RunID)
 	if err != nil {
 		return nil, err

@@ -229,3 +229,44 @@ func quoteLines(lines []string) string {
 	}
 	return fmt.Sprintf("%q", oneLine(strings.TrimRight(strings.Join(lines, ""), "\n"), 200))
 }
+
+// applyPending applies a change this session proposed and left pending
+// (nothing was applied and the question was dismissed, or the review
+// gave up) through the editor: the plain edit, rebased first if the user
+// typed since, then records what became of it. ok is false when the run
+// has no such change here (the harness applies a stored one).
+func (s *Server) applyPending(ctx context.Context, id string) (any, bool, error) {
+	st, found := s.runs.lookup(id)
+	s.mu.Lock()
+	can := s.caps.applyEdit
+	s.mu.Unlock()
+	if !found || !can || st.proposal == nil || st.held != nil || st.outcome != agent.OutcomeAwaitingApproval || st.folder == "" {
+		return nil, false, nil
+	}
+	eng, err := s.engineOf(ctx, id)
+	if err != nil {
+		return nil, false, nil
+	}
+	d, err := s.review(ctx, st.folder, st.proposal, false)
+	if err != nil {
+		return nil, true, err
+	}
+	var res *agent.Result
+	switch d.Answer {
+	case agent.Applied:
+		res, err = eng.Harness.RecordApplied(ctx, id)
+	case agent.Deny:
+		res, err = eng.Harness.Reject(ctx, id, d.Reason)
+	default:
+		return map[string]string{"runId": id, "outcome": string(agent.OutcomeAwaitingApproval)}, true, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("approve %s: %w", id, err)
+	}
+	s.recordResult(id, res)
+	if res.Outcome == agent.OutcomeRejected {
+		s.clearRun(id)
+	}
+	s.refreshLenses()
+	return map[string]string{"runId": id, "outcome": string(res.Outcome)}, true, nil
+}

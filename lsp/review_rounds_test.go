@@ -82,23 +82,38 @@ func TestUnappliedReviewIsNeverRejectedSilently(t *testing.T) {
 				t.Errorf("a.txt = %q, want %q", got, tt.text)
 			}
 			u.mu.Lock()
-			defer u.mu.Unlock()
-			if len(u.asked) != 1 || u.asked[0] != "Review again|Apply all|Reject" {
-				t.Errorf("questions after the unapplied review = %q, want one with Review again|Apply all|Reject", u.asked)
+			asked, sent := append([]string(nil), u.asked...), append([]protocol.WorkspaceEdit(nil), u.sent...)
+			u.mu.Unlock()
+			if len(asked) != 1 || asked[0] != "Review again|Apply all|Reject" {
+				t.Errorf("questions after the unapplied review = %q, want one with Review again|Apply all|Reject", asked)
 			}
-			if len(u.sent) != tt.sends {
-				t.Fatalf("%d edits sent, want %d", len(u.sent), tt.sends)
+			if len(sent) != tt.sends {
+				t.Fatalf("%d edits sent, want %d", len(sent), tt.sends)
 			}
-			if tt.sends == 2 && len(u.sent[1].ChangeAnnotations) != 0 {
-				t.Errorf("Apply all sent annotations: %+v", u.sent[1].ChangeAnnotations)
+			if tt.sends == 2 && len(sent[1].ChangeAnnotations) != 0 {
+				t.Errorf("Apply all sent annotations: %+v", sent[1].ChangeAnnotations)
 			}
 			if tt.outcome == "awaiting_approval" {
-				// Still pending: ioh.approve applies it.
-				if _, err := f.editor.ExecuteCommand(ctx, "ioh.approve", map[string]string{"runId": id}); err != nil {
+				// Still pending: ioh.approve applies it, through the editor
+				// (a plain edit), and the run is recorded applied.
+				raw, err := f.editor.ExecuteCommand(ctx, "ioh.approve", map[string]string{"runId": id})
+				if err != nil {
 					t.Fatalf("ioh.approve of the pending change: %v", err)
+				}
+				if !strings.Contains(string(raw), `"applied"`) {
+					t.Errorf("ioh.approve answered %s", raw)
 				}
 				if got := f.read("a.txt"); got != "world\n" {
 					t.Errorf("after ioh.approve a.txt = %q", got)
+				}
+				u.mu.Lock()
+				n := len(u.sent)
+				u.mu.Unlock()
+				if n != 2 {
+					t.Errorf("%d edits sent in all, want the approval's plain edit as the second", n)
+				}
+				if got := f.runsByID(ctx)[id].Outcome; got != "applied" {
+					t.Errorf("outcome after ioh.approve %q, want applied", got)
 				}
 			}
 		})
