@@ -135,8 +135,10 @@ func TestUserTypingWhileReviewWaitsIsRebased(t *testing.T) {
 		buffer   string
 		conflict string
 	}{
-		{name: "another line", user: protocol.TextEdit{Range: protocol.Range{End: protocol.Position{Character: 6}}, NewText: "LINE ONE"},
-			outcome: "applied", buffer: "LINE ONE\nline 2\nline 3\nline 4\nline five\n"},
+		{name: "another line", user: protocol.TextEdit{Range: protocol.Range{Start: protocol.Position{Line: 1}, End: protocol.Position{Line: 1, Character: 6}}, NewText: "LINE TWO"},
+			outcome: "applied", buffer: "line 1\nLINE TWO\nline 3\nline 4\nline five\n"},
+		{name: "another line that fails a check", user: protocol.TextEdit{Range: protocol.Range{End: protocol.Position{Character: 6}}, NewText: "LINE ONE"},
+			outcome: "rejected", buffer: "LINE ONE\nline 2\nline 3\nline 4\nline 5\n", conflict: "rebased onto your edits of a.txt, the change fails its checks"},
 		{name: "the same line", user: protocol.TextEdit{Range: protocol.Range{Start: protocol.Position{Line: 4}, End: protocol.Position{Line: 4, Character: 6}}, NewText: "line 5!"},
 			outcome: "rejected", buffer: "line 1\nline 2\nline 3\nline 4\nline 5!\n", conflict: `a.txt line 5: yours "line 5!", the agent's "line five"`},
 	}
@@ -164,7 +166,10 @@ func TestUserTypingWhileReviewWaitsIsRebased(t *testing.T) {
 			if err := f.editor.OpenFile(ctx, "a.txt"); err != nil {
 				t.Fatal(err)
 			}
-			id := f.start(ctx, "ioh.run", inline("spell five", f.cassette(edit("a.txt", "line 5", "line five"), finish("done")), []string{"grep", "-q", "line five", "a.txt"}))
+			// The second check holds on the agent's text; a rebase onto a
+			// first line the user changed breaks it.
+			id := f.start(ctx, "ioh.run", inline("spell five", f.cassette(edit("a.txt", "line 5", "line five"), finish("done")),
+				[]string{"grep", "-q", "line five", "a.txt"}, []string{"grep", "-qx", "line 1", "a.txt"}))
 			f.awaitEnd(ctx, id)
 			if got := f.runsByID(ctx)[id].Outcome; got != tt.outcome {
 				t.Fatalf("outcome %q, want %q", got, tt.outcome)
