@@ -26,6 +26,10 @@ type GrepOptions struct {
 	Globs      []string // include globs ("!glob" excludes), matched on relative paths
 	Max        int      // 0: unlimited
 	Dir        string   // relative sub-directory to search, "" for the root
+	// Skip, when set, is asked about each file that has a match, before
+	// its matches are kept: a file it names is left out of the result
+	// and does not count against Max. It may be called concurrently.
+	Skip func(rel string) bool
 }
 
 // Match is one matching line.
@@ -239,7 +243,7 @@ func (v *view) grep(ctx context.Context, o GrepOptions) ([]Match, error) {
 	if err != nil {
 		return nil, err
 	}
-	var res results
+	res := results{skip: o.Skip}
 	err = v.each(ctx, dir, globs.keep, func(rel, abs string, data []byte, ov bool) {
 		res.add(m.searchOne(rel, abs, data, ov))
 	})
@@ -264,13 +268,14 @@ func (m *matcher) searchOne(rel, abs string, data []byte, ov bool) []Match {
 // results gathers matches from concurrent searches, one group per file
 // (each already in line order).
 type results struct {
+	skip   func(rel string) bool // GrepOptions.Skip
 	mu     sync.Mutex
 	groups [][]Match
 	n      int
 }
 
 func (r *results) add(found []Match) {
-	if len(found) == 0 {
+	if len(found) == 0 || (r.skip != nil && r.skip(found[0].Path)) {
 		return
 	}
 	r.mu.Lock()

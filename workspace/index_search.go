@@ -65,7 +65,7 @@ func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, o
 		f := &d.files[id]
 		return f.flags&flagBinary != 0 || (cand != nil && !cand[id] && f.flags&flagUnindexed == 0)
 	}
-	var res results
+	res := results{skip: o.Skip}
 	if !x.watch {
 		// No watcher: the walk gives the file set, each file's stamp says
 		// whether the index knows its content.

@@ -19,7 +19,7 @@ type GrepParams struct {
 	Max     int    `json:"max,omitempty"`
 }
 
-const grepDesc = "Search workspace files (gitignore-aware, pending edits included) for a regular expression (or a literal string); prints path:line:text. Files you may not read without approval (.env, keys) are left out and named; read_file one to be asked."
+const grepDesc = "Search workspace files (gitignore-aware, pending edits included) for a regular expression (or a literal string); prints path:line:text. Files you may not read without approval (.env, keys) are never searched, so they neither appear nor count against max; find names them, and read_file one to be asked."
 
 const grepSchema = `{"type":"object","properties":{"pattern":{"type":"string"},"glob":{"type":"string","description":"only files matching this ** glob"},"literal":{"type":"boolean"},"max":{"type":"integer","minimum":1,"description":"stop after this many matches (default 200)"}},"required":["pattern"],"additionalProperties":false}`
 
@@ -57,7 +57,8 @@ func (t grep) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	if p.Pattern == "" {
 		return Errorf("bad arguments: pattern is required"), nil
 	}
-	o := workspace.GrepOptions{Pattern: p.Pattern, Literal: p.Literal, Max: p.Max}
+	f := newReadFilter(t.cs, t.reads)
+	o := workspace.GrepOptions{Pattern: p.Pattern, Literal: p.Literal, Max: p.Max, Skip: f.skip}
 	if o.Max <= 0 {
 		o.Max = 200
 	}
@@ -71,15 +72,14 @@ func (t grep) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		}
 		return Errorf("grep %s: %v", p.Pattern, err), nil
 	}
-	f := newReadFilter(t.cs, t.reads)
+	// The answer says nothing of withheld files (no note, unlike find's):
+	// which of them match is exactly what must not be told.
 	var b strings.Builder
 	for _, m := range ms {
-		if f.allow(m.Path) {
-			fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
-		}
+		fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
 	}
 	if b.Len() == 0 {
-		return Result{Content: f.note() + "(no matches)"}, nil
+		return Result{Content: "(no matches)"}, nil
 	}
-	return Result{Content: clip(f.note() + b.String())}, nil
+	return Result{Content: clip(b.String())}, nil
 }

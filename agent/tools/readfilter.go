@@ -13,9 +13,9 @@ import (
 // grep and find read many files under one call, so one read act of "."
 // cannot stand for them: every file they return is judged as a read_file
 // of it would be. A denied file is left out; a file whose read asks is
-// left out too, and the result names it so the model can read_file it and
-// be asked then (asking once per search would interrupt the user for
-// files the model may not need).
+// left out too (asking once per search would interrupt the user for
+// files the model may not need), and find names it so the model can
+// read_file it and be asked then.
 
 // builtinReads judges reads with the built-in layer alone, for a tool set
 // built without the run's policy.
@@ -27,10 +27,17 @@ var builtinReads = sync.OnceValue(func() ReadCheck {
 	return func(lexical, resolved string) policy.Verdict { return p.CheckPath(policy.ActRead, lexical, resolved) }
 })
 
-// readFilter sorts the paths a search found by the read policy.
+// readFilter sorts the paths a search comes across by the read policy.
+// grep asks it about each file with a match before the match is kept
+// (skip): a withheld file's matches are dropped without a word and do not
+// use up the result cap, so what it holds never decides the answer.
+// Naming it ("withheld: .env") only when it matched would let the model
+// learn a .env a character at a time, one pattern per call. find, which
+// looks at names only, names what it withheld (note).
 type readFilter struct {
 	cs      *workspace.ChangeSet
 	check   ReadCheck
+	mu      sync.Mutex // skip is called from the search's walkers
 	effects map[string]policy.Effect
 	asked   []string // withheld until the model asks for them one by one
 	denied  int
@@ -46,6 +53,8 @@ func newReadFilter(cs *workspace.ChangeSet, check ReadCheck) *readFilter {
 // allow reports whether the search may show path; the first verdict on
 // each path is remembered for the note.
 func (f *readFilter) allow(path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	e, seen := f.effects[path]
 	if !seen {
 		e = policy.Deny // a path that cannot be resolved is not shown
@@ -63,11 +72,17 @@ func (f *readFilter) allow(path string) bool {
 	return e == policy.Allow
 }
 
+// skip is GrepOptions.Skip: a file the policy does not simply let the
+// model read is not searched.
+func (f *readFilter) skip(path string) bool { return !f.allow(path) }
+
 // maxNamed caps the withheld paths a note lists.
 const maxNamed = 20
 
 // note tells the model what was left out ("" when nothing was).
 func (f *readFilter) note() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var b strings.Builder
 	if len(f.asked) > 0 {
 		names := append([]string(nil), f.asked...)

@@ -39,8 +39,9 @@ func searchWorld(t *testing.T) *workspace.ChangeSet {
 
 // grep and find judge every file they return as a read of it: with the
 // built-in layer (reading **/.env* and keys asks), .env's line is left
-// out and named in a note, while the same value in an ordinary file is
-// returned (control).
+// out without a word (TestSearchIsNoOracleForWithheldFiles says why),
+// while the same value in an ordinary file is returned (control); find
+// leaves .env out of its list and names it in a note.
 func TestSearchFiltersReads(t *testing.T) {
 	cs := searchWorld(t)
 	set := Set(Env{Changes: cs}, nil)
@@ -56,8 +57,8 @@ func TestSearchFiltersReads(t *testing.T) {
 			t.Errorf("grep returned %q from a file that needs approval:\n%s", leak, r.Content)
 		}
 	}
-	if !strings.Contains(r.Content, "withheld: 2 file(s)") || !strings.Contains(r.Content, "read_file") {
-		t.Errorf("no note naming the withheld files:\n%s", r.Content)
+	if strings.Contains(r.Content, "withheld") || strings.Contains(r.Content, ".env") {
+		t.Errorf("grep tells which withheld files match:\n%s", r.Content)
 	}
 
 	r, err = set["find"].Call(context.Background(), json.RawMessage(`{"glob":"**/*"}`))
@@ -73,10 +74,13 @@ func TestSearchFiltersReads(t *testing.T) {
 	if !strings.Contains(r.Content, "\nconfig/app.txt\n") {
 		t.Errorf("control: find lost config/app.txt:\n%s", r.Content)
 	}
+	if !strings.Contains(r.Content, "withheld: 2 file(s)") || !strings.Contains(r.Content, ".env") || !strings.Contains(r.Content, "read_file") {
+		t.Errorf("find's note does not name the withheld files:\n%s", r.Content)
+	}
 }
 
-// A deny rule drops a file silently (with a count); an allow remembered
-// for the run lets it through.
+// A deny rule drops a file silently; an allow remembered for the run
+// lets it through.
 func TestSearchFollowsTheRunPolicy(t *testing.T) {
 	cs := searchWorld(t)
 	p, err := policy.New(policy.Builtin(nil), policy.LayerRules{Layer: policy.LayerUser, Rules: []policy.Rule{
@@ -90,7 +94,7 @@ func TestSearchFollowsTheRunPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(got.Content, "config/app.txt") || !strings.Contains(got.Content, "left out: 1 file(s)") {
+	if strings.Contains(got.Content, "config/app.txt") || strings.Contains(got.Content, "left out") {
 		t.Errorf("denied file not left out:\n%s", got.Content)
 	}
 	allowed, err := p.With(policy.LayerRules{Layer: policy.LayerRemembered, Rules: []policy.Rule{{Act: policy.ActRead, Effect: policy.Allow, Pattern: ".env"}}})
@@ -127,5 +131,33 @@ func TestReadThroughSymlinkIsJudgedAtItsTarget(t *testing.T) {
 		if v := p.CheckPath(acts[0].Act, acts[0].Target, acts[0].Resolved); v.Effect != tt.want {
 			t.Errorf("read %s (resolved %s) = %s, want %s", tt.path, acts[0].Resolved, v.Effect, tt.want)
 		}
+	}
+}
+
+// What grep answers must not depend on what a withheld file holds: the
+// model could otherwise learn .env a character at a time from whether
+// .env is named among the withheld files (or from its matches using up
+// max). Two searches that differ only in what .env would match answer
+// the same; the same two searches over an ordinary file differ
+// (control: content does decide a search the policy lets through).
+func TestSearchIsNoOracleForWithheldFiles(t *testing.T) {
+	cs := searchWorld(t)
+	grep := func(pattern string, max int) string {
+		t.Helper()
+		args, _ := json.Marshal(GrepParams{Pattern: pattern, Max: max})
+		r, err := NewGrep(cs, nil).Call(context.Background(), args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Content
+	}
+	if hit, miss := grep("API_TOKEN=s3", 0), grep("API_TOKEN=zz", 0); hit != miss {
+		t.Errorf("a withheld file's content decides the answer:\nmatching .env:\n%s\nnot matching:\n%s", hit, miss)
+	}
+	if hit, miss := grep("value", 1), grep("token=s3", 1); hit != miss {
+		t.Errorf("a withheld file's matches count against max:\n%s\nvs\n%s", hit, miss)
+	}
+	if hit, miss := grep("token=s3", 0), grep("token=zz", 0); hit == miss {
+		t.Errorf("control: an ordinary file's content does not decide the answer:\n%s", hit)
 	}
 }
