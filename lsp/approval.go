@@ -19,7 +19,8 @@ import (
 // get the proposal held on the server: a diagnostic on each file, code
 // lenses and a window/showMessageRequest (Apply / Show diff / Reject);
 // Apply sends the plain edit. A change whose base files changed since the
-// agent read them is reported as a conflict and never applied.
+// agent read them is rebased onto their current text and verified again
+// (rebase.go); only overlapping edits are a conflict, never applied.
 type approver struct {
 	s      *Server
 	folder string

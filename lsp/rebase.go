@@ -243,6 +243,9 @@ func (s *Server) applyPending(ctx context.Context, id string) (any, bool, error)
 	if !found || !can || st.proposal == nil || st.held != nil || st.outcome != agent.OutcomeAwaitingApproval || st.folder == "" {
 		return nil, false, nil
 	}
+	if _, _, err := s.buildEdit(st.folder, st.proposal.Changes.Changes(), id, st.proposal.Summary, false); err != nil {
+		return nil, false, nil // the editor cannot carry it (errCannotExpress): the harness writes it
+	}
 	eng, err := s.engineOf(ctx, id)
 	if err != nil {
 		return nil, false, nil

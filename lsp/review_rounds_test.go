@@ -2,6 +2,8 @@ package lsp_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -213,5 +215,35 @@ func TestUserTypingWhileReviewWaitsIsRebased(t *testing.T) {
 				t.Errorf("rebased edit = %#v, want line 5 only", edits[0])
 			}
 		})
+	}
+}
+
+// TestPendingChangeTheEditorCannotCarryIsAppliedByTheHarness: a change
+// left pending because the client cannot express it (a deletion without
+// resourceOperations) is applied by the harness on ioh.approve, not sent
+// to the editor again.
+func TestPendingChangeTheEditorCannotCarryIsAppliedByTheHarness(t *testing.T) {
+	yes := true
+	caps := protocol.ClientCapabilities{Workspace: &protocol.WorkspaceClientCapabilities{
+		ApplyEdit: &yes,
+		WorkspaceEdit: &protocol.WorkspaceEditClientCapabilities{DocumentChanges: &yes,
+			ChangeAnnotationSupport: &protocol.ChangeAnnotationsSupportOptions{}},
+	}}
+	f := newFixture(t, map[string]string{"old.txt": "bye\n"}, lsptest.Config{Capabilities: &caps})
+	ctx := f.ctx()
+	calls := f.cassette([]call{{Name: "delete_file", Args: map[string]any{"path": "old.txt"}}}, finish("deleted"))
+	id := f.start(ctx, "ioh.run", inline("delete", calls, []string{"test", "!", "-e", "old.txt"}))
+	if end := f.awaitEnd(ctx, id); !strings.Contains(end, "awaiting_approval") {
+		t.Fatalf("end %q, want awaiting_approval", end)
+	}
+	raw, err := f.editor.ExecuteCommand(ctx, "ioh.approve", map[string]string{"runId": id})
+	if err != nil || !strings.Contains(string(raw), `"applied"`) {
+		t.Fatalf("ioh.approve = %s, %v; want applied", raw, err)
+	}
+	if n := len(f.editor.Snapshot().Edits); n != 0 {
+		t.Errorf("%d edits sent that the client cannot apply", n)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "old.txt")); !os.IsNotExist(err) {
+		t.Errorf("old.txt still there: %v", err)
 	}
 }
