@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 )
 
@@ -55,7 +56,11 @@ func (a *agentRun) systemPrompt(ctx context.Context) string {
 }
 
 // contextFiles expands the contract's context globs (as of the run's
-// start) and returns their content, capped.
+// start) and returns their content, capped. Each file is judged as a
+// read_file of it would be (checkRead): a contract, which a repository
+// may have written, cannot put a file the policy guards (.env, keys, a
+// denied path) into the prompt by naming it; such a file is named, not
+// shown, so the model can read_file it and the user be asked then.
 func (a *agentRun) contextFiles(ctx context.Context) string {
 	var b strings.Builder
 	seen := map[string]bool{}
@@ -70,7 +75,19 @@ func (a *agentRun) contextFiles(ctx context.Context) string {
 				continue
 			}
 			seen[p] = true
-			data, err := a.cs.ReadFile(p)
+			resolved, err := a.cs.Key(p)
+			if err != nil {
+				continue
+			}
+			switch v := a.checkRead(p, resolved); v.Effect {
+			case policy.Deny:
+				fmt.Fprintf(&b, "## %s\n(not shown: the policy does not let you read it)\n", p)
+				continue
+			case policy.Ask:
+				fmt.Fprintf(&b, "## %s\n(not shown: reading it needs the user's approval; use read_file to ask)\n", p)
+				continue
+			}
+			data, err := a.cs.ReadFile(resolved)
 			if err != nil {
 				continue
 			}
