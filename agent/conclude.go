@@ -96,7 +96,7 @@ func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, 
 		return nil, err
 	}
 	if Outcome(row.Outcome) == OutcomeAwaitingApproval && st.Phase != phaseProposal {
-		return nil, fmt.Errorf("%s waits for approval of an act, not of its change (continue it with resume): %w", id, ErrNotPending)
+		return nil, fmt.Errorf("%s waits for approval of an act, not of its change (answer it with AnswerAct, then resume it): %w", id, ErrNotPending)
 	}
 	if Outcome(row.Outcome) != OutcomeAwaitingApproval || st.Phase != phaseProposal {
 		return nil, fmt.Errorf("%s (outcome %s): %w", id, row.Outcome, ErrNotPending)
