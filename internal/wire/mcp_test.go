@@ -27,7 +27,7 @@ import (
 // @modelcontextprotocol/server-everything (.ci/run does; make test-go
 // needs it done). Without it the tests skip, except under CI, where they
 // fail.
-func mcpDir(t *testing.T) (dir, everything string) {
+func mcpDir(t testing.TB) (dir, everything string) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("stdio MCP servers run in the Linux sandbox here")
