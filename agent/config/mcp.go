@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// MCPServer is one entry of `mcp.servers` (SPEC §1a, §11): a stdio server
+// MCPServer is one entry of `mcp.servers` (docs/mcp.md#mcp-servers-as-tools): a stdio server
 // (Command, run contained) or a streamable HTTP one (URL), and the tools
 // of it the model sees.
 type MCPServer struct {

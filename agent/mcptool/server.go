@@ -1,8 +1,8 @@
-// Package mcptool turns the tools of MCP servers into agent tools (SPEC
-// §11): each tool a configured server lists and the configuration
-// exposes becomes a model tool named server__tool, and each call is an
-// `mcp` act (target server/tool) the run's policy judges, plus a `net`
-// act for every host the call can reach. Stdio servers run contained
+// Package mcptool turns the tools of MCP servers into agent tools (see
+// docs/mcp.md#mcp-servers-as-tools): each tool a configured server lists
+// and the configuration exposes becomes a model tool named server__tool,
+// and each call is an `mcp` act (target server/tool) the run's policy
+// judges, plus a `net` act for every host the call can reach. Stdio servers run contained
 // (through contain.Spawner, never uncontained); HTTP servers are reached
 // over streamable HTTP. Servers come from the user config, the editor
 // settings or an ACP client, never from a repository.

@@ -1,6 +1,6 @@
 // Package telemetry exports runs as OpenTelemetry traces over OTLP/HTTP
-// (SPEC §11) when the user config sets telemetry.otlp_endpoint. It is a
-// trace.Sink: the agent emits its typed events and knows nothing of
+// (docs/mcp.md#telemetry) when the user config sets
+// telemetry.otlp_endpoint. It is a trace.Sink: the agent emits its typed events and knows nothing of
 // OpenTelemetry. Each run is a span, with its steps, model calls, tool
 // calls (with the policy's verdicts) and verification checks as child
 // spans, and a sub-agent's run span under its parent's step. Attributes
