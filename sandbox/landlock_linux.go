@@ -23,7 +23,9 @@ func landlockABI() int {
 	return abi
 }
 
-// applyLandlock restricts the exec stage (and so the command). In the
+// applyLandlock restricts the calling thread, which Init has locked and
+// which then execs (exec stage) or forks (PID 1) the command, so the
+// command inherits the domain (landlockThread). In the
 // linux tier it is a second line behind the private root: read and
 // execute everywhere, write only the writable roots, the staged view, the
 // private /tmp and a few devices; network rights are left to the network
@@ -45,13 +47,16 @@ func applyLandlock(cfg *initConfig) ([]Mechanism, error) {
 	}
 	rw = append(rw, cfg.Scratch...) // only the layered ones (mountScratch)
 	c := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
-	err := c.Restrict(
+	enforced, err := landlockThread(c,
 		landlock.RODirs("/"),
 		landlock.RWDirs(rw...).WithRefer().WithResolveUnix().IgnoreIfMissing(),
 		landlock.RWFiles(sandboxDevices...).WithIoctlDev().IgnoreIfMissing(),
 	)
 	if err != nil {
 		return []Mechanism{{"landlock", StateFailed, err.Error()}}, nil
+	}
+	if !enforced {
+		return []Mechanism{{"landlock", StateUnavailable, fmt.Sprintf("ABI %d enforces none of the rights asked for", abi)}}, nil
 	}
 	return []Mechanism{{"landlock", StateApplied, fmt.Sprintf("ABI %d: writes only to %d roots; signal and abstract-socket scopes", abi, len(rw))}}, nil
 }
@@ -60,45 +65,57 @@ func applyLandlock(cfg *initConfig) ([]Mechanism, error) {
 // the read view, writes only in the writable roots (which include the
 // run's private temporary directory), TCP bind and connect refused unless
 // the network was asked for, signals and abstract unix sockets scoped to
-// the sandbox. It binds every thread of the calling process (the exec
-// stage, which then execs). Without Landlock the tier cannot run: that is
+// the sandbox. It binds the calling thread (the exec stage's, which then
+// execs; landlockThread). Without Landlock the tier cannot run: that is
 // an error.
 func applyLandlockTier(cfg *initConfig) ([]Mechanism, error) {
-	c, rules, ms, err := landlockTierRules(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Restrict(rules...); err != nil {
-		return nil, fmt.Errorf("landlock: %w", err)
-	}
-	return ms, nil
+	return restrictThreadLandlock(cfg)
 }
 
 // restrictThreadLandlock applies the landlock tier's rules to the calling
-// OS thread only (locked, and never unlocked by the caller), so the runner
-// that forks the command from it stays outside the sandbox's domain: the
-// command can neither signal nor trace it. no_new_privs is set on the
-// thread too.
+// OS thread only (locked, and never unlocked by the caller): the exec
+// stage then execs, or the runner forks the command from it and stays
+// outside the sandbox's domain, so the command can neither signal nor
+// trace it. no_new_privs is set on the thread too.
 func restrictThreadLandlock(cfg *initConfig) ([]Mechanism, error) {
 	c, rules, ms, err := landlockTierRules(cfg)
 	if err != nil {
 		return nil, err
 	}
+	enforced, err := landlockThread(c, rules...)
+	if err != nil {
+		return nil, err
+	}
+	if !enforced {
+		return nil, errors.New("landlock: nothing to enforce")
+	}
+	return ms, nil
+}
+
+// landlockThread enforces c and rules on the calling OS thread alone, with
+// no_new_privs set on it first; false when there is nothing to enforce.
+// The caller holds the thread locked and never unlocks it, and the
+// command inherits the domain from it: a process started by execve or
+// fork takes the credentials, and so the Landlock domain, of the thread
+// that made the call. go-landlock's Config.Restrict instead stops every
+// thread of the process in turn (psx signals each), which cost a stage
+// milliseconds under load for threads that never run the command.
+func landlockThread(c landlock.Config, rules ...landlock.Rule) (bool, error) {
 	fd, flags, err := c.NewRulesetFD(rules...)
 	if err != nil {
-		return nil, fmt.Errorf("landlock: %w", err)
+		return false, fmt.Errorf("landlock: %w", err)
 	}
 	if fd < 0 {
-		return nil, errors.New("landlock: nothing to enforce")
+		return false, nil
 	}
 	defer unix.Close(fd)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("no_new_privs: %w", err)
+		return false, fmt.Errorf("no_new_privs: %w", err)
 	}
 	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
-		return nil, fmt.Errorf("landlock_restrict_self: %w", err)
+		return false, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	return ms, nil
+	return true, nil
 }
 
 // landlockTierRules builds the landlock tier's ruleset and the mechanisms

@@ -23,6 +23,9 @@ func notifyTerm(c chan os.Signal) {
 // kills all descendants seen (a killed process forks no more), and the
 // children of killed ones come back as its own children for the next.
 func killDescendants() {
+	if noChildren() {
+		return
+	}
 	self := os.Getpid()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -39,6 +42,26 @@ func killDescendants() {
 		}
 		if reaped == 0 {
 			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// noChildren reaps the children that have exited and reports whether none
+// is left. Then no descendant is left either: every descendant's chain of
+// parents ends in a child of this process, which as a subreaper inherits
+// the orphans. This is the common case (the command left nothing behind),
+// and it answers with one system call instead of scanning /proc.
+func noChildren() bool {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		switch {
+		case errors.Is(err, unix.EINTR), err == nil && pid > 0:
+			continue
+		case errors.Is(err, unix.ECHILD):
+			return true
+		default:
+			return false // children alive (pid 0) or an unexpected error
 		}
 	}
 }
