@@ -60,8 +60,8 @@ func TestRunEditsVerifiesAndApplies(t *testing.T) {
 			}
 		}
 	}
-	if verdicts != 4 {
-		t.Errorf("%d policy events, want 4 (3 reads, 1 write)", verdicts)
+	if verdicts != 5 {
+		t.Errorf("%d policy events, want 5 (3 reads, the edit's write and read)", verdicts)
 	}
 }
 

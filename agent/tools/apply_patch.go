@@ -29,7 +29,9 @@ func (applyPatch) Spec() model.ToolSpec { return spec("apply_patch", applyPatchD
 func (applyPatch) ReadOnly() bool       { return false }
 
 // Acts asks for a write of every file the patch writes, as
-// workspace.ParsePatch decodes its names: the same decoding Call applies.
+// workspace.ParsePatch decodes its names (the same decoding Call
+// applies), and a read of each: whether a hunk applies tells what the
+// file holds (withReads).
 func (t applyPatch) Acts(args json.RawMessage) ([]Act, error) {
 	_, acts, err := t.parse(args)
 	return acts, err
@@ -53,7 +55,7 @@ func (t applyPatch) parse(args json.RawMessage) (*workspace.Patch, []Act, error)
 		}
 		acts = append(acts, a)
 	}
-	return parsed, acts, nil
+	return parsed, withReads(acts), nil
 }
 
 // Call applies the very patch whose file names its acts came from, once

@@ -30,8 +30,13 @@ func NewEditFile(cs *workspace.ChangeSet) Tool { return editFile{cs} }
 func (editFile) Spec() model.ToolSpec { return spec("edit_file", editFileDesc, editFileSchema) }
 func (editFile) ReadOnly() bool       { return false }
 
+// Acts: a write of the file, and a read of it (withReads).
 func (t editFile) Acts(args json.RawMessage) ([]Act, error) {
-	return pathAct(t.cs, args, policy.ActWrite, func(p *EditFileParams) string { return p.Path })
+	w, err := pathAct(t.cs, args, policy.ActWrite, func(p *EditFileParams) string { return p.Path })
+	if err != nil {
+		return nil, err
+	}
+	return withReads(w), nil
 }
 
 func (t editFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {

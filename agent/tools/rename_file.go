@@ -28,7 +28,9 @@ func NewRenameFile(cs *workspace.ChangeSet) Tool { return renameFile{cs} }
 func (renameFile) Spec() model.ToolSpec { return spec("rename_file", renameFileDesc, renameFileSchema) }
 func (renameFile) ReadOnly() bool       { return false }
 
-// Acts: a rename writes (removes) its source and writes its target.
+// Acts: a rename writes (removes) its source and writes its target, and
+// reads its source: the content becomes readable under the new name
+// (withReads).
 func (t renameFile) Acts(args json.RawMessage) ([]Act, error) {
 	var p RenameFileParams
 	if err := decode(args, &p); err != nil {
@@ -48,7 +50,7 @@ func (t renameFile) Acts(args json.RawMessage) ([]Act, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Act{from, to}, nil
+	return []Act{from, to, {Act: policy.ActRead, Target: from.Target, Resolved: from.Resolved}}, nil
 }
 
 func (t renameFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {

@@ -148,6 +148,20 @@ func pathAct[P any](cs *workspace.ChangeSet, args json.RawMessage, act policy.Ac
 	return []Act{a}, nil
 }
 
+// withReads appends, after the write acts a tool asks for, a read act of
+// the same file for each one whose content the call reveals: an edit
+// says whether old occurs, a patch whether its hunks apply, a rename
+// moves the content to a name the model may read. So a file the model
+// may not read cannot be probed or moved out from under the read rules.
+// Writes come first: a denied write stops before a read is asked.
+func withReads(writes []Act) []Act {
+	out := append([]Act(nil), writes...)
+	for _, w := range writes {
+		out = append(out, Act{Act: policy.ActRead, Target: w.Target, Resolved: w.Resolved})
+	}
+	return out
+}
+
 // PathAct is the act of reading or writing rel through cs: Target the
 // clean path, Resolved where the change set will really read or write it.
 // Every workspace tool builds its read and write acts here, from the same

@@ -75,8 +75,13 @@ func TestActs(t *testing.T) {
 	}{
 		{"read_file", `{"path":"a.txt"}`, []Act{{Act: policy.ActRead, Target: "a.txt", Resolved: "a.txt"}}},
 		{"write_file", `{"path":"./d/../x","content":""}`, []Act{{Act: policy.ActWrite, Target: "x", Resolved: "x"}}},
-		{"apply_patch", string(pj), []Act{{Act: policy.ActWrite, Target: "x.go", Resolved: "x.go"}, {Act: policy.ActWrite, Target: "new.go", Resolved: "new.go"}}},
-		{"rename_file", `{"from":"a.txt","to":"b/c.txt"}`, []Act{{Act: policy.ActWrite, Target: "a.txt", Resolved: "a.txt"}, {Act: policy.ActWrite, Target: "b/c.txt", Resolved: "b/c.txt"}}},
+		// A patch, an edit and a rename also read what they reveal (the
+		// patched files, the edited file, the renamed source).
+		{"apply_patch", string(pj), []Act{{Act: policy.ActWrite, Target: "x.go", Resolved: "x.go"}, {Act: policy.ActWrite, Target: "new.go", Resolved: "new.go"},
+			{Act: policy.ActRead, Target: "x.go", Resolved: "x.go"}, {Act: policy.ActRead, Target: "new.go", Resolved: "new.go"}}},
+		{"edit_file", `{"path":"a.txt","old":"a","new":"b"}`, []Act{{Act: policy.ActWrite, Target: "a.txt", Resolved: "a.txt"}, {Act: policy.ActRead, Target: "a.txt", Resolved: "a.txt"}}},
+		{"rename_file", `{"from":"a.txt","to":"b/c.txt"}`, []Act{{Act: policy.ActWrite, Target: "a.txt", Resolved: "a.txt"}, {Act: policy.ActWrite, Target: "b/c.txt", Resolved: "b/c.txt"},
+			{Act: policy.ActRead, Target: "a.txt", Resolved: "a.txt"}}},
 		{"grep", `{"pattern":"x"}`, []Act{{Act: policy.ActRead, Target: ".", Resolved: "."}}},
 		{"run", `{"argv":["go","test","./..."]}`, []Act{{Act: policy.ActExec, Target: "go test ./...", Argv: []string{"go", "test", "./..."}}}},
 		{"run", `{"shell":"make"}`, []Act{{Act: policy.ActExec, Target: "sh -c make", Shell: "make"}}},
