@@ -284,8 +284,8 @@ func isTaskFile(path string) bool {
 
 // projectChecks is the project's own test command, recognised from its
 // manifest by contract.ProjectTestCommand (as the language server's "Ask
-// agent" does); none when the
-// project type is unknown, and the run is then marked unverified.
+// agent" does); none when the project type is unknown, and the run is
+// then marked unverified.
 func projectChecks(root string) []map[string]any {
 	argv := contract.ProjectTestCommand(root)
 	if argv == nil {
