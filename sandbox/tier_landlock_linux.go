@@ -72,9 +72,14 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		mechs = append(mechs, Mechanism{"copy-stage", StateApplied, "staged view copied to a private directory (cloned where the filesystem can); no overlay without a mount namespace"})
 	}
 	view, deny, masked := landlockView(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: s.Readable, Masked: s.Masked})
+	// The protected directories of the caller's writable roots (.git …)
+	// stay read-only, as in the linux tier: Landlock only grants, so a
+	// root holding one is writable in its other entries only. Those that
+	// do not exist yet are removed after the run if the command made them.
+	present, absent := landlockProtected(s.Writable)
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
-		Writable: append(carve(writable, deny), tmp),
+		Writable: append(carve(writable, append(append([]string{}, deny...), present...)), tmp),
 		ReadView: view,
 		Env: append(BuildEnv(parentEnv(), home, s.Env),
 			"TMPDIR="+tmpdir, "TMP="+tmpdir, "TEMP="+tmpdir),
@@ -84,7 +89,29 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		Mechanism{"private-tmp", StateApplied, "TMPDIR and HOME in a private directory removed after the run; /tmp itself not writable"},
 		Mechanism{"pid-namespace", StateUnavailable, "no namespaces in this tier: host processes are visible in /proc (Landlock and seccomp refuse reading, signalling and tracing them)"},
 	)
-	return b.spawn(ctx, cfg, s, mechs)
+	out, err := b.spawn(ctx, cfg, s, mechs)
+	if out != nil {
+		if m := sweepProtected(absent); m != nil {
+			out.Mechanisms = append(out.Mechanisms, *m)
+		}
+	}
+	return out, err
+}
+
+// landlockProtected splits what protectedIn lists for the writable roots
+// into what exists now (kept read-only) and what does not (swept after
+// the run if the command creates it).
+func landlockProtected(writable []string) (present, absent []string) {
+	for _, w := range writable {
+		for _, p := range protectedIn(w, writable, readSmall) {
+			if _, err := os.Lstat(p); err == nil {
+				present = append(present, p)
+			} else {
+				absent = append(absent, p)
+			}
+		}
+	}
+	return present, absent
 }
 
 // spawn starts the runner stage, feeds it cfg and collects the outcome.
