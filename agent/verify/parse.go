@@ -5,7 +5,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -50,7 +49,7 @@ func Parse(output string, o ParseOptions) []Location {
 	return p.out
 }
 
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+var ansi = newLazyRE(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // parser holds the state the multi-line formats need.
 type parser struct {

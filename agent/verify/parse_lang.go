@@ -2,33 +2,32 @@ package verify
 
 import (
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
 var (
-	goFailRe    = regexp.MustCompile(`^\s*--- FAIL: `)
-	goTestLocRe = regexp.MustCompile(`^\s+([^\s:]+\.go):(\d+): (.*)$`)
-	goPkgRe     = regexp.MustCompile(`^(?:FAIL|ok)\s+(\S+)(?:\s|$)`)
+	goFailRe    = newLazyRE(`^\s*--- FAIL: `)
+	goTestLocRe = newLazyRE(`^\s+([^\s:]+\.go):(\d+): (.*)$`)
+	goPkgRe     = newLazyRE(`^(?:FAIL|ok)\s+(\S+)(?:\s|$)`)
 
-	rustHeadRe     = regexp.MustCompile(`^(error|warning)(\[\w+\])?: (.+)$`)
-	rustArrowRe    = regexp.MustCompile(`^\s*--> (.+?):(\d+):(\d+)$`)
-	rustPanicRe    = regexp.MustCompile(`panicked at (.+?):(\d+):(\d+):$`)
-	rustPanicOldRe = regexp.MustCompile(`panicked at '(.*)', (.+?):(\d+):(\d+)$`)
+	rustHeadRe     = newLazyRE(`^(error|warning)(\[\w+\])?: (.+)$`)
+	rustArrowRe    = newLazyRE(`^\s*--> (.+?):(\d+):(\d+)$`)
+	rustPanicRe    = newLazyRE(`panicked at (.+?):(\d+):(\d+):$`)
+	rustPanicOldRe = newLazyRE(`panicked at '(.*)', (.+?):(\d+):(\d+)$`)
 
-	pyFrameRe = regexp.MustCompile(`^\s*File "(.+)", line (\d+)`)
+	pyFrameRe = newLazyRE(`^\s*File "(.+)", line (\d+)`)
 
-	tsParenRe  = regexp.MustCompile(`^(.+?)\((\d+),(\d+)\): (?:error|warning) (TS\d+: .*)$`)
-	tsPrettyRe = regexp.MustCompile(`^(.+?):(\d+):(\d+) - (?:error|warning) (TS\d+: .*)$`)
+	tsParenRe  = newLazyRE(`^(.+?)\((\d+),(\d+)\): (?:error|warning) (TS\d+: .*)$`)
+	tsPrettyRe = newLazyRE(`^(.+?):(\d+):(\d+) - (?:error|warning) (TS\d+: .*)$`)
 
-	jsErrRe   = regexp.MustCompile(`^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: .*)$`)
-	jsFrameRe = regexp.MustCompile(`^\s+at (?:.*? \()?(.+?):(\d+):(\d+)\)?$`)
-	jsTestRe  = regexp.MustCompile(`^\s*not ok \d+ - (.*)$`)
-	jsLocRe   = regexp.MustCompile(`^\s+location: '(.+):(\d+):(\d+)'$`)
+	jsErrRe   = newLazyRE(`^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: .*)$`)
+	jsFrameRe = newLazyRE(`^\s+at (?:.*? \()?(.+?):(\d+):(\d+)\)?$`)
+	jsTestRe  = newLazyRE(`^\s*not ok \d+ - (.*)$`)
+	jsLocRe   = newLazyRE(`^\s+location: '(.+):(\d+):(\d+)'$`)
 
-	eslintRe  = regexp.MustCompile(`^\s+(\d+):(\d+)\s+(?:error|warning)\s+(.+?)(?:\s{2,}[\w@/-]+)?$`)
-	genericRe = regexp.MustCompile(`(?:^|[\s(\[]|: )((?:[A-Za-z]:)?[^\s:()\[\]"'<>|,]+):(\d+)(?::(\d+))?:(?:\s+(.*))?$`)
+	eslintRe  = newLazyRE(`^\s+(\d+):(\d+)\s+(?:error|warning)\s+(.+?)(?:\s{2,}[\w@/-]+)?$`)
+	genericRe = newLazyRE(`(?:^|[\s(\[]|: )((?:[A-Za-z]:)?[^\s:()\[\]"'<>|,]+):(\d+)(?::(\d+))?:(?:\s+(.*))?$`)
 )
 
 // line feeds one output line (colour codes removed) through the

@@ -3,15 +3,14 @@ package verify
 import (
 	"bufio"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
 var (
-	tapResult  = regexp.MustCompile(`^(not ok|ok)\b\s*([0-9]+)?\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$`)
-	tapPlan    = regexp.MustCompile(`^1\.\.([0-9]+)`)
-	tapSubtest = regexp.MustCompile(`^#\s*Subtest:\s*(.*)$`)
+	tapResult  = newLazyRE(`^(not ok|ok)\b\s*([0-9]+)?\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$`)
+	tapPlan    = newLazyRE(`^1\.\.([0-9]+)`)
+	tapSubtest = newLazyRE(`^#\s*Subtest:\s*(.*)$`)
 )
 
 // parseTAP reads TAP (versions 12–14, with indented subtests as node's
