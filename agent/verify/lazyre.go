@@ -7,9 +7,9 @@ import (
 
 // lazyRE is a regular expression compiled on first use: the parsers'
 // patterns are many, and compiling them in the package's initialisation
-// made every start of the binary pay for them (each sandbox stage and
-// `ioh-lsp version` included), though few runs parse any output. An
-// invalid pattern panics at first use, which the parser tests reach.
+// made every start of the CLI pay for them (`ioh-lsp version` included),
+// though few runs parse any output. An invalid pattern panics at first
+// use, which the parser tests reach.
 type lazyRE struct {
 	pat  string
 	once sync.Once
