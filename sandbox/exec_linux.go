@@ -73,15 +73,26 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int 
 		report(initStatus{Done: true, Exit: 126})
 		return 126
 	}
-	cmd := &exec.Cmd{Path: path, Args: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	if err := cmd.Start(); err != nil {
+	pid, err := startCommand(path, cfg)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
 		report(initStatus{Done: true, Exit: 126})
 		return 126
 	}
-	return reap(cmd.Process.Pid, absent, report)
+	return reap(pid, absent, report)
+}
+
+// startCommand forks the command from the calling (locked, restricted)
+// thread in a session of its own, with this process's standard streams,
+// and returns its pid. It calls syscall.ForkExec, not os.StartProcess:
+// the latter's first use in a process first forks a throwaway child to
+// probe for pidfd support, one more process start per contained run for
+// a stage that starts a single command and reaps it with wait4.
+func startCommand(path string, cfg *initConfig) (int, error) {
+	return syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{
+		Dir: cfg.Dir, Env: cfg.Env, Files: []uintptr{0, 1, 2},
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
 }
 
 // reap is PID 1's loop: it reaps every orphan until the command (pid)

@@ -80,14 +80,12 @@ func forkRestricted(cfg *initConfig, report func(initStatus)) (int, *initStatus,
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v)\n", cfg.Dir, err)
 		return 0, &initStatus{Done: true, Exit: 126}, nil
 	}
-	cmd := &exec.Cmd{Path: path, Args: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	if err := cmd.Start(); err != nil {
+	pid, err := startCommand(path, cfg)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
 		return 0, &initStatus{Done: true, Exit: 126}, nil
 	}
-	return cmd.Process.Pid, nil, nil
+	return pid, nil, nil
 }
 
 // restrictThread is restrictSelf for one thread of the runner: the
