@@ -173,14 +173,14 @@ async function palette(page, command) {
 }
 
 async function openFile(page, rel) {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill(rel);
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first();
+  // From the Explorer: its rows stay put (Quick Open's list re-sorts as
+  // results arrive, so a click can land on stats_test.go).
+  const exact = new RegExp(`^${path.basename(rel).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const row = page.locator('.explorer-folders-view .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: exact }) }).first();
   await row.waitFor({ state: 'visible', timeout: 15000 });
   await row.click();
-  await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor({ state: 'visible', timeout: 15000 });
+  // The window title names the active editor: "stats.go - stats - code-server".
+  await page.waitForFunction((b) => document.title.startsWith(`${b} `), path.basename(rel), { timeout: 15000 });
 }
 
 /** preview waits for the Refactor Preview and returns its pane. */
@@ -314,14 +314,20 @@ async function main() {
   });
   await shot(page, 'lens-review');
   fs.writeFileSync(path.join(ARTIFACTS, 'refactor-preview.html'), await pane.evaluate((e) => e.outerHTML));
-  await step(page, 'tick every group and apply', 60000, async () => {
+
+  const tickAndApply = async (name) => {
     // Edits needing confirmation start unticked: tick each one shown.
-    const boxes = pane.locator('.monaco-custom-toggle[aria-checked="false"], input[type=checkbox]:not(:checked), [role="checkbox"][aria-checked="false"]');
-    for (let i = 0; i < 20 && (await boxes.count()) > 0; i++) await boxes.first().click();
-    await shot(page, 'lens-review-ticked');
+    // (The disk checks below tell whether every edit was applied.)
+    for (let i = 0; i < 20; i++) {
+      const box = pane.locator('.edit-checkbox[aria-checked="false"]').filter({ visible: true }).first();
+      if ((await box.count()) === 0) break;
+      if (!(await box.click({ timeout: 5000 }).then(() => true, () => false))) break;
+    }
+    await shot(page, name);
     await page.getByRole('button', { name: 'Apply', exact: true }).click();
     await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'hidden', timeout: 20000 });
-  });
+  };
+  await step(page, 'tick every group and apply', 60000, () => tickAndApply('lens-review-ticked'));
   await step(page, 'the change is on disk', 60000, async () => {
     while (!(read('stats.go').includes(FIX) && read('stats_test.go').includes(NEW_CASE))) await new Promise((r) => setTimeout(r, 250));
   });
