@@ -43,10 +43,25 @@ func TestScratchLayer(t *testing.T) {
 }
 
 func TestScratchValidation(t *testing.T) {
+	requireLinuxBackend(t)
 	for _, dirs := range [][]string{{"/"}, {"/nonexistent-ioh-scratch"}} {
 		if _, err := (&Spec{Argv: []string{"true"}, Scratch: dirs}).validate(); err == nil {
 			t.Errorf("scratch %q accepted", dirs)
 		}
+	}
+	// Inside a writable root the caller wants writes to persist: no layer.
+	root := outsideDir(t)
+	writeTree(t, root, map[string]string{"cache/f": ""})
+	c, err := (&Spec{Argv: []string{"true"}, Writable: []string{root}, Scratch: []string{root + "/cache"}}).validate()
+	if err != nil || len(c.Scratch) != 0 {
+		t.Errorf("scratch inside a writable root: %v, %q; want it left out", err, c.Scratch)
+	}
+	out, output := run(t, Spec{Argv: []string{"sh", "-c", "echo kept > cache/g"}, Dir: root, Writable: []string{root}, Scratch: []string{root + "/cache"}})
+	if out.ExitCode != 0 {
+		t.Fatalf("exit %d:\n%s", out.ExitCode, output)
+	}
+	if got := readTree(t, root)["cache/g"]; got != "kept\n" {
+		t.Errorf("a write in a writable root listed as scratch did not persist: %q", got)
 	}
 	dir := t.TempDir() + "/a,b"
 	writeTree(t, dir, map[string]string{"f": ""})

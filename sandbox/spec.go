@@ -194,7 +194,7 @@ func (s *Spec) validate() (*Spec, error) {
 		}
 		c.Readable = append(c.Readable, filepath.Clean(r))
 	}
-	scratch, err := cleanScratch(s.Scratch) // scratch.go
+	scratch, err := cleanScratch(s.Scratch, c.Writable) // scratch.go
 	if err != nil {
 		return nil, err
 	}
