@@ -208,8 +208,9 @@ func heldQuestion(p *agent.Proposal) string {
 }
 
 // sendOnce sends the change as one workspace/applyEdit. final is false
-// when the editor answered applied: false (the decision then says why):
-// review decides what follows.
+// when the editor answered applied: false, or its applied result was not
+// the change and the user restored their text (the decision then says
+// why): review decides what follows.
 func (s *Server) sendOnce(ctx context.Context, folder string, p *agent.Proposal, annotate bool) (d agent.Decision, final bool, err error) {
 	we, files, err := s.buildEdit(folder, p.Changes.Changes(), p.Run, p.Summary, annotate)
 	if err != nil {
@@ -217,6 +218,7 @@ func (s *Server) sendOnce(ctx context.Context, folder string, p *agent.Proposal,
 		return agent.Decision{Answer: agent.Defer, Reason: err.Error()}, true, nil
 	}
 	annotateReview(&we, folder, p)
+	sent := s.sentState(files)
 	label := "ioh: " + oneLine(p.Goal, 80)
 	res, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: we})
 	if err != nil {
@@ -231,6 +233,15 @@ func (s *Server) sendOnce(ctx context.Context, folder string, p *agent.Proposal,
 			why += ": " + *res.FailureReason
 		}
 		return agent.Decision{Answer: agent.Deny, Reason: why}, false, nil
+	}
+	// applied: true is the editor's word; the text it holds now is the
+	// proof (landed.go).
+	bad, err := s.checkLanded(ctx, p, sent)
+	if err != nil {
+		return agent.Decision{}, true, err
+	}
+	if len(bad) > 0 {
+		return s.mismatch(ctx, folder, p, bad)
 	}
 	s.publishEdits(p.Run, files)
 	return agent.Decision{Answer: agent.Applied}, true, nil

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -16,16 +17,33 @@ type document struct {
 	path    string // absolute file path
 	version int32
 	text    []byte
+	prev    []byte // the text before the latest change (nil before any)
 }
 
 // documents holds the open buffers. Only the ordered notification path
 // writes to it; requests read snapshots.
 type documents struct {
-	mu   sync.Mutex
-	docs map[uri.URI]*document
+	mu      sync.Mutex
+	docs    map[uri.URI]*document
+	changed chan struct{} // closed and replaced on every open, change and close
 }
 
-func newDocuments() *documents { return &documents{docs: map[uri.URI]*document{}} }
+func newDocuments() *documents {
+	return &documents{docs: map[uri.URI]*document{}, changed: make(chan struct{})}
+}
+
+// bump wakes the waiters of changes; called with d.mu held.
+func (d *documents) bump() {
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// changes is a channel closed at the next open, change or close.
+func (d *documents) changes() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed
+}
 
 // pathOf maps a file URI to an absolute path.
 func pathOf(u uri.URI) (string, error) {
@@ -47,6 +65,7 @@ func (d *documents) open(u uri.URI, version int32, text string) (*document, erro
 	doc := &document{uri: u, path: p, version: version, text: []byte(text)}
 	d.mu.Lock()
 	d.docs[u] = doc
+	d.bump()
 	d.mu.Unlock()
 	return doc.snapshot(), nil
 }
@@ -80,8 +99,12 @@ func (d *documents) change(u uri.URI, version int32, changes []protocol.TextDocu
 			return nil, fmt.Errorf("change %d to %s: unknown change kind %T", i, u, c)
 		}
 	}
+	if !bytes.Equal(text, doc.text) {
+		doc.prev = doc.text // a save with the same text keeps the one before
+	}
 	doc.text = text
 	doc.version = version
+	d.bump()
 	return doc.snapshot(), nil
 }
 
@@ -90,6 +113,7 @@ func (d *documents) close(u uri.URI) (*document, bool) {
 	defer d.mu.Unlock()
 	doc, ok := d.docs[u]
 	delete(d.docs, u)
+	d.bump()
 	return doc, ok
 }
 
