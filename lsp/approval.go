@@ -20,7 +20,9 @@ import (
 // lenses and a window/showMessageRequest (Apply / Show diff / Reject);
 // Apply sends the plain edit. A change whose base files changed since the
 // agent read them is rebased onto their current text and verified again
-// (rebase.go); only overlapping edits are a conflict, never applied.
+// (rebase.go); only overlapping edits are a conflict, never applied. An
+// edit the editor says it applied is read back and recorded applied only
+// when the files hold the verified change (landed.go).
 type approver struct {
 	s      *Server
 	folder string
