@@ -23,7 +23,8 @@ type staleApplier struct {
 	mu     sync.Mutex
 	f      *fixture
 	rel    string
-	typing string // inserted at the top before the first edit lands; "" types nothing
+	typing string // inserted before the first edit lands; "" types nothing
+	at     uint32 // the line typing is inserted at
 	answer string // the answer to the mismatch question
 	sent   []protocol.WorkspaceEdit
 	asked  []protocol.ShowMessageRequestParams
@@ -39,7 +40,7 @@ func (a *staleApplier) applyEdit(ctx context.Context, p *protocol.ApplyWorkspace
 	}
 	// The preview is open: the version was checked now, so the edit is
 	// applied later whatever the buffer's version then.
-	if err := a.f.editor.EditFile(ctx, a.rel, protocol.TextEdit{NewText: a.typing}); err != nil {
+	if err := a.f.editor.EditFile(ctx, a.rel, protocol.TextEdit{Range: protocol.Range{Start: protocol.Position{Line: a.at}, End: protocol.Position{Line: a.at}}, NewText: a.typing}); err != nil {
 		return nil, err
 	}
 	if err := a.f.editor.SaveFile(ctx, a.rel); err != nil {
@@ -75,8 +76,9 @@ func (a *staleApplier) question(ctx context.Context, p *protocol.ShowMessageRequ
 // asks; "Restore my text and review again" puts back the user's text and
 // sends the change rebased onto it (the buffer ends with both), "Keep as
 // is" leaves the run awaiting approval, both with an apply_mismatch
-// event in the trace. Control: without the typing the run is applied
-// with one edit and no question.
+// event in the trace. Controls: without the typing, or with typing
+// below the change (the stale hunk still lands right), the run is
+// applied with one edit and no question.
 func TestStaleEditAppliedOverUserTypingIsNotRecordedApplied(t *testing.T) {
 	const orig = "package stats\n\n// Mean is the average of xs.\nfunc Mean(xs []float64) float64 {\n\treturn 0\n}\n"
 	const agent = "package stats\n\n// Mean is the average of xs.\nfunc Mean(xs []float64) float64 {\n\treturn total(xs) / float64(len(xs))\n}\n"
@@ -84,6 +86,7 @@ func TestStaleEditAppliedOverUserTypingIsNotRecordedApplied(t *testing.T) {
 	tests := []struct {
 		name     string
 		typing   string
+		at       uint32
 		answer   string
 		outcome  string
 		buffer   string
@@ -97,10 +100,13 @@ func TestStaleEditAppliedOverUserTypingIsNotRecordedApplied(t *testing.T) {
 			// func line): the file is corrupt, as the editor left it.
 			buffer: typed + "package stats\n\n// Mean is the average of xs.\n\treturn total(xs) / float64(len(xs))\n\treturn 0\n}\n", sends: 1, mismatch: "Keep as is"},
 		{name: "control: no typing", outcome: "applied", buffer: agent, sends: 1},
+		// Typing below the hunk shifts nothing: the stale edit lands
+		// where it belongs, the file holds the change and the user's line.
+		{name: "typing below the change", typing: typed, at: 6, outcome: "applied", buffer: agent + typed, sends: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &staleApplier{rel: "stats.go", typing: tt.typing, answer: tt.answer}
+			a := &staleApplier{rel: "stats.go", typing: tt.typing, at: tt.at, answer: tt.answer}
 			f := newFixture(t, map[string]string{"stats.go": orig}, lsptest.Config{Hooks: lsptest.Hooks{ApplyEdit: a.applyEdit, ShowMessageRequest: a.question}})
 			a.f = f
 			ctx := f.ctx()
