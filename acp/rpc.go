@@ -70,6 +70,14 @@ type handler interface {
 	notification(ctx context.Context, method string, params json.RawMessage)
 }
 
+// admitter is implemented by a handler that must know of a request the
+// moment it is read, before the messages behind it are handled: admit
+// runs on the reading goroutine, then the request's own goroutine starts.
+// (A session/cancel right behind a session/prompt must find the prompt.)
+type admitter interface {
+	admit(method string, params json.RawMessage)
+}
+
 // conn is one newline-delimited JSON-RPC connection. Every outgoing
 // message goes through one ordered queue drained by one writer, so a
 // prompt's reply never overtakes the session/update notifications sent
@@ -235,6 +243,9 @@ func (c *conn) dispatch(ctx context.Context, line []byte, h handler, wg *sync.Wa
 	}
 	switch {
 	case m.Method != "" && len(m.ID) > 0:
+		if a, ok := h.(admitter); ok {
+			a.admit(m.Method, m.Params)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

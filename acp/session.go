@@ -29,9 +29,14 @@ type session struct {
 	rec       *record
 	cancel    context.CancelFunc // of the prompt in flight; nil when idle
 	cancelled bool
-	rejected  map[string]bool // run|act|target rejected "always" for its run
-	asks      int
-	closeOnce sync.Once
+	// queued counts prompts read but not yet running (Server.admit);
+	// cancelQueued is a session/cancel that came while one was queued,
+	// for the next of them to take.
+	queued       int
+	cancelQueued bool
+	rejected     map[string]bool // run|act|target rejected "always" for its run
+	asks         int
+	closeOnce    sync.Once
 }
 
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
@@ -78,7 +83,7 @@ func (ss *session) recordRun(id, goal string) {
 func (ss *session) busy() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.cancel != nil
+	return ss.cancel != nil || ss.queued > 0
 }
 
 // cancelPrompt is session/cancel: the run in flight stops (its context
@@ -88,6 +93,10 @@ func (ss *session) cancelPrompt() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.cancel == nil {
+		if ss.queued > 0 {
+			ss.cancelQueued = true
+			return true
+		}
 		return false
 	}
 	ss.cancelled = true
@@ -107,6 +116,23 @@ func (ss *session) close() {
 // prompt is session/prompt: the prompt becomes a contract, the contract
 // a run, and the run's outcome the stop reason.
 func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error) {
+	admitted := s.promptSession(params) // the session admit counted this prompt in
+	left := false
+	leave := func() (cancelled bool) { // leave the queue; callers hold admitted.mu
+		left = true
+		if admitted.queued > 0 { // 0: the session opened after admit looked
+			admitted.queued--
+		}
+		cancelled, admitted.cancelQueued = admitted.cancelQueued, false
+		return cancelled
+	}
+	defer func() {
+		if admitted != nil && !left {
+			admitted.mu.Lock()
+			leave()
+			admitted.mu.Unlock()
+		}
+	}()
 	var p promptParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
@@ -122,6 +148,11 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ss.mu.Lock()
+	if ss == admitted && leave() {
+		// session/cancel came while this prompt was queued.
+		ss.mu.Unlock()
+		return promptResult{StopReason: stopCancelled}, nil
+	}
 	if ss.cancel != nil {
 		ss.mu.Unlock()
 		return nil, invalidParams("session %s already has a prompt in flight", ss.id)
@@ -155,6 +186,32 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 	cancelled := ss.cancelled
 	ss.mu.Unlock()
 	return promptResult{StopReason: stopReason(res, cancelled)}, nil
+}
+
+// admit counts a session/prompt in as it is read (admitter), so that a
+// session/cancel read right behind it cancels it.
+func (s *Server) admit(method string, params json.RawMessage) {
+	if method != methodSessionPrompt {
+		return
+	}
+	if ss := s.promptSession(params); ss != nil {
+		ss.mu.Lock()
+		ss.queued++
+		ss.mu.Unlock()
+	}
+}
+
+// promptSession is the open session a session/prompt's params name, read
+// leniently (prompt decodes them strictly and reports what is wrong).
+// admit and prompt both find the session through it.
+func (s *Server) promptSession(params json.RawMessage) *session {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	return s.session(p.SessionID)
 }
 
 // stopReason maps a run's outcome to ACP's stop reasons: a cancelled run
