@@ -50,6 +50,10 @@ type Options struct {
 	Require string
 	// Readable paths join the read view (`sandbox.readable`).
 	Readable []string
+	// Scratch directories of the read view (a read-only host cache such as
+	// GOCACHE) take the command's writes in a private layer discarded with
+	// the run, where the tier can layer (sandbox.Spec.Scratch).
+	Scratch []string
 	// OnDowngrade, when set, hears once per distinct reason that a run got
 	// a weaker tier than the strongest (the CLI's stderr, the editor's
 	// warning).
@@ -76,7 +80,7 @@ func New(opts Options) (*Adapter, error) {
 	default:
 		return nil, fmt.Errorf("%w: sandbox.require %q (want linux, landlock or floor)", ErrBadRequest, opts.Require)
 	}
-	for _, p := range append(append(append([]string{}, opts.Masked...), opts.Writable...), opts.Readable...) {
+	for _, p := range append(append(append(append([]string{}, opts.Masked...), opts.Writable...), opts.Readable...), opts.Scratch...) {
 		if !filepath.IsAbs(p) {
 			return nil, fmt.Errorf("%w: path %q is not absolute", ErrBadRequest, p)
 		}
@@ -134,7 +138,7 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	out, err := a.runner.Run(ctx, &sandbox.Spec{
 		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable,
 		Network: req.Network, Limits: limits, Stage: stage, Masked: a.opts.Masked,
-		Readable: a.opts.Readable, Backend: a.opts.Backend, Require: a.opts.Require,
+		Readable: a.opts.Readable, Scratch: a.opts.Scratch, Backend: a.opts.Backend, Require: a.opts.Require,
 		Stdout: &buf, Stderr: &buf,
 	})
 	if out == nil {

@@ -16,16 +16,21 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // TestSandboxedGoTestOfAnOldModuleWithReadOnlyHostCache: a real `go test`
 // of a module whose files are older than the go command's 2-second index
 // cutoff and that the host cache has not indexed at this path and these
 // mtimes (any project edited since the user's last build) passes inside the
-// sandbox with the host's build cache bound read-only, reuses that cache
-// (compiles nothing), and leaves the cache exactly as it was. The same contained run with the module index left on fails with
-// the read-only error (what every Go check got before noModuleIndex), which
-// shows this module and this cache really trigger it.
+// sandbox, both with the host's build cache read-only (the landlock tier)
+// and with the scratch layer over it (the linux tier as wired), compiles
+// nothing (the host cache's packages are reused), and leaves the cache
+// exactly as it was. The same contained run with the module index left on
+// fails with the read-only error (what every Go check got before
+// noModuleIndex), which shows this module and this cache really trigger it.
+// And `go list -export` of a changed package (what go/packages tools run)
+// fails over the read-only cache and works over the layer.
 func TestSandboxedGoTestOfAnOldModuleWithReadOnlyHostCache(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the read-only host root is the Linux backend's")
@@ -75,41 +80,65 @@ func TestSandboxedGoTestOfAnOldModuleWithReadOnlyHostCache(t *testing.T) {
 	}
 	before := cacheListing(t, cache)
 
-	run := func(extra ...string) *contain.Result {
+	// run runs argv in the sandbox over the module (plus changes), with the
+	// cache as the harness wires it; layered: with the scratch layer over
+	// the cache (what the linux tier gets), else read-only (the landlock
+	// tier, or a kernel that cannot layer).
+	run := func(layered bool, argv []string, changes []workspace.Change, extraEnv ...string) *contain.Result {
 		t.Helper()
-		ad, err := sandboxexec.New(sandboxexec.Options{Env: append(append([]string{"GOFLAGS="}, tcEnv...), extra...)})
+		opts := sandboxexec.Options{Env: append(append([]string{"GOFLAGS="}, tcEnv...), extraEnv...)}
+		if layered {
+			opts.Scratch = toolchainScratch(func(k string) string { return env[k] })
+		}
+		ad, err := sandboxexec.New(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := ad.Exec(ctx, &contain.Request{Argv: []string{goBin, "test", "-x", "./..."}, Root: mod})
+		res, err := ad.Exec(ctx, &contain.Request{Argv: argv, Root: mod, Changes: changes})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
+	goTest := []string{goBin, "test", "-x", "./..."}
 
-	// Control: the module index on, as before the fix.
-	res := run("GODEBUG=goindex=1")
+	// Control: the module index on and no layer, as before the fix.
+	res := run(false, goTest, nil, "GODEBUG=goindex=1")
 	if res.ExitCode == 0 || !strings.Contains(string(res.Output), "read-only file system") {
 		t.Fatalf("with the module index on, the contained go test did not hit the read-only cache (exit %d, backend %s); the test no longer shows the failure:\n%s",
 			res.ExitCode, res.Backend, res.Output)
 	}
-
-	res = run()
-	out := string(res.Output)
-	if res.ExitCode != 0 {
-		t.Fatalf("contained go test failed (exit %d, backend %s):\n%s", res.ExitCode, res.Backend, out)
-	}
-	if !strings.Contains(out, "ok  \texample.com/old\t") {
-		t.Errorf("contained go test did not report the package ok:\n%s", out)
-	}
-	// -x prints each command the go command runs: a compile would mean a
-	// package the host cache holds was built again.
-	for _, line := range strings.Split(out, "\n") {
-		if strings.Contains(line, "/compile ") {
-			t.Errorf("contained go test compiled a package the host cache holds:\n%s", line)
-			break
+	for _, layered := range []bool{false, true} {
+		res = run(layered, goTest, nil)
+		out := string(res.Output)
+		if res.ExitCode != 0 {
+			t.Fatalf("contained go test (layered %v) failed (exit %d, backend %s):\n%s", layered, res.ExitCode, res.Backend, out)
 		}
+		if !strings.Contains(out, "ok  \texample.com/old\t") {
+			t.Errorf("contained go test (layered %v) did not report the package ok:\n%s", layered, out)
+		}
+		// -x prints each command the go command runs: a compile would
+		// mean a package the host cache holds was built again.
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "/compile ") {
+				t.Errorf("contained go test (layered %v) compiled a package the host cache holds:\n%s", layered, line)
+				break
+			}
+		}
+	}
+
+	// go list -export (go/packages tools such as staticcheck) of a package
+	// the host never compiled must store what it compiles: read-only, it
+	// fails; over the scratch layer it works.
+	edit := []workspace.Change{{Path: "more.go", Op: workspace.OpCreate, Content: []byte("package old\n\nfunc Thrice(n int) int { return 3 * n }\n")}}
+	list := []string{goBin, "list", "-export", "-f", "export={{.Export}}", "."}
+	res = run(false, list, edit)
+	if res.ExitCode == 0 || !strings.Contains(string(res.Output), "read-only file system") {
+		t.Errorf("go list -export over the read-only cache did not fail on the store (exit %d, backend %s); the layered case below proves nothing:\n%s", res.ExitCode, res.Backend, res.Output)
+	}
+	res = run(true, list, edit)
+	if res.ExitCode != 0 || !strings.Contains(string(res.Output), "export="+cache) {
+		t.Errorf("go list -export over the scratch layer (exit %d, backend %s):\n%s", res.ExitCode, res.Backend, res.Output)
 	}
 	if diff := cmp.Diff(before, cacheListing(t, cache)); diff != "" {
 		t.Errorf("the contained runs changed the host cache (-before +after):\n%s", diff)

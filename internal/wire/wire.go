@@ -122,7 +122,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 			OnDowngrade: func(tier, why string) {
 				log.Warn("sandbox: model-produced code runs in the "+tier+" tier, not the strongest", "why", why, "notify", true)
 			},
-			Env:    toolchainEnv(o.Getenv),
+			Env: toolchainEnv(o.Getenv), Scratch: toolchainScratch(o.Getenv),
 			Limits: sandbox.Limits{Wall: l.Wall, CPU: l.CPU, Memory: l.Memory, Procs: l.Procs, Files: l.Files, Output: l.Output},
 		})
 		if err != nil {
