@@ -16,7 +16,26 @@ var heavyInit = []string{
 	"github.com/santhosh-tekuri/jsonschema",
 }
 
-func TestBinaryAvoidsHeavyInit(t *testing.T) {
+// deadMethodKillers lists packages whose code calls reflect.Value.Method
+// or MethodByName with a name known only at run time. The linker cannot
+// then tell which exported methods may be called by reflection, so it
+// keeps every exported method of every reachable type in the whole
+// program: when OTLP export pulled in gRPC (google.golang.org/grpc ->
+// golang.org/x/net/trace -> html/template -> text/template, whose
+// evalField calls MethodByName), the binary went from 36 to 73 MB and
+// its .text from 12 to 22 MB (the anthropic SDK alone from 1.6 to 6.7 MB),
+// and every sandboxed stage re-executes this binary. internal/telemetry
+// encodes OTLP itself instead; keep these out (tests may use them).
+var deadMethodKillers = []string{
+	"text/template",
+	"html/template",
+	"golang.org/x/net/trace",
+	"google.golang.org/grpc",
+}
+
+// binaryDeps lists the packages linked into cmd/ioh-lsp.
+func binaryDeps(t *testing.T) []string {
+	t.Helper()
 	cmd := exec.Command("go", "list", "-deps", "./cmd/ioh-lsp")
 	cmd.Dir = "../.."
 	var stderr bytes.Buffer
@@ -29,11 +48,36 @@ func TestBinaryAvoidsHeavyInit(t *testing.T) {
 	if !contains(deps, module+"/cmd/ioh-lsp") || !contains(deps, module+"/agent/contract") {
 		t.Fatalf("go list -deps ./cmd/ioh-lsp listed %d packages without the binary and its contract parser; the test is looking in the wrong place", len(deps))
 	}
-	for _, d := range deps {
+	return deps
+}
+
+// under reports whether package d is pkg or one of its subpackages.
+func under(d, pkg string) bool { return d == pkg || strings.HasPrefix(d, pkg+"/") }
+
+func TestBinaryAvoidsHeavyInit(t *testing.T) {
+	for _, d := range binaryDeps(t) {
 		for _, heavy := range heavyInit {
-			if d == heavy || strings.HasPrefix(d, heavy+"/") {
+			if under(d, heavy) {
 				t.Errorf("ioh-lsp depends on %s, whose init runs on every start; keep %s a test-only dependency", d, heavy)
 			}
+		}
+	}
+}
+
+func TestBinaryKeepsDeadMethodElimination(t *testing.T) {
+	deps := binaryDeps(t)
+	if !contains(deps, module+"/internal/telemetry") {
+		t.Fatalf("internal/telemetry is not among ioh-lsp's %d packages; the OTLP exporter this guards moved, update the test", len(deps))
+	}
+	for _, bad := range deadMethodKillers {
+		var hits []string
+		for _, d := range deps {
+			if under(d, bad) {
+				hits = append(hits, d)
+			}
+		}
+		if len(hits) > 0 {
+			t.Errorf("ioh-lsp depends on %s (%d packages: %s): it calls reflect Method/MethodByName with a run-time name (directly or through what it imports), which turns off the linker's dead-method elimination for the whole program and doubles the binary; find which import brings it in (go list -deps, go build -ldflags=-dumpdep) and keep %s out of the binary (tests may use it)", bad, len(hits), strings.Join(hits[:min(len(hits), 3)], ", "), bad)
 		}
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -62,16 +61,14 @@ func TracesURL(endpoint string) (string, error) {
 }
 
 // New returns an exporter to o.Endpoint. Nothing is sent until a run
-// emits events.
+// emits events. The SDK's batch span processor queues finished spans and
+// hands them to httpExporter, which posts them as OTLP protobuf.
 func New(ctx context.Context, o Options) (*Exporter, error) {
 	target, err := TracesURL(o.Endpoint)
 	if err != nil {
 		return nil, err
 	}
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(target))
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: otlp exporter: %w", err)
-	}
+	exp := newHTTPExporter(target)
 	version := o.Version
 	if version == "" {
 		version = "dev"
