@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -28,13 +29,15 @@ type Engine struct {
 // EngineRequest is what a session needs its engine built with: the
 // workspace, the approver and sink that route back to this session, and
 // the MCP servers the client passed (the editor layer of the configuration,
-// docs/policy.md#layers-and-the-decision).
+// docs/policy.md#layers-and-the-decision), converted and validated, every
+// tool exposed (mcpServers); the factory hands them to the MCP wiring
+// (wire.Options.MCPServers).
 type EngineRequest struct {
 	Root       string
 	Approver   agent.Approver
 	Sink       trace.Sink
 	Logger     *slog.Logger
-	MCPServers []json.RawMessage
+	MCPServers []mcptool.Server
 }
 
 // EngineFactory builds a session's engine; cmd/ioh-lsp builds it through
@@ -162,6 +165,7 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 		AgentCapabilities: agentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  promptCapabilities{EmbeddedContext: true},
+			MCPCapabilities:     mcpCapabilities{HTTP: true},
 			SessionCapabilities: sessionCapabilities{List: &struct{}{}, Resume: &struct{}{}},
 		},
 		AgentInfo:   implementation{Name: "ioh-lsp", Title: "ioh-lsp", Version: s.opts.Version},
@@ -174,7 +178,7 @@ func (s *Server) newSession(ctx context.Context, params json.RawMessage) (any, e
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if err := checkMCP(p.MCPServers); err != nil {
+	if _, _, err := mcpServers(p.MCPServers); err != nil {
 		return nil, err
 	}
 	root, err := sessionRoot(p.CWD)
@@ -184,7 +188,7 @@ func (s *Server) newSession(ctx context.Context, params json.RawMessage) (any, e
 	rec := &record{SessionID: newID("s-"), CWD: root, MCPServers: p.MCPServers, Runs: []string{}}
 	rec.Created = now()
 	rec.Updated = rec.Created
-	ss, err := s.open(ctx, rec)
+	ss, err := s.open(ctx, rec, params)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage, replay
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if err := checkMCP(p.MCPServers); err != nil {
+	if _, _, err := mcpServers(p.MCPServers); err != nil {
 		return nil, err
 	}
 	root, err := sessionRoot(p.CWD)
@@ -231,7 +235,7 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage, replay
 	if p.MCPServers != nil {
 		rec.MCPServers = p.MCPServers
 	}
-	ss, err := s.open(ctx, rec)
+	ss, err := s.open(ctx, rec, params)
 	if err != nil {
 		return nil, err
 	}
@@ -277,12 +281,25 @@ func (s *Server) listSessions(params json.RawMessage) (any, error) {
 	return out, nil
 }
 
-// open builds a session's engine and registers it.
-func (s *Server) open(ctx context.Context, rec *record) (*session, error) {
+// open builds a session's engine and registers it; params are the
+// session/new or session/load request, whose `_meta` trace context the
+// session's runs continue.
+func (s *Server) open(ctx context.Context, rec *record, params json.RawMessage) (*session, error) {
 	ss := &session{srv: s, id: rec.SessionID, rec: rec, rejected: map[string]bool{}}
+	if tc, ok := traceMeta(params); ok {
+		ss.trace = &tc
+	}
+	servers, warnings, err := mcpServers(rec.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	log := s.log.With("session", rec.SessionID)
+	for _, w := range warnings {
+		log.Warn("acp: " + w)
+	}
 	eng, err := s.opts.NewEngine(ctx, EngineRequest{
 		Root: rec.CWD, Approver: approver{ss}, Sink: trace.SinkFunc(ss.emit),
-		Logger: s.log.With("session", rec.SessionID), MCPServers: rec.MCPServers,
+		Logger: log, MCPServers: servers,
 	})
 	if err != nil {
 		return nil, &RPCError{Code: codeInternal, Message: fmt.Sprintf("open workspace %s: %v", rec.CWD, err)}
@@ -317,20 +334,6 @@ func decode(params json.RawMessage, v any) error {
 	}
 	if err := json.Unmarshal(params, v); err != nil {
 		return invalidParams("invalid params: %v", err)
-	}
-	return nil
-}
-
-// checkMCP accepts the client's MCP servers when each is an object with
-// a name; they are kept as given for the MCP wiring.
-func checkMCP(servers []json.RawMessage) error {
-	for i, raw := range servers {
-		var m struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(raw, &m) != nil || m.Name == "" {
-			return invalidParams("mcpServers[%d]: want an object with a name", i)
-		}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
@@ -38,14 +39,26 @@ type client struct {
 
 func newClient(t *testing.T, cassette string, onAsk func(map[string]any) any) *client {
 	t.Helper()
+	return newClientSink(t, cassette, nil, onAsk)
+}
+
+// newClientSink is newClient whose engines also send their events to
+// also (nil: none), and get the session's MCP servers as cmd/ioh-lsp
+// hands them over.
+func newClientSink(t *testing.T, cassette string, also func(trace.Event), onAsk func(map[string]any) any) *client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	srv := New(Options{Logger: slog.New(slog.DiscardHandler), Version: "test", StateDir: t.TempDir(),
 		NewEngine: func(ctx context.Context, r EngineRequest) (*Engine, error) {
-			e, err := wire.NewHarness(ctx, wire.Options{Root: r.Root, Approver: r.Approver, Sink: r.Sink, Logger: r.Logger,
-				Overrides: wire.Overrides{Cassette: cassette}})
+			sink := r.Sink
+			if also != nil {
+				sink = trace.SinkFunc(func(e trace.Event) { also(e); r.Sink.Emit(e) })
+			}
+			e, err := wire.NewHarness(ctx, wire.Options{Root: r.Root, Approver: r.Approver, Sink: sink, Logger: r.Logger,
+				Overrides: wire.Overrides{Cassette: cassette}, MCPServers: r.MCPServers})
 			if err != nil {
 				return nil, err
 			}

@@ -35,8 +35,11 @@ type session struct {
 	queued       int
 	cancelQueued bool
 	rejected     map[string]bool // run|act|target rejected "always" for its run
-	asks         int
-	closeOnce    sync.Once
+	// trace is the W3C trace context of session/new's or session/load's
+	// `_meta`, for prompts that carry none of their own.
+	trace     *agent.TraceContext
+	asks      int
+	closeOnce sync.Once
 }
 
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
@@ -145,7 +148,7 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithCancel(withTrace(ctx, params, ss.trace))
 	defer cancel()
 	ss.mu.Lock()
 	if ss == admitted && leave() {

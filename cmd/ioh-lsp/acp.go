@@ -61,8 +61,8 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 // acpEngineFactory builds a session's harness like serve's engineFactory.
-// The client's MCP servers travel with the session; the MCP wiring reads
-// them from there.
+// The client's MCP servers (converted by the session) join the
+// configuration's.
 func acpEngineFactory(env *cliEnv, ov wire.Overrides) acp.EngineFactory {
 	return func(ctx context.Context, r acp.EngineRequest) (*acp.Engine, error) {
 		e, err := wire.NewHarness(ctx, wire.Options{
@@ -72,6 +72,8 @@ func acpEngineFactory(env *cliEnv, ov wire.Overrides) acp.EngineFactory {
 			Approver:  r.Approver,
 			Sink:      r.Sink,
 			Logger:    r.Logger,
+			// The ACP client's servers, the editor layer.
+			MCPServers: r.MCPServers,
 		})
 		if err != nil {
 			return nil, err
