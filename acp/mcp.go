@@ -3,6 +3,8 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
@@ -33,7 +35,8 @@ type nameValue struct {
 // still an `mcp` act the policy judges (default ask, so a
 // session/request_permission), an HTTP server's host a `net` act it must
 // allow before the server is contacted, and a stdio server runs in the
-// sandbox with no network. Env entries are passed as given: the sandbox
+// sandbox with no network, its command's directory readable (installDir).
+// Env entries are passed as given: the sandbox
 // refuses to start a server whose environment carries a secret-looking
 // name (the server's tools are then missing and the agent's log says
 // why). warnings name what could not be passed on (an HTTP entry's
@@ -55,6 +58,7 @@ func mcpServers(raw []json.RawMessage) (out []mcptool.Server, warnings []string,
 				return nil, nil, invalidParams("mcpServers[%d] (%s): a stdio server needs a command", i, p.Name)
 			}
 			s.Command = append([]string{p.Command}, p.Args...)
+			s.Dir = installDir(p.Command)
 			if len(p.Env) > 0 {
 				s.Env = map[string]string{}
 				for _, e := range p.Env {
@@ -83,6 +87,30 @@ func mcpServers(raw []json.RawMessage) (out []mcptool.Server, warnings []string,
 		out = append(out, s)
 	}
 	return out, warnings, nil
+}
+
+// installDir is the working directory of a client's stdio server: the
+// directory of its command (ACP names it by absolute path), which joins
+// the sandbox's read view, read-only, so that a server installed outside
+// the system directories and PATH can start at all (masked paths such as
+// ~/.ssh stay hidden inside it). Not for a command directly in / or in
+// the home directory (or a parent of it), which would show the whole
+// home: such a server gets a private empty directory, and starts only
+// when its command is in the view anyway.
+func installDir(command string) string {
+	if !filepath.IsAbs(command) {
+		return ""
+	}
+	dir := filepath.Dir(filepath.Clean(command))
+	if dir == string(filepath.Separator) {
+		return ""
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		if rel, err := filepath.Rel(dir, filepath.Clean(home)); err == nil && !strings.HasPrefix(rel, "..") {
+			return ""
+		}
+	}
+	return dir
 }
 
 // mcpName is a client's server name as a tool-name prefix: characters

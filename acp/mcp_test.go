@@ -199,8 +199,8 @@ func TestMCPServersConvert(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []mcptool.Server{
-		{Name: "GitHub-MCP", Command: []string{"/usr/bin/gh-mcp", "stdio", "--ro"}, Env: map[string]string{"LOG_LEVEL": "info", "GITHUB_TOKEN": "ghp_x"}, Tools: []string{"*"}},
-		{Name: "fs", Command: []string{"/bin/fs"}, Tools: []string{"*"}},
+		{Name: "GitHub-MCP", Command: []string{"/usr/bin/gh-mcp", "stdio", "--ro"}, Dir: "/usr/bin", Env: map[string]string{"LOG_LEVEL": "info", "GITHUB_TOKEN": "ghp_x"}, Tools: []string{"*"}},
+		{Name: "fs", Command: []string{"/bin/fs"}, Dir: "/bin", Tools: []string{"*"}},
 		{Name: "docs", URL: "https://docs.example/mcp", Tools: []string{"*"}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -222,6 +222,22 @@ func TestMCPServersConvert(t *testing.T) {
 		var re *RPCError
 		if !errors.As(err, &re) || re.Code != codeInvalidParams {
 			t.Errorf("%s: got %v, want invalid params", name, err)
+		}
+	}
+	// The command's directory is readable, unless that shows the home.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for cmd, want := range map[string]string{
+		"/opt/mcp/bin/srv":         "/opt/mcp/bin",
+		home + "/.local/bin/srv":   home + "/.local/bin",
+		home + "/srv":              "",
+		filepath.Dir(home) + "/x":  "",
+		"/srv":                     "",
+		"srv":                      "",
+		"/opt/mcp/../mcp/bin/srv2": "/opt/mcp/bin",
+	} {
+		if got := installDir(cmd); got != want {
+			t.Errorf("installDir(%q) = %q, want %q", cmd, got, want)
 		}
 	}
 	if n := mcpName("a__b c/d" + strings.Repeat("x", 40)); n != "a_b-c-d"+strings.Repeat("x", 25) {
@@ -264,4 +280,82 @@ func TestTraceMeta(t *testing.T) {
 	if withTrace(base, json.RawMessage(`{"_meta":{"traceparent":"00-00000000000000000000000000000000-00f067aa0ba902b7-01"}}`), nil) != base {
 		t.Error("the all-zero trace id was kept")
 	}
+}
+
+// TestClientStdioMCPServerContained: a stdio server the client passes runs
+// in the sandbox and its tool answers (the control); the same server with
+// a secret-looking env entry is refused by the sandbox, so its tool is
+// missing and the call fails without an answer.
+func TestClientStdioMCPServerContained(t *testing.T) {
+	exe := serverBinary(t)
+	ws, task, cassette := mcpWorld(t, "127.0.0.1:1")
+	for _, secret := range []bool{false, true} {
+		env := []any{map[string]any{"name": stdioServerEnv, "value": "1"}}
+		if secret {
+			env = append(env, map[string]any{"name": "GITHUB_TOKEN", "value": "ghp_not_a_token"})
+		}
+		servers := []any{map[string]any{"name": "calc", "command": exe, "args": []any{}, "env": env}}
+		var mu sync.Mutex
+		var asked []map[string]any
+		c := newClient(t, cassette, func(p map[string]any) any {
+			mu.Lock()
+			asked = append(asked, p["toolCall"].(map[string]any))
+			mu.Unlock()
+			return selected(optAllowOnce)
+		})
+		c.call(methodInitialize, map[string]any{"protocolVersion": 1})
+		r := c.call(methodSessionNew, map[string]any{"cwd": ws, "mcpServers": servers})
+		sid := r["result"].(map[string]any)["sessionId"].(string)
+		r = c.call(methodSessionPrompt, taskPrompt(sid, task))
+		if r["result"] == nil {
+			t.Fatalf("secret=%v: prompt: %v", secret, r)
+		}
+		mu.Lock()
+		var callID string
+		for _, a := range asked {
+			if a["title"] == "calc__add wants to mcp calc/add" {
+				callID = a["toolCallId"].(string)
+			}
+		}
+		mu.Unlock()
+		var result string
+		if callID != "" {
+			result = mcpResult(c.updates(), callID)
+		}
+		switch {
+		case !secret && result != "completed: 5":
+			t.Errorf("control: the contained stdio server's add gave %q (asked %v), want completed: 5", result, asked)
+		case secret && (callID != "" || strings.Contains(result, "5")):
+			t.Errorf("with a secret-looking env entry the server ran: asked %v, result %q", asked, result)
+		}
+	}
+}
+
+// serverBinary is this test binary (an MCP server under stdioServerEnv)
+// where the sandbox's read view sees it: /tmp, where go test builds it,
+// is private inside the sandbox, and an ACP client names a server by an
+// absolute command path.
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "ioh-acp-mcp-")
+	if err != nil {
+		t.Fatalf("a directory outside /tmp for the server binary: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	dst := filepath.Join(dir, "calc-mcp")
+	if os.Link(exe, dst) == nil {
+		return dst
+	}
+	b, err := os.ReadFile(exe)
+	if err == nil {
+		err = os.WriteFile(dst, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }

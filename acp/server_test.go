@@ -51,7 +51,11 @@ func newClientSink(t *testing.T, cassette string, also func(trace.Event), onAsk 
 	t.Cleanup(cancel)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	srv := New(Options{Logger: slog.New(slog.DiscardHandler), Version: "test", StateDir: t.TempDir(),
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(t.Output(), nil))
+	}
+	srv := New(Options{Logger: log, Version: "test", StateDir: t.TempDir(),
 		NewEngine: func(ctx context.Context, r EngineRequest) (*Engine, error) {
 			sink := r.Sink
 			if also != nil {
