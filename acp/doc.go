@@ -16,8 +16,8 @@
 // entries) are converted in mcp.go to the engine's MCP entries with every
 // tool exposed, and contained like configured ones: each call is an `mcp`
 // act (default ask, so a session/request_permission), a stdio server runs
-// in the sandbox with no network and the sandbox refuses secret-looking
-// env names, an http server's host is a `net` act the policy must allow;
+// in the sandbox with no network, its command's directory readable, and
+// the sandbox refuses secret-looking env names, an http server's host is a `net` act the policy must allow;
 // http headers are not sent. A request's `_meta.traceparent` and
 // `_meta.tracestate` (the prompt's, else session/new's or session/load's)
 // go to agent.WithTraceContext before the run starts, so the run's span
