@@ -4,7 +4,10 @@
 // and a replay cassette: "Ask agent…" from the palette, review in the
 // Refactor Preview, Discard (the disk is unchanged); the task file's
 // "Run task" code lens, review, tick the groups, Apply (the disk holds
-// the change). Screenshots of each step go to test-artifacts/ui-<time>/;
+// the change); the lens again with the user typing in stats.go while the
+// review waits, Apply, the server's warning that the edit landed on a
+// changed file, Restore my text and review again, the rebased review
+// applied (the disk holds the typed line and the change). Screenshots of each step go to test-artifacts/ui-<time>/;
 // an error in the extension host's log or the ioh-lsp channel fails it.
 //
 // Usage: node uitest/run.mjs --vsix FILE --server BIN
@@ -160,6 +163,13 @@ const read = (rel) => fs.readFileSync(path.join(ws, rel), 'utf8');
 const BUG = 'return sum / float64(len(xs)-1)';
 const FIX = 'return sum / float64(len(xs))';
 const NEW_CASE = '{[]float64{4}, 4},';
+const TYPED = '// Typed while the review waited.';
+const fixture = (rel) => fs.readFileSync(path.join(here, 'fixture', 'stats', `${rel}.txt`), 'utf8');
+
+/** editorHas waits until the active editor shows text (Monaco renders spaces as U+00A0). */
+async function editorHas(page, text) {
+  await page.waitForFunction((t) => [...document.querySelectorAll('.editor-group-container .monaco-editor .view-lines')].some((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').includes(t)), text, { timeout: 15000 });
+}
 
 async function palette(page, command) {
   await page.keyboard.press('F1');
@@ -352,6 +362,81 @@ async function main() {
     await page.locator('.markers-panel .monaco-list-row', { hasText: 'edit_file' }).first().waitFor({ state: 'visible', timeout: 20000 });
   });
   await shot(page, 'problems');
+
+  // 3. The user types while the review waits, then Apply. VS Code's
+  // preview watches for a conflict only in documents open when it starts
+  // (typing in one of those makes Apply refuse: "has changed in the
+  // meantime"); a file the user opens while the review waits, types in and
+  // saves gets the stale hunks at their old lines, and VS Code answers
+  // applied: true. The server reads the file back, says so (an error with
+  // Restore my text and review again / Keep as is), puts back the user's
+  // text, rebases the change onto it, verifies it again and sends the
+  // review again.
+  await step(page, 'the workspace back to the fixture, no editor open', 30000, async () => {
+    await palette(page, 'View: Close All Editors');
+    await page.waitForFunction(() => document.querySelectorAll('.editor-group-container .tabs-container .tab').length === 0, null, { timeout: 10000 });
+    for (const f of ['stats.go', 'stats_test.go']) fs.writeFileSync(path.join(ws, f), fixture(f));
+  });
+  await step(page, 'run the task again from its lens', 60000, async () => {
+    await openFile(page, 'fix-mean.ioh.yaml');
+    const lens = page.locator('.codelens-decoration a', { hasText: 'Run task' }).first();
+    await lens.waitFor({ state: 'visible', timeout: 45000 });
+    await lens.click();
+  });
+  await step(page, 'the change arrives in the Refactor Preview (before typing)', 200000, async () => {
+    pane = await preview(page);
+    await groupsVisible(page, pane, ['Implementation', 'Changes its own checks: review carefully']);
+  });
+  await shot(page, 'typing-review-before');
+  await step(page, 'open stats.go while the review waits', 30000, async () => {
+    await openFile(page, 'stats.go');
+    await editorHas(page, BUG);
+  });
+  await step(page, 'the user types a line at the top of stats.go and saves', 30000, async () => {
+    await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+    await page.waitForFunction(() => document.title.startsWith('stats.go '), null, { timeout: 10000 });
+    // A new first line, typed into (Enter after a comment would continue it).
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.type(TYPED);
+    await page.keyboard.press('Control+S');
+    while (read('stats.go') !== `${TYPED}\n${fixture('stats.go')}`) await new Promise((r) => setTimeout(r, 250));
+  });
+  await shot(page, 'typing-typed');
+  await step(page, 'Apply the waiting review', 60000, () => tickAndApply('typing-review-ticked'));
+  await step(page, 'the server says the edit landed on a changed file; restore and review again', 60000, async () => {
+    const toast = page.locator('.notification-toast', { hasText: 'the edit landed on a changed file' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 45000 });
+    await shot(page, 'typing-warning');
+    // What VS Code made of the stale hunks (kept with the screenshots).
+    // (Monaco reuses line elements: their order is their top offset.)
+    const shown = await page.evaluate(() =>
+      [...document.querySelectorAll('.editor-group-container .monaco-editor .view-lines .view-line')]
+        .map((e) => [parseFloat(e.style.top) || 0, (e.textContent ?? '').replace(/\u00a0/g, ' ')])
+        .sort((a, b) => a[0] - b[0])
+        .map((l) => l[1])
+        .join('\n'),
+    );
+    fs.writeFileSync(path.join(ARTIFACTS, 'stats.go-after-stale-apply.txt'), `${shown}\n`);
+    await toast.getByRole('button', { name: 'Restore my text and review again', exact: true }).click();
+    await toast.waitFor({ state: 'hidden', timeout: 10000 });
+  });
+  await step(page, 'the rebased change arrives in the Refactor Preview', 200000, async () => {
+    // Only stats.go is left to change (stats_test.go's hunk landed right
+    // and stays), so the preview lists that one file and its new hunk.
+    pane = await preview(page);
+    await pane.locator('.monaco-list-row', { hasText: FIX }).first().waitFor({ state: 'visible', timeout: 15000 });
+  });
+  await shot(page, 'typing-rebased-review');
+  await step(page, 'tick every group and apply the rebased change', 60000, () => tickAndApply('typing-rebased-ticked'));
+  const wantGo = `${TYPED}\n${fixture('stats.go').replace(BUG, FIX)}`;
+  const wantTest = fixture('stats_test.go').replace('\t\t{nil, 0},\n', `\t\t{nil, 0},\n\t\t${NEW_CASE}\n`);
+  await step(page, 'the disk holds the typed line and the change', 60000, async () => {
+    while (!(read('stats.go') === wantGo && read('stats_test.go') === wantTest)) await new Promise((r) => setTimeout(r, 250));
+  });
+  log('disk after the rebased Apply: the typed line and the change');
+  await shot(page, 'typing-result');
 
   // Logs: the extension host's and the ioh-lsp channel's.
   const logsDir = path.join(userData, 'logs');
