@@ -51,24 +51,10 @@ func initMain() int {
 	// catch it.
 	deaf := make(chan struct{})
 	go func() { ignoreSignals(); close(deaf) }() // ends after the last signal is caught
-	cfgF := os.NewFile(3, "config")
-	stF := os.NewFile(4, "status")
-	unix.CloseOnExec(3)
-	unix.CloseOnExec(4)
-	report := func(st initStatus) {
-		b, _ := json.Marshal(st)
-		_, _ = stF.Write(append(b, '\n'))
+	cfg, _, report, fail, err := stageStart()
+	if err != nil {
+		return fail(err)
 	}
-	fail := func(err error) int {
-		report(initStatus{Error: err.Error()})
-		return 125
-	}
-	var cfg initConfig
-	if err := json.NewDecoder(cfgF).Decode(&cfg); err != nil {
-		return fail(fmt.Errorf("read config: %w", err))
-	}
-	cfgF.Close()
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 	mechs := []Mechanism{
 		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", cfg.HostUID)},
@@ -131,4 +117,30 @@ func loopbackUp() error {
 		return fmt.Errorf("loopback up: %w", err)
 	}
 	return nil
+}
+
+// stageStart is the handshake every re-executed stage (PID 1, the
+// landlock runner) begins with: fd 3 carries its config from the caller,
+// fd 4 takes its status lines back. report writes one status line; fail
+// reports an error and returns the setup-failure exit code. The stage is
+// made non-dumpable once the config is read.
+func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail func(error) int, err error) {
+	cfgF := os.NewFile(3, "config")
+	stF = os.NewFile(4, "status")
+	unix.CloseOnExec(3)
+	unix.CloseOnExec(4)
+	report = func(st initStatus) {
+		b, _ := json.Marshal(st)
+		_, _ = stF.Write(append(b, '\n'))
+	}
+	fail = func(err error) int {
+		report(initStatus{Error: err.Error()})
+		return 125
+	}
+	if err := json.NewDecoder(cfgF).Decode(&cfg); err != nil {
+		return cfg, stF, report, fail, fmt.Errorf("read config: %w", err)
+	}
+	cfgF.Close()
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	return cfg, stF, report, fail, nil
 }

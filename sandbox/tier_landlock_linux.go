@@ -263,24 +263,10 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 // does the same at once.
 func landlockMain() int {
 	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	cfgF := os.NewFile(3, "config")
-	stF := os.NewFile(4, "status")
-	unix.CloseOnExec(3)
-	unix.CloseOnExec(4)
-	report := func(st initStatus) {
-		b, _ := json.Marshal(st)
-		_, _ = stF.Write(append(b, '\n'))
+	cfg, stF, report, fail, err := stageStart()
+	if err != nil {
+		return fail(err)
 	}
-	fail := func(err error) int {
-		report(initStatus{Error: err.Error()})
-		return 125
-	}
-	var cfg initConfig
-	if err := json.NewDecoder(cfgF).Decode(&cfg); err != nil {
-		return fail(fmt.Errorf("read config: %w", err))
-	}
-	cfgF.Close()
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("child subreaper: %w", err))
 	}
@@ -292,7 +278,6 @@ func landlockMain() int {
 	report(initStatus{Mechanisms: []Mechanism{{"subreaper", StateApplied, "every descendant is killed when the command ends"}}})
 
 	var pid int
-	var err error
 	if needsExecStage(&cfg) {
 		// The address-space and process rlimits are process-wide: they
 		// would bind this runner too, so the command gets a stage of its
