@@ -20,7 +20,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/examples/demo"
-	"github.com/ioh-lsp/ioh-lsp/lsp/lsptest"
+	"github.com/ioh-lsp/ioh-lsp/lsp/lspclient"
 )
 
 // cmdDemo is the embedded default: it copies the bundled example (a Go
@@ -59,7 +59,7 @@ type demoRun struct {
 	start     time.Time
 	serverLog lockedBuffer
 	layout    demo.Layout
-	editor    *lsptest.Editor
+	editor    *lspclient.Editor
 	runID     string
 }
 
@@ -155,10 +155,10 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	settings := map[string]any{
 		"model": map[string]any{"provider": "replay", "name": "demo-cassette", "cassette": d.layout.Cassette},
 	}
-	caps := lsptest.FullCapabilities()
-	d.editor, err = lsptest.Connect(ctx, pipeRWC{stdout, stdin}, lsptest.Config{
+	caps := lspclient.FullCapabilities()
+	d.editor, err = lspclient.Connect(ctx, pipeRWC{stdout, stdin}, lspclient.Config{
 		Root: d.layout.Project, Capabilities: &caps, Settings: settings,
-		Hooks: lsptest.Hooks{OnNotify: d.onNotify, ApplyEdit: d.onApplyEdit},
+		Hooks: lspclient.Hooks{OnNotify: d.onNotify, ApplyEdit: d.onApplyEdit},
 	})
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func (d *demoRun) fix(ctx context.Context, f goFailure) error {
 		titles = append(titles, fmt.Sprintf("%q", a.Title))
 	}
 	d.say("code actions offered: %s", strings.Join(titles, ", "))
-	fixAction, ok := lsptest.FindAction(actions, "Fix with agent")
+	fixAction, ok := lspclient.FindAction(actions, "Fix with agent")
 	if !ok {
 		return errors.New("no \"Fix with agent\" action")
 	}
@@ -251,19 +251,19 @@ func (d *demoRun) fix(ctx context.Context, f goFailure) error {
 	d.say("chose %q → run %s started in the background", fixAction.Title, ref.RunID)
 
 	token := "ioh/" + ref.RunID
-	st, err := e.Await(ctx, "the run's progress to end", func(s lsptest.State) bool {
-		_, ok := lsptest.ProgressEnded(s, token)
+	st, err := e.Await(ctx, "the run's progress to end", func(s lspclient.State) bool {
+		_, ok := lspclient.ProgressEnded(s, token)
 		return ok
 	})
 	if err != nil {
 		return err
 	}
-	end, _ := lsptest.ProgressEnded(st, token)
+	end, _ := lspclient.ProgressEnded(st, token)
 	if !strings.HasPrefix(end, "completed: applied") {
 		return fmt.Errorf("run did not end applied: %s", end)
 	}
 	srcURI := e.URI(d.layout.File)
-	_, err = e.Await(ctx, "the edit's trace diagnostic", func(s lsptest.State) bool {
+	_, err = e.Await(ctx, "the edit's trace diagnostic", func(s lspclient.State) bool {
 		for _, dg := range s.Diagnostics[srcURI] {
 			if src, _ := dg.Source.Get(); src == "ioh" {
 				return true
@@ -296,7 +296,7 @@ func (d *demoRun) fix(ctx context.Context, f goFailure) error {
 // onNotify prints what the server sends, as it arrives.
 func (d *demoRun) onNotify(method string, params any) {
 	switch p := params.(type) {
-	case *lsptest.Progress:
+	case *lspclient.Progress:
 		switch p.Kind {
 		case "begin":
 			d.say("progress begin: %s", p.Title)

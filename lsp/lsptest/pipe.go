@@ -1,3 +1,9 @@
+// Package lsptest is the fake editor of the lsp tests: Start runs a real
+// server on an in-memory pipe and connects an lspclient.Editor to it for
+// the length of the test. The editor itself (documents, commands, hooks,
+// expectations) lives in lsp/lspclient, which the shipped binary's demo
+// uses too; this package imports testing and stays out of the binary
+// (internal/archtest checks it).
 package lsptest
 
 import (
@@ -6,6 +12,28 @@ import (
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/lsp"
+	"github.com/ioh-lsp/ioh-lsp/lsp/lspclient"
+)
+
+// The editor's types, under the names the tests use.
+type (
+	Editor      = lspclient.Editor
+	Config      = lspclient.Config
+	Hooks       = lspclient.Hooks
+	State       = lspclient.State
+	Progress    = lspclient.Progress
+	Expectation = lspclient.Expectation
+)
+
+// The editor's functions, under the names the tests use.
+var (
+	Connect           = lspclient.Connect
+	FullCapabilities  = lspclient.FullCapabilities
+	PlainCapabilities = lspclient.PlainCapabilities
+	FindAction        = lspclient.FindAction
+	ProgressEnded     = lspclient.ProgressEnded
+	ProgressEnd       = lspclient.ProgressEnd
+	LogContains       = lspclient.LogContains
 )
 
 // Start runs srv on one end of an in-memory pipe and connects an editor
@@ -16,7 +44,7 @@ func Start(t testing.TB, srv *lsp.Server, cfg Config) *Editor {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, a) }()
-	e, err := Connect(ctx, b, cfg)
+	e, err := lspclient.Connect(ctx, b, cfg)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect: %v", err)

@@ -1,4 +1,4 @@
-package lsptest
+package lspclient
 
 import (
 	"context"

@@ -1,11 +1,12 @@
-// Package lsptest is a fake editor that drives a real ioh-lsp server over
-// a stream (in-memory pipes in tests, a child's stdio in the demo): it
-// opens, edits and saves documents, asks for code actions and lenses,
-// executes commands, answers the server's requests through hooks
-// (applyEdit, showMessageRequest, showDocument, configuration) and records
-// what the server sends (diagnostics, progress, messages) for Await-style
-// expectations.
-package lsptest
+// Package lspclient is a scripted editor that drives a real ioh-lsp
+// server over a stream (a child's stdio in `ioh-lsp demo`, in-memory
+// pipes in tests through lsp/lsptest): it opens, edits and saves
+// documents, asks for code actions and lenses, executes commands, answers
+// the server's requests through hooks (applyEdit, showMessageRequest,
+// showDocument, configuration) and records what the server sends
+// (diagnostics, progress, messages) for Await-style expectations. It is
+// part of the shipped binary, so it must not import testing.
+package lspclient
 
 import (
 	"context"
