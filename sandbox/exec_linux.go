@@ -100,35 +100,15 @@ func startCommand(path string, cfg *initConfig) (int, error) {
 // directories the command created (absent before it ran), and reports how
 // the command ended.
 func reap(pid int, absent []string, report func(initStatus)) int {
-	for {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		got, err := unix.Wait4(-1, &ws, 0, &ru)
-		if errors.Is(err, unix.EINTR) {
-			continue
+	st := reapUntil(pid) // reaper_linux.go
+	if len(absent) > 0 {
+		killRest()
+		if m := sweepProtected(absent); m != nil {
+			st.Mechanisms = append(st.Mechanisms, *m)
 		}
-		if err != nil {
-			report(initStatus{Done: true, Exit: 125})
-			return 125
-		}
-		if got != pid {
-			continue
-		}
-		st := initStatus{Done: true, CPU: ru.Utime.Nano() + ru.Stime.Nano()}
-		if ws.Signaled() {
-			st.Signal = int(ws.Signal())
-		} else {
-			st.Exit = ws.ExitStatus()
-		}
-		if len(absent) > 0 {
-			killRest()
-			if m := sweepProtected(absent); m != nil {
-				st.Mechanisms = append(st.Mechanisms, *m)
-			}
-		}
-		report(st)
-		return st.Exit
 	}
+	report(st)
+	return st.Exit
 }
 
 // execMain is the exec stage: it runs as the command's own process, so

@@ -111,6 +111,7 @@ func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*O
 		}
 		killGroup(cmd, group)
 	}()
+	cpu := exitedCPU(cmd.Process.Pid) // before Wait reaps it: floor_cpu_*.go
 	waitErr := cmd.Wait()
 	close(done)
 	killGroup(cmd, group) // nothing of the run outlives it
@@ -122,7 +123,7 @@ func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*O
 	}
 	out.ExitCode, out.Signal = exitStatus(cmd.ProcessState, waitErr)
 	if out.CapHit == "" {
-		out.CapHit = floorCapHit(s, cmd.ProcessState, out.Signal, group)
+		out.CapHit = floorCapHit(s, cmd.ProcessState, cpu, group)
 	}
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("sandbox run: %w", err)

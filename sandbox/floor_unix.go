@@ -82,21 +82,25 @@ func exitStatus(ps *os.ProcessState, err error) (int, string) {
 	return ps.ExitCode(), ""
 }
 
-// floorCapHit recognizes the CPU rlimit's SIGXCPU; the other rlimits make
-// calls fail inside the command rather than kill it.
-func floorCapHit(s *Spec, ps *os.ProcessState, _ string, _ procGroup) string {
+// floorCapHit recognizes the CPU rlimit's kill (cpu is the command's CPU
+// time as the limit counted it, where the OS tells: exitedCPU); the other
+// rlimits make calls fail inside the command rather than kill it.
+func floorCapHit(s *Spec, ps *os.ProcessState, cpu time.Duration, _ procGroup) string {
 	if ps == nil {
 		return ""
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() &&
-		cpuCapped(ws.Signal(), ps.UserTime()+ps.SystemTime(), s.Limits.CPU) {
+		cpuCapped(ws.Signal(), max(cpu, ps.UserTime()+ps.SystemTime()), s.Limits.CPU) {
 		return CapCPU
 	}
 	return ""
 }
 
 // cpuCapped reports whether a signal death came from RLIMIT_CPU: SIGXCPU,
-// or SIGKILL with the CPU time at the (whole-second) limit.
+// or SIGKILL with the CPU time at the (whole-second) limit. On Linux used
+// is the clock the kernel checks the limit against (commandCPU), which is
+// at the limit exactly; the 50 ms margin is for the rusage figure that is
+// all other systems give.
 func cpuCapped(sig syscall.Signal, used, limit time.Duration) bool {
 	if limit <= 0 {
 		return false

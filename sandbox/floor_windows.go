@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -124,7 +125,7 @@ func exitStatus(ps *os.ProcessState, _ error) (int, string) {
 
 // floorCapHit reads the job's accounting: CPU time or peak memory at the
 // cap means the job limit ended the run.
-func floorCapHit(s *Spec, ps *os.ProcessState, _ string, j procGroup) string {
+func floorCapHit(s *Spec, ps *os.ProcessState, _ time.Duration, j procGroup) string {
 	if j == nil || j.h == 0 || ps == nil || ps.ExitCode() == 0 {
 		return ""
 	}

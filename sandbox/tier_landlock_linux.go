@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -136,7 +135,7 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Limits.Wall)
 	defer cancel()
 
-	cmd := exec.Command("/proc/self/exe", landlockArg)
+	cmd := stageCommand(landlockArg)
 	cmd.Env = []string{}
 	cmd.ExtraFiles = []*os.File{cfgR, stW}
 	cmd.Stdin = s.Stdin
@@ -306,31 +305,5 @@ func landlockMain() int {
 		killDescendants()
 		report(initStatus{Done: true, Signal: int(unix.SIGKILL)})
 		return 137
-	}
-}
-
-// reapUntil reaps children (orphans come to the subreaper too) until pid
-// exits and returns how it ended.
-func reapUntil(pid int) initStatus {
-	for {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		got, err := unix.Wait4(-1, &ws, 0, &ru)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return initStatus{Done: true, Exit: 125}
-		}
-		if got != pid {
-			continue
-		}
-		st := initStatus{Done: true, CPU: ru.Utime.Nano() + ru.Stime.Nano()}
-		if ws.Signaled() {
-			st.Signal = int(ws.Signal())
-		} else {
-			st.Exit = ws.ExitStatus()
-		}
-		return st
 	}
 }
