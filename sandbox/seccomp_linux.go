@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
 
@@ -162,23 +161,23 @@ func buildSeccompFilter(o seccompOpts) (*seccompFilter, error) {
 	if goarch == "" {
 		goarch = runtime.GOARCH
 	}
-	info, err := arch.GetInfo(goarch)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
+	info, ok := syscallTable(goarch)
+	if !ok {
+		return nil, fmt.Errorf("seccomp: no syscall table for %s", goarch)
 	}
 	enosys := uint32(retErrno | uint32(unix.ENOSYS))
 	prog := []unix.SockFilter{
 		bpfLoad(offArch),
-		bpfJump(unix.BPF_JEQ, uint32(info.ID), 1, 0),
+		bpfJump(unix.BPF_JEQ, info.audit, 1, 0),
 		bpfRet(enosys),
 		bpfLoad(offNr),
 	}
-	if info.ID == arch.X86_64.ID {
+	if info.audit == unix.AUDIT_ARCH_X86_64 {
 		prog = append(prog, bpfJump(unix.BPF_JGE, x32SyscallBit, 0, 1), bpfRet(enosys))
 	}
 	n := 0
 	for _, r := range seccompRules(o) {
-		nr, ok := info.SyscallNames[r.name]
+		nr, ok := info.nr[r.name]
 		if !ok {
 			continue // not on this architecture (open, chmod, iopl on arm64)
 		}
@@ -202,14 +201,14 @@ func buildSeccompFilter(o seccompOpts) (*seccompFilter, error) {
 		if len(body) > 255 {
 			return nil, fmt.Errorf("seccomp: rule %s too long", r.name)
 		}
-		prog = append(prog, bpfLoad(offNr), bpfJump(unix.BPF_JEQ, uint32(nr), 0, uint8(len(body))))
+		prog = append(prog, bpfLoad(offNr), bpfJump(unix.BPF_JEQ, nr, 0, uint8(len(body))))
 		prog = append(prog, body...)
 	}
 	prog = append(prog, bpfRet(retAllow))
 	if len(prog) > unix.BPF_MAXINSNS {
 		return nil, fmt.Errorf("seccomp: filter of %d instructions is too long", len(prog))
 	}
-	sum := fmt.Sprintf("native %s ABI only (other ABIs ENOSYS); %d rules: ptrace, mount family, bpf, io_uring, keyctl, namespaces, TIOCSTI, set-id mode bits, …", info.Name, n)
+	sum := fmt.Sprintf("native %s ABI only (other ABIs ENOSYS); %d rules: ptrace, mount family, bpf, io_uring, keyctl, namespaces, TIOCSTI, set-id mode bits, …", info.name, n)
 	if o.DenyNetwork {
 		sum += "; sockets other than AF_UNIX refused"
 	}

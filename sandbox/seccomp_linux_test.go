@@ -188,3 +188,41 @@ func TestSeccompDenyListNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSyscallTables checks our own syscall tables (seccomp_tables_linux.go)
+// against the reference tables of go-seccomp-bpf, which the binary no
+// longer links: every name a filter refuses, on every architecture the
+// table knows, has the reference's number and audit identifier; a name
+// an architecture lacks is absent from both.
+func TestSyscallTables(t *testing.T) {
+	names := map[string]bool{"socket": true}
+	for _, r := range seccompRules(seccompOpts{DenyNetwork: true}) {
+		names[r.name] = true
+	}
+	for _, a := range []string{"amd64", "arm64", "386", "arm"} {
+		ours, ok := syscallTable(a)
+		if !ok {
+			t.Fatalf("no table for %s", a)
+		}
+		ref, err := arch.GetInfo(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ours.audit != uint32(ref.ID) {
+			t.Errorf("%s: audit arch %#x, reference %#x", a, ours.audit, uint32(ref.ID))
+		}
+		for n := range names {
+			got, have := ours.nr[n]
+			want, refHas := ref.SyscallNames[n]
+			if have != refHas || (have && got != uint32(want)) {
+				t.Errorf("%s %s: ours %d (%v), reference %d (%v)", a, n, got, have, want, refHas)
+			}
+		}
+		if len(ours.nr) > len(names) {
+			t.Errorf("%s: the table holds %d names, the filters use %d", a, len(ours.nr), len(names))
+		}
+	}
+	if _, ok := syscallTable("mips"); ok {
+		t.Error("a table for an architecture the sandbox does not know")
+	}
+}

@@ -2,9 +2,9 @@ package sandbox
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
-	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,13 +17,13 @@ import (
 // socketpair(2), which pipes between a command's own processes use, still
 // works.
 func applySocketFilter() (Mechanism, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return Mechanism{}, fmt.Errorf("socket filter: %w", err)
-	}
-	nr, ok := info.SyscallNames["socket"]
+	info, ok := syscallTable(runtime.GOARCH)
 	if !ok {
-		return Mechanism{}, fmt.Errorf("socket filter: no socket(2) on %s", info.Name)
+		return Mechanism{}, fmt.Errorf("socket filter: no syscall table for %s", runtime.GOARCH)
+	}
+	nr, ok := info.nr["socket"]
+	if !ok {
+		return Mechanism{}, fmt.Errorf("socket filter: no socket(2) on %s", info.name)
 	}
 	const (
 		offNr, offArch, offArg0 = 0, 4, 16
@@ -36,9 +36,9 @@ func applySocketFilter() (Mechanism, error) {
 	allowUnix := unixSocketsConfined()
 	prog := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArch},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: uint32(info.ID), Jt: 0, Jf: 5},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: info.audit, Jt: 0, Jf: 5},
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offNr},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: uint32(nr), Jt: 0, Jf: 3},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: 0, Jf: 3},
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: arg0},
 		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AF_UNIX, Jt: 1, Jf: 0},
 		{Code: unix.BPF_RET | unix.BPF_K, K: deny},
