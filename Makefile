@@ -11,8 +11,19 @@ GOTEST_TIMEOUT ?= 25m
 
 all: build
 
+# build: the binary and, next to it, the sandbox's small init program
+# (cmd/ioh-sandbox-init), which runs a contained run's stages instead of
+# the whole binary. Both carry the same random stamp (the init program as
+# its Go build ID): ioh-lsp uses only an init program of its own build and
+# re-executes itself otherwise (go install, a stale or foreign file).
+STAMP    := $(shell od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+INIT_BIN := bin/ioh-sandbox-init
+STAMPVAR := github.com/ioh-lsp/ioh-lsp/sandbox.stageStamp
+
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ioh-lsp
+	$(GO) build -ldflags '-buildid=ioh-stage-$(STAMP)' -o $(INIT_BIN) ./cmd/ioh-sandbox-init
+	$(GO) build -ldflags '$(LDFLAGS) -X $(STAMPVAR)=$(STAMP)' -o $(BIN) ./cmd/ioh-lsp
+	@chmod go-w $(dir $(BIN)) $(BIN) $(INIT_BIN)
 
 # test: everything. Go with -race, the cross-builds of the non-Linux sandbox
 # backends, vet and formatting, and the editor clients.
@@ -76,7 +87,8 @@ vscode:
 	$(MAKE) -C editors/vscode package
 
 install:
-	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/ioh-lsp
+	$(GO) install -trimpath -ldflags '-buildid=ioh-stage-$(STAMP)' ./cmd/ioh-sandbox-init
+	$(GO) install -trimpath -ldflags '$(LDFLAGS) -X $(STAMPVAR)=$(STAMP)' ./cmd/ioh-lsp
 
 # deps-test installs the Debian packages the tests and benches use (as
 # root; otherwise it names what is missing and the tests that need them skip).

@@ -129,7 +129,14 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 	stF = os.NewFile(4, "status")
 	unix.CloseOnExec(3)
 	unix.CloseOnExec(4)
+	// The first report that carries mechanisms also names the program
+	// the stages run in (the small init program or this whole binary).
+	named := false
 	report = func(st initStatus) {
+		if !named && len(st.Mechanisms) > 0 {
+			st.Mechanisms = append([]Mechanism{initProgramMechanism()}, st.Mechanisms...)
+			named = true
+		}
 		b, _ := json.Marshal(st)
 		_, _ = stF.Write(append(b, '\n'))
 	}

@@ -41,11 +41,11 @@ func initAttr(flags uintptr) *syscall.SysProcAttr {
 // vfork, no namespaces) which then starts the init stage.
 func initCommand(flags uintptr) *exec.Cmd {
 	if residentBytes() > spawnerThreshold {
-		cmd := exec.Command("/proc/self/exe", spawnArg, strconv.FormatUint(uint64(flags), 16))
+		cmd := stageCommand(spawnArg, strconv.FormatUint(uint64(flags), 16))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		return cmd
 	}
-	cmd := exec.Command("/proc/self/exe", initArg)
+	cmd := stageCommand(initArg)
 	cmd.SysProcAttr = initAttr(flags)
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,13 +167,20 @@ func (w *world) writeCases(h string) []tierCase {
 	return cs
 }
 
+// TestTierContainment runs the table in each tier with the stages
+// re-executing this binary (a binary built without `make build`), and a
+// part of it with the small init program (init_program_linux.go).
 func TestTierContainment(t *testing.T) {
 	for _, tier := range tiersHere(t) {
-		t.Run(tier, func(t *testing.T) { tierContainment(t, tier) })
+		t.Run(tier, func(t *testing.T) { useReexec(t); tierContainment(t, tier, nil) })
+		t.Run(tier+" with the small init program", func(t *testing.T) { useSmallInit(t); tierContainment(t, tier, smallInitCases) })
 	}
 }
 
-func tierContainment(t *testing.T, tier string) {
+// tierContainment runs the cases (those named in only, if set) and checks
+// which program ran the stages: the small init program exactly when only
+// is set.
+func tierContainment(t *testing.T, tier string, only map[string]bool) {
 	h := helperPath(t)
 	w := newWorld(t)
 	sockDir := filepath.Join(w.home, ".docker", "run")
@@ -221,13 +229,22 @@ func tierContainment(t *testing.T, tier string) {
 
 	contained, counted := 0, 0
 	var leaks []string
+	for name := range only {
+		if !slices.ContainsFunc(cases, func(c tierCase) bool { return c.name == name }) {
+			t.Fatalf("no case %q", name)
+		}
+	}
 	for _, c := range cases {
+		if only != nil && !only[c.name] {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			s := Spec{Argv: c.argv, Dir: w.work, Writable: []string{w.work}, Readable: []string{w.helperDir}, Backend: tier}
 			if c.spec != nil {
 				c.spec(&s)
 			}
 			out, output := runTier(t, s)
+			wantInitProgram(t, out, only != nil)
 			held := out.ExitCode != 0
 			switch {
 			case c.landed != nil:
@@ -281,6 +298,10 @@ func tierContainment(t *testing.T, tier string) {
 	who := "an ordinary user"
 	if isRoot() {
 		who = "root"
+	}
+	if only != nil {
+		t.Logf("containment %s tier with the small init program, %s, as %s: %d of %d contained", tier, mode, who, contained, counted)
+		return
 	}
 	line := fmt.Sprintf("containment %s tier, %s, as %s: %d of %d contained", tier, mode, who, contained, counted)
 	if len(leaks) > 0 {

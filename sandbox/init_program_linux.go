@@ -1,0 +1,190 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// InitProgramName is the small init program (cmd/ioh-sandbox-init) that
+// runs the re-executed sandbox stages (PID 1, the exec stage, the landlock
+// runner, the spawn stage) instead of the whole binary: `make build` puts
+// it next to bin/ioh-lsp. A stage of the whole binary maps and
+// initializes ten times the code; the small one starts about as fast as
+// a minimal Go program.
+const InitProgramName = "ioh-sandbox-init"
+
+// stageStamp ties this binary to the init program built with it. `make
+// build` sets it (-X) here and, as the Go build ID, in the init program;
+// a binary built without it (go install, go build) always re-executes
+// itself.
+var stageStamp string
+
+// stampPrefix starts the init program's build ID.
+const stampPrefix = "ioh-stage-"
+
+// initProgram is what the stages of this process's runs execute.
+type initProgram struct {
+	path  string   // what to exec: /proc/self/fd/N of the checked file, or /proc/self/exe
+	small bool     // the small init program, not this binary
+	file  *os.File // the checked init program, kept open for the process's life
+	why   string   // why this binary re-executes itself, when it does
+}
+
+// stageProgram is decided once per process: the file is opened, checked
+// and kept open, and every stage is executed from that open file, so what
+// was checked is what runs. Tests swap it (init_program_linux_test.go).
+var stageProgram = sync.OnceValue(func() *initProgram {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return &initProgram{path: "/proc/self/exe", why: fmt.Sprintf("cannot locate this binary: %v", err)}
+	}
+	return findInitProgram(filepath.Dir(exe), stageStamp)
+})
+
+// findInitProgram opens dir's init program and checks it: stamped with
+// stamp, a regular file that only root or this user can change, in
+// directories only they can change. Anything else, missing included,
+// means this binary re-executes itself, and why says so.
+func findInitProgram(dir, stamp string) *initProgram {
+	self := &initProgram{path: "/proc/self/exe"}
+	if stamp == "" {
+		self.why = "this binary was built without `make build`, so it has no init program of its own build"
+		return self
+	}
+	f, err := openInitProgram(filepath.Join(dir, InitProgramName), stamp)
+	if err != nil {
+		self.why = err.Error()
+		return self
+	}
+	return &initProgram{path: "/proc/self/fd/" + strconv.Itoa(int(f.Fd())), small: true, file: f}
+}
+
+// openInitProgram opens path and returns it only if it may be executed as
+// the sandbox's init program. The descriptor is moved above the ones a
+// child's ExtraFiles take (3, 4, …), so a stage's exec of
+// /proc/self/fd/N still finds it after they are placed.
+func openInitProgram(path, stamp string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("init program %s: %w", path, err)
+	}
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 100)
+	unix.Close(fd)
+	if err != nil {
+		return nil, fmt.Errorf("init program %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(high), path)
+	if err := checkInitProgram(f, path, stamp); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkInitProgram checks the open file f (named path): what it finds is
+// what the stages will execute.
+func checkInitProgram(f *os.File, path, stamp string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("init program %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("init program %s is not a regular file", path)
+	}
+	if err := trustedOwner(path, st.Uid, st.Mode, false); err != nil {
+		return err
+	}
+	if st.Mode&0o111 == 0 {
+		return fmt.Errorf("init program %s is not executable", path)
+	}
+	for d := filepath.Dir(path); ; d = filepath.Dir(d) {
+		var ds unix.Stat_t
+		if err := unix.Stat(d, &ds); err != nil {
+			return fmt.Errorf("init program directory %s: %w", d, err)
+		}
+		if err := trustedOwner(d, ds.Uid, ds.Mode, true); err != nil {
+			return err
+		}
+		if d == "/" {
+			break
+		}
+	}
+	head := make([]byte, 8192)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && n == 0 {
+		return fmt.Errorf("init program %s: %w", path, err)
+	}
+	if !bytes.Contains(head[:n], buildIDNote(stampPrefix+stamp)) {
+		return fmt.Errorf("init program %s is from another build than this binary (rebuild both with `make build`)", path)
+	}
+	return nil
+}
+
+// trustedOwner refuses a file or directory that someone other than root
+// or this user could change: owned by another user, or writable by group
+// or others (a directory with the sticky bit, like /tmp, keeps others
+// from replacing what they do not own).
+func trustedOwner(path string, uid, mode uint32, dir bool) error {
+	if uid != 0 && int(uid) != os.Geteuid() {
+		return fmt.Errorf("init program path %s is owned by uid %d, neither root nor this user", path, uid)
+	}
+	if mode&0o022 != 0 && !(dir && mode&unix.S_ISVTX != 0) {
+		return fmt.Errorf("init program path %s is writable by group or others (mode %#o)", path, mode&0o7777)
+	}
+	return nil
+}
+
+// buildIDNote is the ELF note in which the Go linker records a build ID
+// (-ldflags=-buildid=ID), in the first page of the file: name size 4,
+// description size, type 4, "Go\0\0", the ID.
+func buildIDNote(id string) []byte {
+	b := make([]byte, 0, 16+len(id))
+	b = binary.NativeEndian.AppendUint32(b, 4)
+	b = binary.NativeEndian.AppendUint32(b, uint32(len(id)))
+	b = binary.NativeEndian.AppendUint32(b, 4)
+	b = append(b, 'G', 'o', 0, 0)
+	return append(b, id...)
+}
+
+// stageCommand returns the command that runs stage (a hidden first
+// argument) with args: in the small init program when this process has
+// one, else in this binary again.
+func stageCommand(stage string, args ...string) *exec.Cmd {
+	return exec.Command(stageProgram().path, append([]string{stage}, args...)...)
+}
+
+// initProgramMechanism is what a stage reports about the program it runs
+// in, read from the kernel (/proc/self/exe), not from what the caller
+// meant to start.
+func initProgramMechanism() Mechanism {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return Mechanism{"init-program", StateFailed, fmt.Sprintf("cannot read /proc/self/exe: %v", err)}
+	}
+	if filepath.Base(exe) == InitProgramName {
+		return Mechanism{"init-program", StateApplied, InitProgramName + ": the small init program runs the sandbox's stages (" + exe + ")"}
+	}
+	return Mechanism{"init-program", StateUnavailable, "the whole binary re-executes itself for each stage (" + exe + "): no init program of its build next to it; `sandbox doctor` says why"}
+}
+
+// InitProgram reports what this process's sandbox stages run in: the
+// small init program's path, or "" and why this binary re-executes
+// itself instead (for `sandbox doctor`).
+func InitProgram() (path, why string) {
+	p := stageProgram()
+	if p.small {
+		return p.file.Name(), ""
+	}
+	return "", p.why
+}

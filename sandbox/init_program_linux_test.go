@@ -1,0 +1,216 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	smallInitOnce  sync.Once
+	smallInitStamp string
+	smallInitErr   error
+)
+
+// smallInit builds cmd/ioh-sandbox-init, as `make build` does, next to
+// the copy of the test binary the containment re-runs execute (so a
+// re-run, as another user or without user namespaces, finds it next to
+// itself), and returns its directory and stamp. A re-run reads the stamp
+// its parent wrote.
+func smallInit(t *testing.T) (dir, stamp string) {
+	t.Helper()
+	if os.Getenv(asUserEnv) != "" {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(self), InitProgramName+".stamp"))
+		if err != nil {
+			t.Fatalf("re-run without its parent's init program: %v", err)
+		}
+		return filepath.Dir(self), string(b)
+	}
+	dir = filepath.Dir(helperPath(t))
+	smallInitOnce.Do(func() {
+		var b [12]byte
+		rand.Read(b[:])
+		stamp := hex.EncodeToString(b[:])
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-buildid="+stampPrefix+stamp,
+			"-o", filepath.Join(dir, InitProgramName), "github.com/ioh-lsp/ioh-lsp/cmd/ioh-sandbox-init")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			smallInitErr = err
+			t.Logf("%s", out)
+			return
+		}
+		smallInitErr = os.WriteFile(filepath.Join(dir, InitProgramName+".stamp"), []byte(stamp), 0o644)
+		smallInitStamp = stamp
+	})
+	if smallInitErr != nil {
+		t.Fatalf("build the init program: %v", smallInitErr)
+	}
+	return dir, smallInitStamp
+}
+
+// useProgram makes p this process's stage program for the test.
+func useProgram(t *testing.T, p *initProgram) {
+	t.Helper()
+	old := stageProgram
+	stageProgram = func() *initProgram { return p }
+	t.Cleanup(func() { stageProgram = old })
+}
+
+// useSmallInit runs the test's sandbox stages in the small init program,
+// found and checked the way a `make build` binary finds it.
+func useSmallInit(t *testing.T) {
+	t.Helper()
+	dir, stamp := smallInit(t)
+	p := findInitProgram(dir, stamp)
+	if !p.small {
+		t.Fatalf("the init program built for this test is refused: %s", p.why)
+	}
+	useProgram(t, p)
+}
+
+// useReexec runs the test's sandbox stages in this binary, as one built
+// without `make build` does.
+func useReexec(t *testing.T) {
+	t.Helper()
+	useProgram(t, findInitProgram(t.TempDir(), ""))
+}
+
+// wantInitProgram checks which program ran the run's stages, as the stage
+// itself reported it from /proc/self/exe.
+func wantInitProgram(t *testing.T, out *Outcome, small bool) {
+	t.Helper()
+	for _, m := range out.Mechanisms {
+		if m.Name != "init-program" {
+			continue
+		}
+		if got := strings.HasPrefix(m.Detail, InitProgramName+":"); got != small {
+			t.Fatalf("stages ran in %q, want the small init program: %v", m.Detail, small)
+		}
+		return
+	}
+	t.Fatalf("no init-program mechanism in %+v", out.Mechanisms)
+}
+
+// smallInitCases are the containment cases TestTierContainment also runs
+// with the small init program: reads, writes, network, signals, a daemon,
+// syscalls, and the caps that need the exec stage (a nested stage of the
+// init program) where no cgroup carries them.
+var smallInitCases = map[string]bool{
+	"read ~/.ssh/id_ed25519": true, "write into HOME": true, "write into /tmp": true,
+	"tcp to a host listener": true, "signal a host process": true, "daemon outlives the run": true,
+	"fork bomb": true, "memory bomb": true, "syscall keyctl": true,
+}
+
+// TestInitProgramChecks: only a regular file of this build, which only
+// root or this user can change, in directories only they can change, is
+// taken; anything else leaves the binary re-executing itself, with the
+// reason.
+func TestInitProgramChecks(t *testing.T) {
+	src, stamp := smallInit(t)
+	body, err := os.ReadFile(filepath.Join(src, InitProgramName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := func(t *testing.T) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, InitProgramName), body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, dir string) string // returns the stamp to look for
+		refuse string                                // part of the reason; "" means taken
+	}{
+		{"same build (control)", func(t *testing.T, dir string) string { return stamp }, ""},
+		{"another build", func(t *testing.T, dir string) string { return stamp + "0" }, "another build"},
+		{"no stamp in this binary", func(t *testing.T, dir string) string { return "" }, "without `make build`"},
+		{"missing", func(t *testing.T, dir string) string {
+			os.Remove(filepath.Join(dir, InitProgramName))
+			return stamp
+		}, "no such file"},
+		{"group-writable", func(t *testing.T, dir string) string {
+			os.Chmod(filepath.Join(dir, InitProgramName), 0o775)
+			return stamp
+		}, "writable by group or others"},
+		{"in a directory others can write", func(t *testing.T, dir string) string {
+			os.Chmod(dir, 0o777)
+			return stamp
+		}, "writable by group or others"},
+		{"a symlink to it", func(t *testing.T, dir string) string {
+			real := filepath.Join(dir, "real")
+			os.Rename(filepath.Join(dir, InitProgramName), real)
+			os.Symlink(real, filepath.Join(dir, InitProgramName))
+			return stamp
+		}, "symbolic links"},
+		{"not executable", func(t *testing.T, dir string) string {
+			os.Chmod(filepath.Join(dir, InitProgramName), 0o644)
+			return stamp
+		}, "not executable"},
+		{"a directory", func(t *testing.T, dir string) string {
+			os.Remove(filepath.Join(dir, InitProgramName))
+			os.Mkdir(filepath.Join(dir, InitProgramName), 0o755)
+			return stamp
+		}, "not a regular file"},
+	}
+	if isRoot() {
+		cases = append(cases, struct {
+			name   string
+			setup  func(t *testing.T, dir string) string
+			refuse string
+		}{"owned by another user", func(t *testing.T, dir string) string {
+			os.Chown(filepath.Join(dir, InitProgramName), 65534, 65534)
+			return stamp
+		}, "owned by uid 65534"})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := install(t)
+			p := findInitProgram(dir, c.setup(t, dir))
+			if p.file != nil {
+				defer p.file.Close()
+			}
+			if c.refuse == "" {
+				if !p.small {
+					t.Fatalf("refused: %s", p.why)
+				}
+				return
+			}
+			if p.small || p.path != "/proc/self/exe" {
+				t.Fatalf("taken: %+v", p)
+			}
+			if !strings.Contains(p.why, c.refuse) {
+				t.Fatalf("why = %q, want it to say %q", p.why, c.refuse)
+			}
+		})
+	}
+}
+
+// TestStaleInitProgramFallsBack: an init program of another build next to
+// the binary is not used; the run re-executes the binary and works.
+func TestStaleInitProgramFallsBack(t *testing.T) {
+	dir, stamp := smallInit(t)
+	useProgram(t, findInitProgram(dir, stamp+"-other"))
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			out, output := runTier(t, Spec{Argv: []string{"sh", "-c", "echo ran"}, Dir: "/", Backend: tier})
+			if out.ExitCode != 0 || !strings.Contains(output, "ran") {
+				t.Fatalf("exit %d: %s", out.ExitCode, output)
+			}
+			wantInitProgram(t, out, false)
+		})
+	}
+}
