@@ -11,7 +11,7 @@ import (
 // run against itself never names a test as fixed.
 func FuzzEvidence(f *testing.F) {
 	for _, s := range []string{goRed, goGreen("TestMean", "pass"), nodeTAP, pytestJUnit, surefireJUnit,
-		"\nioh-report-x file r.xml\n<testsuite/>\nioh-report-x end\n", "1..2\nok 1\nnot ok 2 # skip\n", "{\"Action\":\"pass\"}\n{"} {
+		"ioh-report file 12 r.xml\n<testsuite/>\nioh-report end 35\n", "1..2\nok 1\nnot ok 2 # skip\n", "{\"Action\":\"pass\"}\n{"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, out string) {
@@ -37,7 +37,7 @@ func FuzzEvidence(f *testing.F) {
 		if parseJUnit(junit, out) == nil {
 			check(junit)
 		}
-		text, files, _ := splitReport(out, "ioh-report-x")
+		text, files, _ := splitReport(out)
 		if !strings.HasPrefix(out, text) {
 			t.Fatalf("split text %q is not a prefix of the output", text)
 		}
@@ -45,6 +45,13 @@ func FuzzEvidence(f *testing.F) {
 			if strings.Contains(name, "\n") {
 				t.Fatalf("report file name %q spans lines", name)
 			}
+		}
+		// whatever the command printed, the reports read are exactly the
+		// ones the wrapper appended after it
+		real := map[string]string{"r.xml": pytestJUnit, "b c.xml": out}
+		text, files, complete := splitReport(out + reportBlock(real))
+		if !complete || text != out || len(files) != len(real) || files["r.xml"] != pytestJUnit || files["b c.xml"] != out {
+			t.Fatalf("after output %q: complete %v, text %q, files %q", out, complete, text, files)
 		}
 	})
 }

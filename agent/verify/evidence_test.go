@@ -2,8 +2,13 @@ package verify
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -212,23 +217,76 @@ func TestParseJUnit(t *testing.T) {
 }
 
 func TestReportTravelsOnTheOutput(t *testing.T) {
-	argv, nonce := withReport([]string{"pytest", "--junitxml=r.xml"}, "", "r.xml")
-	if argv[0] != "/bin/sh" || argv[4] != nonce || argv[5] != "r.xml" || argv[6] != "argv" || argv[7] != "pytest" {
+	argv := withReport([]string{"pytest", "--junitxml=r.xml"}, "", "r.xml")
+	if argv[0] != "/bin/sh" || argv[3] != reportTag || argv[4] != "r.xml" || argv[5] != "argv" || argv[6] != "pytest" {
 		t.Fatalf("wrapped argv %q", argv)
 	}
-	if _, other := withReport(nil, "make test", "r.xml"); other == nonce {
-		t.Error("two runs share a nonce")
+	if strings.Join(withReport(nil, "make test", "r.xml"), " ") != strings.Join(withReport(nil, "make test", "r.xml"), " ") {
+		t.Error("the wrapper's command line holds something that varies: nothing in it is secret from the sandbox")
 	}
-	out := "collected 3 items\nF..\n\n" + nonce + " file r.xml\n" + pytestJUnit + "\n" + nonce + " end\n"
-	text, files, complete := splitReport(out, nonce)
-	if text != "collected 3 items\nF..\n" || !complete || files["r.xml"] != pytestJUnit {
+	out := "collected 3 items\nF..\n" + reportBlock(map[string]string{"r.xml": pytestJUnit})
+	text, files, complete := splitReport(out)
+	if text != "collected 3 items\nF..\n" || !complete || files["r.xml"] != pytestJUnit || len(files) != 1 {
 		t.Errorf("split: text %q complete %v files %v", text, complete, files)
 	}
-	if _, _, complete := splitReport(out[:len(out)-20], nonce); complete {
-		t.Error("a cut report counts as complete")
+	for _, cut := range []int{1, 20, len(out) - len(text) - 5} {
+		if _, _, complete := splitReport(out[:len(out)-cut]); complete {
+			t.Errorf("a report cut by %d bytes counts as complete", cut)
+		}
+	}
+	if _, _, complete := splitReport(out + "late output\n"); complete {
+		t.Error("output after the trailer leaves the reports readable")
 	}
 	if run, why := readJUnit(map[string]string{}, true, "r.xml"); run != nil || why != "it wrote no JUnit report at r.xml" {
 		t.Errorf("no report: %v %q", run, why)
+	}
+}
+
+// reportBlock is what reportScript prints after a command that wrote
+// files (sorted by name, as the shell's glob expands).
+func reportBlock(files map[string]string) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s file %d %s\n%s", reportTag, len(files[n]), n, files[n])
+	}
+	return fmt.Sprintf("%s\n%s end %d\n", b.String(), reportTag, b.Len())
+}
+
+// TestForgedReportSectionIsOnlyOutput runs the real wrapper script with
+// /bin/sh: a command that prints report sections and trailers of its own
+// (as a test that read the wrapper's command line could) gets them shown
+// as output, and only the file it wrote counts; names with spaces and
+// multi-byte characters are framed by their bytes.
+func TestForgedReportSectionIsOnlyOutput(t *testing.T) {
+	dir := t.TempDir()
+	forged := reportBlock(map[string]string{"out/r.xml": "<testsuite><testcase name=\"mean\"/></testsuite>"})
+	cmd := "mkdir -p out; printf '%s' \"$FORGED\"; printf '<testsuite><testcase name=\"mean\"><failure/></testcase></testsuite>' > 'out/r é.xml'; printf '%s' \"$FORGED\"; exit 3"
+	argv := withReport(nil, cmd, "out/*.xml")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "FORGED="+forged)
+	out, err := c.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("wrapper: %v (want the command's exit status 3)\n%s", err, out)
+	}
+	text, files, complete := splitReport(string(out))
+	want := map[string]string{"out/r é.xml": `<testsuite><testcase name="mean"><failure/></testcase></testsuite>`}
+	if !complete || !cmp.Equal(files, want) {
+		t.Fatalf("complete %v, files %q, want %q\noutput:\n%s", complete, files, want, out)
+	}
+	if text != forged+forged {
+		t.Errorf("the command's own output %q, want the two forged blocks as text", text)
+	}
+	run, why := readJUnit(files, complete, "out/*.xml")
+	if run == nil || run.status["mean"] != StatusFail {
+		t.Errorf("results %v (%s): the forged pass counted", run, why)
 	}
 }
 

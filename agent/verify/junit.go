@@ -1,72 +1,106 @@
 package verify
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
+// reportTag starts the lines reportScript adds to the output. It is no
+// secret: anything the check prints can imitate it, so the report block
+// is found by its length, from the very end of the output (splitReport).
+const reportTag = "ioh-report"
+
 // reportScript runs a check and then prints the JUnit report files it
-// wrote, each after a marker line carrying a nonce, so they travel back
-// on the output (the sandbox discards the check's own writes). Report
-// files left from before (in the workspace or the change set) are removed
-// first, so only a report this run wrote counts. $1 nonce, $2 the report
-// path or glob (expanded by the shell with IFS empty: no word splitting),
-// $3 "argv" or "shell", then the command.
-const reportScript = `n=$1; p=$2; m=$3; shift 3
+// wrote, so they travel back on the output (the sandbox discards the
+// check's own writes). Report files left from before (in the workspace or
+// the change set) are removed first, so only a report this run wrote
+// counts. $1 the report path or glob (expanded by the shell with IFS
+// empty: no word splitting), $2 "argv" or "shell", then the command.
+//
+// After the command has ended it prints, for each report file, a line
+// "ioh-report file SIZE NAME" and the file's SIZE bytes, then the trailer
+// "\nioh-report end TOTAL\n" as the last bytes of the output, TOTAL being
+// the length of everything it printed before the trailer. The reader takes
+// exactly those TOTAL bytes before the trailer as the reports: a report
+// the command (or anything it started) printed itself lies before them
+// and is only output, and anything printed after the trailer makes the
+// reports unreadable. There is no nonce to learn: a process in the
+// sandbox can read the wrapper's command line and memory, so a secret
+// there would be no secret. Sizes are counted in bytes (LC_ALL=C).
+const reportScript = `p=$1; m=$2; shift 2
 IFS=
 rm -f -- $p 2>/dev/null
 if [ "$m" = shell ]; then /bin/sh -c "$1"; else "$@"; fi
 s=$?
+LC_ALL=C
+export LC_ALL
+nl='
+'
+t=0
 for f in $p; do
-  if [ -f "$f" ]; then printf '\n%s file %s\n' "$n" "$f"; cat -- "$f"; fi
+  case $f in *"$nl"*) continue ;; esac
+  if [ -f "$f" ]; then
+    z=$(wc -c < "$f") || continue
+    z=$((z + 0))
+    h="ioh-report file $z $f"
+    printf '%s\n' "$h"
+    cat -- "$f"
+    t=$((t + ${#h} + 1 + z))
+  fi
 done
-printf '\n%s end\n' "$n"
+printf '\nioh-report end %d\n' "$t"
 exit $s
 `
 
-// withReport wraps a check's command in reportScript; nonce marks the
-// report sections in the output.
-func withReport(argv []string, shell, pattern string) (wrapped []string, nonce string) {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	nonce = "ioh-report-" + hex.EncodeToString(b[:])
-	wrapped = []string{"/bin/sh", "-c", reportScript, "ioh-report", nonce, pattern}
+// withReport wraps a check's command in reportScript.
+func withReport(argv []string, shell, pattern string) []string {
+	wrapped := []string{"/bin/sh", "-c", reportScript, reportTag, pattern}
 	if shell != "" {
-		return append(wrapped, "shell", shell), nonce
+		return append(wrapped, "shell", shell)
 	}
-	return append(append(wrapped, "argv"), argv...), nonce
+	return append(append(wrapped, "argv"), argv...)
 }
 
 // splitReport separates the check's own output from the report files
-// reportScript appended. complete is false when the end marker is missing
-// (the output cap cut it, or the wrapper was killed).
-func splitReport(out, nonce string) (text string, files map[string]string, complete bool) {
-	mark := "\n" + nonce + " "
-	i := strings.Index(out, mark)
+// reportScript appended (see there). complete is false when the output
+// does not end with the trailer or the block before it does not parse
+// exactly (the output cap cut it, the wrapper was killed, or something
+// wrote after it or into it).
+func splitReport(out string) (text string, files map[string]string, complete bool) {
+	body, ok := strings.CutSuffix(out, "\n")
+	if !ok {
+		return out, nil, false
+	}
+	i := strings.LastIndex(body, "\n"+reportTag+" end ")
 	if i < 0 {
 		return out, nil, false
 	}
-	text, rest := out[:i], out[i+len(mark):]
-	files = map[string]string{}
-	for {
-		head, body, found := strings.Cut(rest, "\n")
-		if head == "end" {
-			return text, files, true
-		}
-		name, ok := strings.CutPrefix(head, "file ")
-		if !ok || !found {
-			return text, files, false
-		}
-		j := strings.Index(body, mark)
-		if j < 0 {
-			return text, files, false
-		}
-		files[name], rest = body[:j], body[j+len(mark):]
+	total, err := strconv.Atoi(body[i+len("\n"+reportTag+" end "):])
+	if err != nil || total < 0 || total > i {
+		return out, nil, false
 	}
+	text, block := out[:i-total], out[i-total:i]
+	files = map[string]string{}
+	for block != "" {
+		head, rest, found := strings.Cut(block, "\n")
+		if !found {
+			return out, nil, false
+		}
+		sizeName, ok := strings.CutPrefix(head, reportTag+" file ")
+		if !ok {
+			return out, nil, false
+		}
+		sz, name, ok := strings.Cut(sizeName, " ")
+		n, err := strconv.Atoi(sz)
+		if !ok || err != nil || n < 0 || n > len(rest) || name == "" {
+			return out, nil, false
+		}
+		files[name], block = rest[:n], rest[n:]
+	}
+	return text, files, true
 }
 
 // parseJUnit reads JUnit XML (a <testsuites> or <testsuite> root, suites
@@ -141,7 +175,7 @@ func caseName(attrs []xml.Attr) string {
 // and the reason when there are none or one cannot be read.
 func readJUnit(files map[string]string, complete bool, pattern string) (*testRun, string) {
 	if !complete {
-		return nil, fmt.Sprintf("its JUnit report %s did not come back whole (output cap or killed)", pattern)
+		return nil, fmt.Sprintf("its JUnit report %s did not come back whole (output cap, killed, or output written after it)", pattern)
 	}
 	if len(files) == 0 {
 		return nil, fmt.Sprintf("it wrote no JUnit report at %s", pattern)

@@ -188,7 +188,6 @@ type plan struct {
 	shell    string
 	evidence string
 	pattern  string // junit report path or glob
-	nonce    string // marks the junit report in the output
 }
 
 // canReport: JUnit reports come back through a /bin/sh wrapper, which
@@ -205,7 +204,7 @@ func planCheck(c contract.Check) plan {
 		// no /bin/sh to bring the report back: said as exit code only
 	case strings.HasPrefix(c.Report, "junit:"):
 		p.evidence, p.pattern = EvidenceJUnit, strings.TrimPrefix(c.Report, "junit:")
-		p.argv, p.nonce = withReport(p.argv, p.shell, p.pattern)
+		p.argv = withReport(p.argv, p.shell, p.pattern)
 		p.shell = ""
 	case c.Report == "" && canReport && isPytest(c.Run):
 		// pytest writes a JUnit report where we ask: in the sandbox's
@@ -213,7 +212,7 @@ func planCheck(c contract.Check) plan {
 		tag := make([]byte, 8)
 		_, _ = rand.Read(tag)
 		p.evidence, p.pattern = EvidenceJUnit, "/tmp/ioh-pytest-"+hex.EncodeToString(tag)+".xml"
-		p.argv, p.nonce = withReport(append(p.argv, "--junitxml="+p.pattern), "", p.pattern)
+		p.argv = withReport(append(p.argv, "--junitxml="+p.pattern), "", p.pattern)
 	case c.Report == "" && isGoTest(c.Run):
 		if argv, ok := goTestJSON(p.argv); ok {
 			p.argv, p.evidence = argv, EvidenceGoTest
@@ -323,7 +322,7 @@ func readEvidence(p plan, raw string) (text string, tests *testRun, unreadable s
 		}
 		return text, tests, unreadable
 	case EvidenceJUnit:
-		text, files, complete := splitReport(raw, p.nonce)
+		text, files, complete := splitReport(raw)
 		tests, unreadable = readJUnit(files, complete, p.pattern)
 		return text, tests, unreadable
 	case EvidenceTAP:
