@@ -2,7 +2,9 @@ package verify
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -158,11 +160,21 @@ func afterEquals(w string) string {
 // programs returns the base names of the programs a check runs: the first
 // word and, for a shell line, words after && || ; and |.
 func programs(words []string) []string {
+	out := commandWords(words)
+	for i, w := range out {
+		out[i] = path.Base(w)
+	}
+	return out
+}
+
+// commandWords returns the words that name the programs a check runs, as
+// written (see programs).
+func commandWords(words []string) []string {
 	var out []string
 	next := true
 	for _, w := range words {
 		if next && !strings.Contains(w, "=") {
-			out = append(out, path.Base(w))
+			out = append(out, w)
 			next = false
 		}
 		if w == "&&" || w == "||" || w == ";" || w == "|" || strings.HasSuffix(w, ";") {
@@ -186,3 +198,62 @@ func matching(touched map[string]bool, globs []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// shadowedPrograms returns a reason for each program a check names
+// without a slash (looked up in PATH inside the sandbox, which keeps the
+// caller's PATH) that resolves to a file the change set adds or edits in
+// a PATH directory inside the workspace: a relative or empty entry (the
+// check runs in the workspace root) or an absolute one under root, before
+// any directory outside it that holds the program. Such a change replaces
+// the program the check runs (its own `go` printing a passing stream)
+// though the check's words name no file of the workspace. pathEnv is the
+// PATH the sandbox passes on; touched holds the changed workspace-relative
+// paths. The result maps each such path to its reason.
+func shadowedPrograms(v contract.Verify, touched map[string]bool, root, pathEnv string) map[string]string {
+	out := map[string]string{}
+	if len(touched) == 0 || root == "" {
+		return out
+	}
+	for i, c := range v.Checks {
+		words := c.Run
+		if c.Shell != "" {
+			words = strings.Fields(c.Shell)
+		}
+		for _, prog := range commandWords(words) {
+			if prog == "" || strings.ContainsAny(prog, `/\`) {
+				continue
+			}
+			if p, ok := lookPathIn(prog, root, pathEnv, touched); ok {
+				out[p] = fmt.Sprintf("check %s: the change set modifies %s, which runs as %s (a PATH directory inside the workspace)", checkName(c, i), p, prog)
+			}
+		}
+	}
+	return out
+}
+
+// lookPathIn follows the sandbox's PATH lookup of prog: the first
+// directory holding it decides. It returns the workspace-relative path
+// when that is a file the change set touches.
+func lookPathIn(prog, root, pathEnv string, touched map[string]bool) (string, bool) {
+	for _, d := range filepath.SplitList(pathEnv) {
+		abs := d
+		if !filepath.IsAbs(d) {
+			abs = filepath.Join(root, d) // "" and "." are the working directory
+		}
+		rel, err := filepath.Rel(root, abs)
+		inside := err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+		if inside {
+			cand := path.Join(filepath.ToSlash(rel), prog)
+			if touched[cand] {
+				return cand, true
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(abs, prog)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return "", false // an unchanged program found first
+		}
+	}
+	return "", false
+}
+
+// sandboxPath is the PATH a check's program is looked up in.
+func sandboxPath() string { return os.Getenv("PATH") }

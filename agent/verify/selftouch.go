@@ -68,6 +68,13 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 	for p := range reported {
 		files[p] = true
 	}
+	touched := map[string]bool{}
+	for _, p := range changedPaths(changes) {
+		touched[path.Clean(p)] = true
+	}
+	for p, why := range shadowedPrograms(v, touched, root, sandboxPath()) {
+		reasons[why], files[p] = true, true
+	}
 	note := func(p, reason string) {
 		reasons[reason] = true
 		files[p] = true
@@ -95,11 +102,11 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 		old := oldContent(root, c, c.Path)
 		switch {
 		case strings.HasSuffix(c.Path, ".go"):
-			for _, r := range goInitCode(c.Path, old, c.Content) {
+			for _, r := range append(goInitCode(c.Path, old, c.Content), goTakeover(c.Path, old, c.Content)...) {
 				note(path.Clean(c.Path), r)
 			}
 		case strings.HasSuffix(c.Path, ".py"):
-			for _, r := range pyImportCode(c.Path, old, c.Content) {
+			for _, r := range append(pyImportCode(c.Path, old, c.Content), pyTakeover(c.Path, old, c.Content)...) {
 				note(path.Clean(c.Path), r)
 			}
 		case strings.HasSuffix(c.Path, ".rs"):

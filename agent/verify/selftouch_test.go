@@ -68,7 +68,8 @@ func TestTouchedChecks(t *testing.T) {
 		{"rust inline test ignored", mod("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a - b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    #[ignore]\n    fn adds() { assert_eq!(super::add(1, 2), 3); }\n}\n"),
 			[]string{"edits the tests inside src/lib.rs (#[cfg(test)] or #[test])"}},
 		{"python code that runs on import", mod("lib/util.py", "import os\n\nLIMIT = 3\nos._exit(0)\n\ndef f():\n    return os.getpid()\n"),
-			[]string{"adds code that runs when lib/util.py is imported: os._exit(0)"}},
+			[]string{"adds code that runs when lib/util.py is imported: os._exit(0)",
+				"adds code to lib/util.py that could end the test process or write its results itself, which per-test evidence cannot rule out: uses _exit"}},
 		{"python function body change", mod("lib/util.py", "import os\n\nLIMIT = 4\n\ndef f():\n    print(1)\n    return os.getpid()\n"), nil},
 	}
 	for _, tt := range tests {

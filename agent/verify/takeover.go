@@ -1,0 +1,208 @@
+package verify
+
+import (
+	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Per-test evidence is the test runner's own account, and the runner
+// shares its process with the code under test: `go test` reads what the
+// test binary prints, pytest writes its JUnit report from the process
+// that imported the code. Code that ends that process behind the runner's
+// back (syscall.Exit, os._exit, exec), reaches the runner's report or the
+// go command's output through /proc, or changes the runner's memory can
+// print or write a passing account of tests that fail; the sandbox tests
+// in forge_sandbox_test.go show each. The evidence cannot rule that out,
+// so a change that adds such code to the code under test is marked as
+// touching its checks: it waits for a person instead of being applied
+// automatically. (Test files, init code and the runners' configuration
+// are marked already, see selftouch.go.)
+
+// goTakeover returns why new (the change's content of the Go file p, old
+// its content before) adds code that can end or take over the test
+// process or forge its results: imports of syscall, x/sys, unsafe, cgo,
+// plugin, os/exec or testing (outside a test file: code that knows it is
+// under test), //go:linkname directives, and string constants naming
+// /proc or spelling test2json framing. nil when it adds none, or when p
+// does not parse (goInitCode reports that).
+func goTakeover(p string, old, new []byte) []string {
+	if strings.HasSuffix(p, "_test.go") {
+		return nil // a test file is marked as one
+	}
+	now, err := goPowers(p, new)
+	if err != nil {
+		return nil
+	}
+	before, _ := goPowers(p, old)
+	return takeoverReason(p, before, now)
+}
+
+// goForbiddenImports are the packages through which Go code can end its
+// process without the testing package noticing (os.Exit during a test
+// panics under go test's -test.paniconexit0; syscall.Exit does not),
+// replace it (exec), write another process's descriptors or memory, or
+// rewrite the testing package's state.
+var goForbiddenImports = map[string]string{
+	"syscall":                  "imports syscall (raw exit, exec, kill)",
+	"golang.org/x/sys/unix":    "imports golang.org/x/sys/unix (raw exit, exec, kill)",
+	"golang.org/x/sys/windows": "imports golang.org/x/sys/windows (raw exit, process control)",
+	"unsafe":                   "imports unsafe (can rewrite the test runner's memory)",
+	"C":                        "uses cgo (C code can end or rewrite the process)",
+	"plugin":                   "imports plugin (loads code at run time)",
+	"os/exec":                  "imports os/exec (a child process can write the go command's output)",
+	"testing":                  "imports testing outside a test file (code that can tell it is under test)",
+}
+
+// goPowers lists a Go file's takeover findings, one entry per occurrence.
+func goPowers(p string, src []byte) ([]string, error) {
+	if src == nil {
+		return nil, nil
+	}
+	fset := token.NewFileSet()
+	f, err := goparser.ParseFile(fset, p, src, goparser.ParseComments|goparser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, im := range f.Imports {
+		ip, _ := strconv.Unquote(im.Path.Value)
+		if why, ok := goForbiddenImports[ip]; ok {
+			out = append(out, why)
+		}
+	}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "//go:linkname") {
+				out = append(out, "has a //go:linkname directive (reaches unexported runtime and testing internals)")
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || (lit.Kind != token.STRING && lit.Kind != token.CHAR) {
+			return true
+		}
+		s, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return true
+		}
+		if why := forgeryText(s); why != "" {
+			out = append(out, why)
+		}
+		return true
+	})
+	return out, nil
+}
+
+// forgeryText names what a string constant spells that the code under
+// test has no business printing or opening: the test2json framing byte,
+// test2json events, go test's result lines, /proc.
+func forgeryText(s string) string {
+	switch {
+	case strings.Contains(s, "/proc"):
+		return "names /proc (other processes' output, memory, command lines)"
+	case strings.ContainsRune(s, 0x16):
+		return "spells the test2json framing byte \\x16"
+	case strings.Contains(s, `"Action"`):
+		return "spells a test2json event"
+	case strings.Contains(s, "--- PASS") || strings.Contains(s, "=== RUN") || strings.Contains(s, "--- SKIP"):
+		return "spells a go test result line"
+	}
+	return ""
+}
+
+// pyTakeoverWords are the names through which Python code can end the
+// interpreter behind pytest's back (os._exit skips the session's end and
+// its report; SystemExit from sys.exit is reported as a failure), replace
+// it, start processes that outlive its report, reach /proc, or find and
+// rewrite pytest's own objects. (A signal or abort ends it with a failing
+// status, which is no forgery.) Python can spell any of them indirectly; the
+// indirect spellings (__import__, importlib, eval, exec, getattr on a
+// module's namespace) are on the list too. Matched on whole words.
+var pyTakeoverWords = []string{
+	"_exit", "execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe",
+	"spawnv", "spawnve", "spawnl", "spawnle", "spawnvp", "spawnlp", "posix_spawn", "posix_spawnp",
+	"fork", "forkpty", "getppid", "system", "popen",
+	"subprocess", "multiprocessing", "pty", "posix", "ctypes", "cffi",
+	"_pytest", "pytest", "junitxml", "gc", "_getframe", "inspect", "__import__", "importlib",
+	"eval", "exec", "builtins", "__builtins__", "__dict__", "vars", "argv",
+}
+
+// pyTakeover is goTakeover for a Python module (not a test module or
+// conftest, which are marked as test files): the words of
+// pyTakeoverWords and /proc in its code and strings, lines starting with
+// # left out.
+func pyTakeover(p string, old, new []byte) []string {
+	if matchAny(p, testFiles) {
+		return nil
+	}
+	return takeoverReason(p, pyPowers(old), pyPowers(new))
+}
+
+func pyPowers(src []byte) []string {
+	var out []string
+	words := map[string]bool{}
+	for _, w := range pyTakeoverWords {
+		words[w] = true
+	}
+	for _, line := range strings.Split(string(src), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if strings.Contains(t, "/proc") {
+			out = append(out, "names /proc (other processes' output, memory, command lines)")
+		}
+		if strings.Contains(t, "sys.modules") {
+			out = append(out, "uses sys.modules")
+		}
+		for _, w := range identifiers(t) {
+			if words[w] {
+				out = append(out, "uses "+w)
+			}
+		}
+	}
+	return out
+}
+
+// identifiers splits a line into its identifier-like words.
+func identifiers(line string) []string {
+	return strings.FieldsFunc(line, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+}
+
+// takeoverReason is the one reason line for a file whose findings grew
+// from before to now; nil when they did not.
+func takeoverReason(p string, before, now []string) []string {
+	seen := map[string]int{}
+	for _, b := range before {
+		seen[b]++
+	}
+	added := map[string]bool{}
+	for _, n := range now {
+		if seen[n] > 0 {
+			seen[n]--
+			continue
+		}
+		added[n] = true
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	list := make([]string, 0, len(added))
+	for a := range added {
+		list = append(list, a)
+	}
+	sort.Strings(list)
+	if len(list) > 4 {
+		list = append(list[:4], fmt.Sprintf("%d more", len(list)-4))
+	}
+	return []string{fmt.Sprintf("adds code to %s that could end the test process or write its results itself, which per-test evidence cannot rule out: %s", path.Clean(p), strings.Join(list, "; "))}
+}

@@ -1,0 +1,110 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
+)
+
+const meanGo = "package stats\n\nimport \"math\"\n\n// Mean is the mean.\nfunc Mean(xs []float64) float64 {\n\treturn math.NaN()\n}\n"
+
+// TestTakeoverCodeIsMarked: code under test that gains a way to end the
+// test process or write its results is reported; honest edits, code that
+// was there before and test files (marked as such) are not.
+func TestTakeoverCodeIsMarked(t *testing.T) {
+	goFile := func(imports, body string) []byte {
+		return []byte("package stats\n\nimport (\n" + imports + ")\n\nfunc Mean(xs []float64) float64 {\n" + body + "\n}\n")
+	}
+	for _, tt := range []struct {
+		name     string
+		p        string
+		old, new []byte
+		want     string // substring of the one reason; "" for none
+	}{
+		{"go honest edit", "stats.go", []byte(meanGo), []byte(strings.Replace(meanGo, "math.NaN()", "0", 1)), ""},
+		{"go syscall.Exit", "stats.go", []byte(meanGo), goFile("\t\"syscall\"\n", "\tsyscall.Exit(0)\n\treturn 0"), "imports syscall"},
+		{"go x/sys/unix aliased", "stats.go", []byte(meanGo), goFile("\tu \"golang.org/x/sys/unix\"\n", "\tu.Exit(0)\n\treturn 0"), "imports golang.org/x/sys/unix"},
+		{"go syscall there before", "stats.go", goFile("\t\"syscall\"\n", "\t_ = syscall.Getpid()\n\treturn 1"), goFile("\t\"syscall\"\n", "\t_ = syscall.Getpid()\n\treturn 2"), ""},
+		{"go /proc", "stats.go", []byte(meanGo), goFile("\t\"os\"\n", "\tos.ReadFile(\"/proc/1/cmdline\")\n\treturn 0"), "names /proc"},
+		{"go framing byte", "stats.go", []byte(meanGo), goFile("\t\"fmt\"\n", "\tfmt.Print(\"\\x16--- PASS: TestMean\\n\")\n\treturn 0"), "framing byte"},
+		{"go result line", "stats.go", []byte(meanGo), goFile("\t\"fmt\"\n", "\tfmt.Print(\"--- PASS: TestMean\\n\")\n\treturn 0"), "go test result line"},
+		{"go test2json event", "stats.go", []byte(meanGo), goFile("\t\"fmt\"\n", "\tfmt.Print(`{\"Action\":\"pass\"}`)\n\treturn 0"), "test2json event"},
+		{"go linkname", "stats.go", []byte(meanGo), []byte("package stats\n\nimport _ \"unsafe\"\n\n//go:linkname exit os.runtime_beforeExit\nfunc exit(int)\n"), "go:linkname"},
+		{"go knows it is tested", "stats.go", []byte(meanGo), goFile("\t\"testing\"\n", "\tif testing.Testing() {\n\t\treturn 2\n\t}\n\treturn 0"), "imports testing outside a test file"},
+		{"go test file", "stats_test.go", nil, goFile("\t\"syscall\"\n", "\tsyscall.Exit(0)\n\treturn 0"), ""},
+		{"go new file", "zz.go", nil, goFile("\t\"os/exec\"\n", "\texec.Command(\"true\").Run()\n\treturn 0"), "imports os/exec"},
+		{"py honest edit", "stats.py", []byte("import re\n\ndef mean(xs):\n    return 0\n"), []byte("import re\n\ndef mean(xs):\n    return re.compile('x') and sum(xs) / len(xs)\n"), ""},
+		{"py os._exit", "stats.py", []byte("def mean(xs):\n    return 0\n"), []byte("import os\n\ndef mean(xs):\n    os._exit(0)\n"), "uses _exit"},
+		{"py _exit imported under another name", "stats.py", nil, []byte("from os import _exit as bye\n\ndef mean(xs):\n    bye(0)\n"), "uses _exit"},
+		{"py indirect import", "stats.py", nil, []byte("def mean(xs):\n    getattr(__import__('o' + 's'), '_ex' + 'it')(0)\n"), "uses __import__"},
+		{"py report path", "stats.py", nil, []byte("import sys\n\ndef mean(xs):\n    open([a for a in sys.argv if 'junit' in a][0][11:], 'w')\n"), "uses argv"},
+		{"py /proc", "stats.py", nil, []byte("def mean(xs):\n    open('/proc/%d/fd/1' % 1, 'w')\n"), "names /proc"},
+		{"py there before", "stats.py", []byte("import os\n\ndef mean(xs):\n    os._exit(1)\n"), []byte("import os\n\ndef mean(xs):\n    os._exit(1)\n    return 2\n"), ""},
+		{"py comment", "stats.py", []byte("def mean(xs):\n    return 0\n"), []byte("# never os._exit here\ndef mean(xs):\n    return 0\n"), ""},
+		{"py test module", "test_stats.py", nil, []byte("import os\nos._exit(0)\n"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			if strings.HasSuffix(tt.p, ".go") {
+				got = goTakeover(tt.p, tt.old, tt.new)
+			} else {
+				got = pyTakeover(tt.p, tt.old, tt.new)
+			}
+			switch {
+			case tt.want == "" && len(got) != 0:
+				t.Errorf("reported %q", got)
+			case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want) || !strings.Contains(got[0], tt.p)):
+				t.Errorf("got %q, want one reason naming %s and %q", got, tt.p, tt.want)
+			}
+		})
+	}
+}
+
+// TestProgramShadowedThroughPath: a check that names `go` runs the
+// workspace's bin/go when a PATH entry inside the workspace comes first;
+// a change that adds it is marked, through TouchedChecks too. An
+// unchanged program found first, or a PATH with no workspace entry,
+// leaves the same change unmarked.
+func TestProgramShadowedThroughPath(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "go"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := contract.Verify{Checks: []contract.Check{{Name: "unit", Run: []string{"go", "test", "./..."}}, {Name: "py", Shell: "cd sub && pytest -q"}}}
+	changes := []workspace.Change{
+		{Path: "bin/go", Op: workspace.OpCreate, Content: []byte("#!/bin/sh\necho ok\n"), Mode: 0o755},
+		{Path: "tools/pytest", Op: workspace.OpCreate, Content: []byte("#!/bin/sh\n"), Mode: 0o755},
+	}
+	touched := map[string]bool{"bin/go": true, "tools/pytest": true}
+	for _, tt := range []struct {
+		name, path string
+		want       []string
+	}{
+		{"absolute entry inside the workspace first", filepath.Join(root, "bin") + string(os.PathListSeparator) + outside, []string{"bin/go"}},
+		{"relative entry", "tools" + string(os.PathListSeparator) + outside, []string{"tools/pytest"}},
+		{"the real program first", outside + string(os.PathListSeparator) + filepath.Join(root, "bin"), nil},
+		{"no workspace entry", outside, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := shadowedPrograms(v, touched, root, tt.path)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+			for _, p := range tt.want {
+				if !strings.Contains(got[p], "which runs as") {
+					t.Errorf("%s: reason %q", p, got[p])
+				}
+			}
+		})
+	}
+	t.Setenv("PATH", filepath.Join(root, "bin")+string(os.PathListSeparator)+outside)
+	reasons := TouchedChecks(v, changes[:1], "", root)
+	if len(reasons) != 1 || !strings.Contains(reasons[0], "check unit: the change set modifies bin/go, which runs as go") {
+		t.Errorf("TouchedChecks = %q", reasons)
+	}
+}
