@@ -1,12 +1,11 @@
 package sandbox
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -113,144 +112,21 @@ func landlockProtected(writable []string) (present, absent []string) {
 	return present, absent
 }
 
-// spawn starts the runner stage, feeds it cfg and collects the outcome.
+// spawn starts the runner stage and supervises it (superviseStage). It
+// gets SIGTERM, not SIGKILL, when the caller dies or a cap fires: the
+// runner then kills the command's whole tree before it exits; SIGKILL
+// follows only if it is still there after a grace period.
 func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mechs []Mechanism) (*Outcome, error) {
-	start := time.Now()
-	cfg.HostUID = os.Getuid()
-	cg, cgMechs := newCgroup(cfg.Limits)
-	defer cg.remove()
-	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: pipe: %w", ErrSetup, err)
-	}
-	defer cfgR.Close()
-	defer cfgW.Close()
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: pipe: %w", ErrSetup, err)
-	}
-	defer stR.Close()
-	defer stW.Close()
-	runCtx, cancel := context.WithTimeout(ctx, cfg.Limits.Wall)
-	defer cancel()
-
 	cmd := stageCommand(landlockArg)
-	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{cfgR, stW}
-	cmd.Stdin = s.Stdin
-	// SIGTERM, not SIGKILL, when the caller dies: the runner then kills
-	// the command's whole tree before it exits.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.WaitDelay = 5 * time.Second
-	overflow := make(chan struct{}, 1)
-	outW, errW, outHit := newCapPair(cfg.Limits.Output, s.Stdout, s.Stderr, func() {
-		select {
-		case overflow <- struct{}{}:
-		default:
-		}
+	return superviseStage(ctx, cfg, s, stageRun{
+		backend: BackendLandlock, what: "runner", cmd: cmd, mechs: mechs,
+		stop: func(c *exec.Cmd) {
+			_ = c.Process.Signal(syscall.SIGTERM)
+			// Fires only if the runner is stuck; harmless after it exited.
+			time.AfterFunc(3*time.Second, func() { _ = c.Process.Kill() })
+		},
 	})
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: start runner: %w", ErrSetup, err)
-	}
-	cfgR.Close()
-	stW.Close()
-	// stop asks the runner to kill the tree and exit; SIGKILL if it has
-	// not after a grace period.
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		t := time.AfterFunc(3*time.Second, func() { _ = cmd.Process.Kill() })
-		_ = t // fires only if the runner is stuck; harmless after it exited
-	}
-	if cg != nil {
-		if err := cg.join(cmd.Process.Pid); err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return nil, fmt.Errorf("%w: join cgroup: %w", ErrSetup, err)
-		}
-	}
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("%w: send config: %w", ErrSetup, err)
-	}
-	cfgW.Close()
-	done := make(chan struct{})
-	capped := make(chan string, 1)
-	go func() { // ends when the run ends (done) or a cap fires
-		select {
-		case <-done:
-		case <-overflow:
-			capped <- CapOutput
-			stop()
-		case <-runCtx.Done():
-			if ctx.Err() == nil {
-				capped <- CapWall
-			}
-			stop()
-		}
-	}()
-	var statuses []initStatus
-	sc := bufio.NewScanner(stR)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var st initStatus
-		if json.Unmarshal(sc.Bytes(), &st) == nil {
-			statuses = append(statuses, st)
-		}
-	}
-	waitErr := cmd.Wait()
-	close(done)
-
-	out := &Outcome{Backend: BackendLandlock, Duration: time.Since(start), Truncated: outHit()}
-	out.Mechanisms = append(append(out.Mechanisms, mechs...), cgMechs...)
-	var final *initStatus
-	reported := false
-	for i := range statuses {
-		st := &statuses[i]
-		if st.Error != "" {
-			return nil, fmt.Errorf("%w: %s", ErrSetup, st.Error)
-		}
-		if len(st.Mechanisms) > 0 {
-			reported = true
-		}
-		out.Mechanisms = append(out.Mechanisms, st.Mechanisms...)
-		if st.Done {
-			final = st
-		}
-	}
-	select {
-	case c := <-capped:
-		out.CapHit = c
-	default:
-	}
-	switch {
-	case final != nil:
-		out.ExitCode = final.Exit
-		if final.Signal != 0 {
-			sig := unix.Signal(final.Signal)
-			out.Signal = unix.SignalName(sig)
-			out.ExitCode = 128 + final.Signal
-			if cpuCapped(sig, time.Duration(final.CPU), cfg.Limits.CPU) {
-				out.CapHit = CapCPU
-			}
-		}
-	case !reported && out.CapHit == "" && ctx.Err() == nil:
-		return nil, fmt.Errorf("%w: runner: %v", ErrSetup, waitErr)
-	default:
-		out.Signal, out.ExitCode = "SIGKILL", 137
-	}
-	if out.CapHit == "" {
-		out.CapHit = cg.capHit()
-		if out.CapHit == CapMemory && out.ExitCode == 0 {
-			out.CapHit = ""
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return out, fmt.Errorf("sandbox run: %w", err)
-	}
-	return out, nil
 }
 
 // landlockMain is the runner stage. It becomes a child subreaper, starts

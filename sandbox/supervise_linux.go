@@ -1,0 +1,160 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// stageRun is what differs between the Linux tiers' supervision of their
+// re-executed stage: PID 1 of the linux tier, the landlock tier's runner.
+type stageRun struct {
+	backend string    // the Outcome's backend
+	what    string    // the stage, as errors name it
+	cmd     *exec.Cmd // the stage, not started; superviseStage wires its files
+	// stop ends the run when a cap (wall, output) fires.
+	stop func(*exec.Cmd)
+	// mechs are the caller's own mechanisms, reported before the stage's.
+	mechs []Mechanism
+}
+
+// superviseStage is the caller's side of a contained run in both Linux
+// tiers: it puts the stage in the run's cgroups, hands it cfg on fd 3,
+// reads its status lines from fd 4, enforces the wall and output caps,
+// and assembles the Outcome: the mechanisms every side reported, how the
+// command ended and which cap, if any, ended it.
+func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (*Outcome, error) {
+	start := time.Now()
+	cfg.HostUID = os.Getuid()
+	cg, cgMechs := newCgroup(cfg.Limits)
+	defer cg.remove()
+	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
+
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: pipe: %w", ErrSetup, err)
+	}
+	defer cfgR.Close()
+	defer cfgW.Close()
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: pipe: %w", ErrSetup, err)
+	}
+	defer stR.Close()
+	defer stW.Close()
+
+	runCtx, cancel := context.WithTimeout(ctx, cfg.Limits.Wall)
+	defer cancel()
+	cmd := r.cmd
+	cmd.Env = []string{} // the stage's own environment stays empty
+	cmd.ExtraFiles = []*os.File{cfgR, stW}
+	cmd.Stdin = s.Stdin
+	cmd.WaitDelay = 5 * time.Second // a stuck stdin reader must not hang the run
+	overflow := make(chan struct{}, 1)
+	outW, errW, outHit := newCapPair(cfg.Limits.Output, s.Stdout, s.Stderr, func() {
+		select {
+		case overflow <- struct{}{}:
+		default:
+		}
+	})
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: start %s: %w", ErrSetup, r.what, err)
+	}
+	cfgR.Close()
+	stW.Close()
+	abort := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	if cg != nil {
+		if err := cg.join(cmd.Process.Pid); err != nil {
+			abort()
+			return nil, fmt.Errorf("%w: join cgroup: %w", ErrSetup, err)
+		}
+	}
+	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+		abort()
+		return nil, fmt.Errorf("%w: send config: %w", ErrSetup, err)
+	}
+	cfgW.Close()
+
+	done := make(chan struct{})
+	capped := make(chan string, 1)
+	go func() { // ends when the run ends (done) or a cap fires
+		select {
+		case <-done:
+		case <-overflow:
+			capped <- CapOutput
+			r.stop(cmd)
+		case <-runCtx.Done():
+			if ctx.Err() == nil {
+				capped <- CapWall
+			}
+			r.stop(cmd)
+		}
+	}()
+
+	var statuses []initStatus
+	sc := bufio.NewScanner(stR)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var st initStatus
+		if json.Unmarshal(sc.Bytes(), &st) == nil {
+			statuses = append(statuses, st)
+		}
+	}
+	waitErr := cmd.Wait()
+	close(done)
+
+	out := &Outcome{Backend: r.backend, Duration: time.Since(start), Truncated: outHit()}
+	out.Mechanisms = append(append(out.Mechanisms, r.mechs...), cgMechs...)
+	var final *initStatus
+	reported := false
+	for i := range statuses {
+		st := &statuses[i]
+		if st.Error != "" {
+			return nil, fmt.Errorf("%w: %s", ErrSetup, st.Error)
+		}
+		reported = reported || len(st.Mechanisms) > 0
+		out.Mechanisms = append(out.Mechanisms, st.Mechanisms...)
+		if st.Done {
+			final = st
+		}
+	}
+	select {
+	case c := <-capped:
+		out.CapHit = c
+	default:
+	}
+	switch {
+	case final != nil:
+		out.ExitCode = final.Exit
+		if final.Signal != 0 {
+			sig := unix.Signal(final.Signal)
+			out.Signal = unix.SignalName(sig)
+			out.ExitCode = 128 + final.Signal
+			if cpuCapped(sig, time.Duration(final.CPU), cfg.Limits.CPU) {
+				out.CapHit = CapCPU
+			}
+		}
+	case !reported && out.CapHit == "" && ctx.Err() == nil:
+		// The stage died before reporting anything: setup never completed.
+		return nil, fmt.Errorf("%w: %s: %v", ErrSetup, r.what, waitErr)
+	default:
+		out.Signal, out.ExitCode = "SIGKILL", 137
+	}
+	if out.CapHit == "" {
+		out.CapHit = cg.capHit()
+		if out.CapHit == CapMemory && out.ExitCode == 0 {
+			out.CapHit = "" // the cap was touched but the command survived it
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return out, fmt.Errorf("sandbox run: %w", err)
+	}
+	return out, nil
+}
