@@ -118,7 +118,7 @@ func (m *Manager) Tools(ctx context.Context, judge Judge) ([]tools.Tool, []strin
 			}
 			found[t.Name] = true
 			name := ToolName(c.srv.Name, t.Name)
-			if !toolRE.MatchString(name) {
+			if !toolRE().MatchString(name) {
 				warnings = append(warnings, fmt.Sprintf("mcp server %s: tool %q left out: %q is not a valid model tool name", c.srv.Name, t.Name, name))
 				continue
 			}

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -58,15 +59,18 @@ const (
 	StartTimeout = 30 * time.Second
 )
 
+// The patterns compile on first use, not in package init: a counted
+// repetition compiles to one instruction per count, and the binary starts
+// for every CLI command and sandboxed stage (internal/archtest guards this).
 var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`) })
 	// toolRE is what every provider accepts as a tool name.
-	toolRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	toolRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 )
 
 // Validate checks the entry.
 func (s *Server) Validate() error {
-	if !nameRE.MatchString(s.Name) || strings.Contains(s.Name, "__") {
+	if !nameRE().MatchString(s.Name) || strings.Contains(s.Name, "__") {
 		return fmt.Errorf("%w %q: the name must be 1-32 letters, digits, '-' or '_', without \"__\"", ErrConfig, s.Name)
 	}
 	switch {
