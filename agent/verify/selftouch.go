@@ -109,6 +109,10 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 			for _, r := range append(pyImportCode(c.Path, old, c.Content), pyTakeover(c.Path, old, c.Content)...) {
 				note(path.Clean(c.Path), r)
 			}
+		case isJS(c.Path):
+			for _, r := range jsTakeover(c.Path, old, c.Content) {
+				note(path.Clean(c.Path), r)
+			}
 		case strings.HasSuffix(c.Path, ".rs"):
 			if rustTestsChanged(old, c.Content) {
 				note(path.Clean(c.Path), fmt.Sprintf("edits the tests inside %s (#[cfg(test)] or #[test])", c.Path))

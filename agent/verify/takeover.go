@@ -32,8 +32,8 @@ import (
 // /proc or spelling test2json framing. nil when it adds none, or when p
 // does not parse (goInitCode reports that).
 func goTakeover(p string, old, new []byte) []string {
-	if strings.HasSuffix(p, "_test.go") {
-		return nil // a test file is marked as one
+	if marked(p) {
+		return nil
 	}
 	now, err := goPowers(p, new)
 	if err != nil {
@@ -42,6 +42,10 @@ func goTakeover(p string, old, new []byte) []string {
 	before, _ := goPowers(p, old)
 	return takeoverReason(p, before, now)
 }
+
+// marked reports whether a change to p is marked whatever it holds: a
+// test file, or the runners' configuration and installed code.
+func marked(p string) bool { return matchAny(p, testFiles) || matchAny(p, checkConfig) }
 
 // goForbiddenImports are the packages through which Go code can end its
 // process without the testing package noticing (os.Exit during a test
@@ -70,10 +74,17 @@ func goPowers(p string, src []byte) ([]string, error) {
 		return nil, err
 	}
 	var out []string
+	osName := ""
 	for _, im := range f.Imports {
 		ip, _ := strconv.Unquote(im.Path.Value)
 		if why, ok := goForbiddenImports[ip]; ok {
 			out = append(out, why)
+		}
+		if ip == "os" {
+			osName = "os"
+			if im.Name != nil {
+				osName = im.Name.Name
+			}
 		}
 	}
 	for _, cg := range f.Comments {
@@ -84,6 +95,17 @@ func goPowers(p string, src []byte) ([]string, error) {
 		}
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok && osName != "" && x.Name == osName {
+				switch sel.Sel.Name {
+				case "StartProcess":
+					out = append(out, "calls os.StartProcess (a child process can write the go command's output)")
+				case "Getppid":
+					out = append(out, "calls os.Getppid (finds the go command, whose output carries the results)")
+				}
+			}
+			return true
+		}
 		lit, ok := n.(*ast.BasicLit)
 		if !ok || (lit.Kind != token.STRING && lit.Kind != token.CHAR) {
 			return true
@@ -131,15 +153,21 @@ var pyTakeoverWords = []string{
 	"fork", "forkpty", "getppid", "system", "popen",
 	"subprocess", "multiprocessing", "pty", "posix", "ctypes", "cffi",
 	"_pytest", "pytest", "junitxml", "gc", "_getframe", "inspect", "__import__", "importlib",
-	"eval", "exec", "builtins", "__builtins__", "__dict__", "vars", "argv",
+	"eval", "exec", "builtins", "__builtins__", "__dict__", "vars", "argv", "attrgetter",
+	"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "__traceback__",
+	"__globals__", "__subclasses__", "atexit",
 }
+
+// pyIndirect finds a module's attribute looked up by a computed name
+// (getattr(os, "_ex" + "it")), which the word list cannot see.
+var pyIndirect = newLazyRE(`getattr\(\s*(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\b`)
 
 // pyTakeover is goTakeover for a Python module (not a test module or
 // conftest, which are marked as test files): the words of
 // pyTakeoverWords and /proc in its code and strings, lines starting with
 // # left out.
 func pyTakeover(p string, old, new []byte) []string {
-	if matchAny(p, testFiles) {
+	if marked(p) {
 		return nil
 	}
 	return takeoverReason(p, pyPowers(old), pyPowers(new))
@@ -161,6 +189,9 @@ func pyPowers(src []byte) []string {
 		}
 		if strings.Contains(t, "sys.modules") {
 			out = append(out, "uses sys.modules")
+		}
+		if pyIndirect.MatchString(t) {
+			out = append(out, "looks up a module attribute by a computed name")
 		}
 		for _, w := range identifiers(t) {
 			if words[w] {
@@ -205,4 +236,53 @@ func takeoverReason(p string, before, now []string) []string {
 		list = append(list[:4], fmt.Sprintf("%d more", len(list)-4))
 	}
 	return []string{fmt.Sprintf("adds code to %s that could end the test process or write its results itself, which per-test evidence cannot rule out: %s", path.Clean(p), strings.Join(list, "; "))}
+}
+
+// jsTakeoverPatterns are the ways JavaScript and TypeScript code can end
+// its process behind the test runner's back (node's runner reads each
+// test file's results from that file's own process), start or reach
+// other processes, or run computed code.
+var jsTakeoverPatterns = []struct {
+	re  *lazyRE
+	why string
+}{
+	{newLazyRE(`\bprocess\s*\.\s*(exit|reallyExit|kill|abort|binding|_linkedBinding|dlopen)\b`), "uses process.exit, kill, binding or dlopen"},
+	{newLazyRE(`\bprocess\s*\[`), "looks up a process attribute by a computed name"},
+	{newLazyRE(`child_process|worker_threads|node:test|node:vm|\brequire\(\s*['"]vm['"]|from\s+['"]vm['"]`), "imports child_process, worker_threads, vm or the test runner"},
+	{newLazyRE(`/proc`), "names /proc (other processes' output, memory, command lines)"},
+	{newLazyRE(`\beval\s*\(|\bnew\s+Function\s*\(`), "runs computed code (eval, new Function)"},
+}
+
+// jsTakeover is goTakeover for JavaScript and TypeScript sources that are
+// not test files; lines starting with // are left out.
+func jsTakeover(p string, old, new []byte) []string {
+	if marked(p) {
+		return nil
+	}
+	return takeoverReason(p, jsPowers(old), jsPowers(new))
+}
+
+func jsPowers(src []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(src), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "//") {
+			continue
+		}
+		for _, p := range jsTakeoverPatterns {
+			if p.re.MatchString(t) {
+				out = append(out, p.why)
+			}
+		}
+	}
+	return out
+}
+
+// isJS reports whether p is a JavaScript or TypeScript source.
+func isJS(p string) bool {
+	switch path.Ext(p) {
+	case ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx":
+		return true
+	}
+	return false
 }

@@ -46,12 +46,22 @@ func TestTakeoverCodeIsMarked(t *testing.T) {
 		{"py there before", "stats.py", []byte("import os\n\ndef mean(xs):\n    os._exit(1)\n"), []byte("import os\n\ndef mean(xs):\n    os._exit(1)\n    return 2\n"), ""},
 		{"py comment", "stats.py", []byte("def mean(xs):\n    return 0\n"), []byte("# never os._exit here\ndef mean(xs):\n    return 0\n"), ""},
 		{"py test module", "test_stats.py", nil, []byte("import os\nos._exit(0)\n"), ""},
+		{"py getattr with a computed name", "stats.py", nil, []byte("import os\n\ndef mean(xs):\n    getattr(os, '_ex' + 'it')(0)\n"), "computed name"},
+		{"py frames", "stats.py", nil, []byte("def mean(xs):\n    try:\n        1/0\n    except Exception as e:\n        e.__traceback__.tb_frame.f_back.f_locals['x'] = 1\n"), "uses f_back"},
+		{"js honest edit", "stats.js", []byte("exports.mean = (xs) => 0;\n"), []byte("exports.mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;\n"), ""},
+		{"js process.exit", "stats.js", []byte("exports.mean = (xs) => 0;\n"), []byte("exports.mean = (xs) => { process.exit(0); };\n"), "process.exit"},
+		{"ts process index", "src/stats.ts", nil, []byte("export const mean = (xs: number[]) => process['ex' + 'it'](0);\n"), "computed name"},
+		{"js child_process", "lib/stats.mjs", nil, []byte("import { execSync } from 'node:child_process';\n"), "child_process"},
+		{"js test file", "stats.test.js", nil, []byte("process.exit(0);\n"), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			if strings.HasSuffix(tt.p, ".go") {
+			switch {
+			case strings.HasSuffix(tt.p, ".go"):
 				got = goTakeover(tt.p, tt.old, tt.new)
-			} else {
+			case isJS(tt.p):
+				got = jsTakeover(tt.p, tt.old, tt.new)
+			default:
 				got = pyTakeover(tt.p, tt.old, tt.new)
 			}
 			switch {
