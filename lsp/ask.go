@@ -5,36 +5,28 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
-// askArgs is ioh.ask's argument.
-type askArgs struct {
-	Goal  string          `json:"goal"`
-	URI   string          `json:"uri,omitempty"`
-	Range *protocol.Range `json:"range,omitempty"`
-}
+// askArgs is ioh.ask's argument (declared in lsp/api).
+type askArgs = api.AskArgs
 
 // commandAsk: {goal, uri?, range?} → {runId}. The contract is built from
 // the goal, with the file (and selection) as context and the project's own
 // test command as the check.
-func (s *Server) commandAsk(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a askArgs
-	if err := decodeArg(cmdAsk, arg, &a, "goal"); err != nil {
-		return nil, err
-	}
+func (s *Server) commandAsk(ctx context.Context, a askArgs) (api.RunRef, error) {
 	c, folder, err := s.askContract(a)
 	if err != nil {
-		return nil, invalidParams("%s: %v", cmdAsk, err)
+		return api.RunRef{}, invalidParams("%s: %v", cmdAsk, err)
 	}
 	id, err := s.startRun(ctx, folder, c)
 	if err != nil {
-		return nil, err
+		return api.RunRef{}, err
 	}
-	return runRef{id}, nil
+	return api.RunRef{RunID: id}, nil
 }
 
 // askContract builds and validates the contract of an ask.

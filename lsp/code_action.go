@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
 // kindAgent is the code action kind of agent tasks that are not fixes.
@@ -57,11 +59,11 @@ func (s *Server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 		if dd, ok := diagDataOf(d); ok {
 			if dd.Kind == kindPolicy && dd.Act != "" {
 				add(fmt.Sprintf("Allow once: %s %s", dd.Act, dd.Target), protocol.CodeActionKindQuickFix, []protocol.Diagnostic{d}, true,
-					cmdAllowOnce, map[string]string{"runId": dd.RunID, "act": dd.Act, "target": dd.Target})
+					cmdAllowOnce, api.AllowOnceArgs{RunID: dd.RunID, Act: dd.Act, Target: dd.Target})
 				continue
 			}
 			if dd.Kind == kindBudget {
-				add(continueTitle, protocol.CodeActionKindQuickFix, []protocol.Diagnostic{d}, true, cmdResume, runRef{dd.RunID})
+				add(continueTitle, protocol.CodeActionKindQuickFix, []protocol.Diagnostic{d}, true, cmdResume, api.RunRef{RunID: dd.RunID})
 				continue
 			}
 			if dd.Kind != kindCheck {
@@ -83,10 +85,10 @@ func (s *Server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 			askArgs{Goal: "Improve the selected code", URI: string(p.TextDocument.URI), Range: &rng})
 	}
 	if folder, err := s.folderFor(abs); err == nil && isTaskFile(folder, abs) {
-		add("Run task", kindAgent, nil, false, cmdRun, map[string]string{"contract": string(p.TextDocument.URI)})
+		add("Run task", kindAgent, nil, false, cmdRun, api.RunArgs{Contract: string(p.TextDocument.URI)})
 	}
 	for _, st := range s.pendingAt(abs) {
-		ref := runRef{st.id}
+		ref := api.RunRef{RunID: st.id}
 		add(fmt.Sprintf("Apply (ioh run %s)", st.id), kindAgent, nil, false, cmdApprove, ref)
 		add(fmt.Sprintf("Show diff (ioh run %s)", st.id), kindAgent, nil, false, cmdShowDiff, ref)
 		add(fmt.Sprintf("Reject (ioh run %s)", st.id), kindAgent, nil, false, cmdReject, ref)

@@ -13,37 +13,20 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
-// runRef is the {runId} argument and result.
+// runRef is {runId} (api.RunRef) where a composite literal without field
+// names is written.
 type runRef struct {
 	RunID string `json:"runId"`
 }
 
-// RunInfo is one entry of ioh.runs: a run's spend (sub-agents included)
-// and the limits it is spent against.
-type RunInfo struct {
-	RunID   string `json:"runId"`
-	Goal    string `json:"goal"`
-	Outcome string `json:"outcome"`
-	Steps   int    `json:"steps"`
-	Tokens  int64  `json:"tokens"`
-	// CostUSD is null when a call could not be priced: the cost is
-	// unknown, not $0.
-	CostUSD *float64 `json:"costUsd"`
-	// Limits is the run's budget (raised by a resume, if it was); nil
-	// when unknown, an absent field unlimited.
-	Limits  *RunLimits `json:"limits,omitempty"`
-	Started string     `json:"started"`
-}
+// RunInfo is one entry of ioh.runs (declared in lsp/api).
+type RunInfo = api.RunInfo
 
 // RunLimits is a run's budget in ioh.runs.
-type RunLimits struct {
-	Steps   int     `json:"steps,omitempty"`
-	Tokens  int64   `json:"tokens,omitempty"`
-	CostUSD float64 `json:"costUsd,omitempty"`
-	Wall    string  `json:"wall,omitempty"`
-}
+type RunLimits = api.RunLimits
 
 func limitsOf(b contract.Budget) *RunLimits {
 	if b == (contract.Budget{}) {
@@ -71,39 +54,28 @@ func infoOf(st runState) RunInfo {
 	}
 }
 
-// commandRun: {contract: path-or-uri} or {inline: contract} → {runId}.
-func (s *Server) commandRun(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a struct {
-		Contract string          `json:"contract"`
-		Inline   json.RawMessage `json:"inline"`
-	}
-	if err := decodeArg(cmdRun, arg, &a); err != nil {
-		return nil, err
-	}
+// commandRun: {contract: path-or-uri} or {inline: contract} → {runId}
+// (api.RunArgs.Check has made sure exactly one is given).
+func (s *Server) commandRun(ctx context.Context, a api.RunArgs) (api.RunRef, error) {
 	var c *contract.Contract
 	var folder string
 	var err error
-	switch {
-	case a.Contract != "" && len(a.Inline) > 0:
-		return nil, invalidParams("%s: give contract or inline, not both", cmdRun)
-	case a.Contract != "":
+	if a.Contract != "" {
 		c, folder, err = s.loadContract(a.Contract)
-	case len(a.Inline) > 0 && string(a.Inline) != "null":
+	} else {
 		c, folder, err = s.inlineContract(a.Inline)
-	default:
-		return nil, invalidParams("%s: missing \"contract\" or \"inline\"", cmdRun)
 	}
 	if err != nil {
-		return nil, invalidParams("%s: %v", cmdRun, err)
+		return api.RunRef{}, invalidParams("%s: %v", cmdRun, err)
 	}
 	id, err := s.startRun(ctx, folder, c)
 	if err != nil {
 		// What the configuration ignored was logged while the run was
 		// prepared: let it reach the editor before the error does.
 		s.drainOutbox(ctx)
-		return nil, err
+		return api.RunRef{}, err
 	}
-	return runRef{id}, nil
+	return api.RunRef{RunID: id}, nil
 }
 
 // loadContract reads a task file (an open buffer wins over the disk).
@@ -137,10 +109,9 @@ func (s *Server) loadContract(ref string) (*contract.Contract, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	// A relative cassette stays as written: config.PrepareContract
+	// resolves it once, against the task file's directory.
 	c.Path = p
-	if c.Model.Cassette != "" && !filepath.IsAbs(c.Model.Cassette) {
-		c.Model.Cassette = filepath.Join(filepath.Dir(p), c.Model.Cassette)
-	}
 	folder, err := s.folderFor(p)
 	if err != nil {
 		return nil, "", err
@@ -164,88 +135,74 @@ func (s *Server) inlineContract(raw json.RawMessage) (*contract.Contract, string
 
 // commandApprove applies a pending change: a held proposal through the
 // editor, otherwise through the harness (a deferred run).
-func (s *Server) commandApprove(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a struct {
-		RunID  string `json:"runId"`
-		ForRun bool   `json:"forRun"` // a deferred act: allow it for the rest of the run
-	}
-	if err := decodeArg(cmdApprove, arg, &a, "runId"); err != nil {
-		return nil, err
-	}
+func (s *Server) commandApprove(ctx context.Context, a api.ApproveArgs) (api.Decided, error) {
 	act := agent.Decision{Answer: agent.AllowOnce}
 	if a.ForRun {
 		act.Answer = agent.AllowRun
 	}
 	if out, ok, err := s.answerAct(ctx, a.RunID, act); ok {
-		return out, err
+		return resultAs[api.Decided](out, err)
 	}
 	if held, err := s.answerHeld(ctx, a.RunID, true, ""); held {
 		if err != nil {
-			return nil, err
+			return api.Decided{}, err
 		}
 		return s.awaitOutcome(ctx, a.RunID)
 	}
 	if out, ok, err := s.applyPending(ctx, a.RunID); ok {
-		return out, err
+		return resultAs[api.Decided](out, err)
 	}
 	eng, err := s.engineOf(ctx, a.RunID)
 	if err != nil {
-		return nil, err
+		return api.Decided{}, err
 	}
 	res, err := eng.Harness.Approve(ctx, a.RunID)
 	if err != nil {
-		return nil, fmt.Errorf("approve %s: %w", a.RunID, err)
+		return api.Decided{}, fmt.Errorf("approve %s: %w", a.RunID, err)
 	}
 	s.recordResult(a.RunID, res)
-	return map[string]string{"runId": a.RunID, "outcome": string(res.Outcome)}, nil
+	return api.Decided{RunID: a.RunID, Outcome: string(res.Outcome)}, nil
 }
 
 // commandReject drops a pending change.
-func (s *Server) commandReject(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a struct {
-		RunID  string `json:"runId"`
-		Reason string `json:"reason"`
-	}
-	if err := decodeArg(cmdReject, arg, &a, "runId"); err != nil {
-		return nil, err
-	}
+func (s *Server) commandReject(ctx context.Context, a api.RejectArgs) (api.Decided, error) {
 	reason := a.Reason
 	if reason == "" {
 		reason = "rejected in the editor"
 	}
 	if out, ok, err := s.answerAct(ctx, a.RunID, agent.Decision{Answer: agent.Deny, Reason: reason}); ok {
-		return out, err
+		return resultAs[api.Decided](out, err)
 	}
 	if held, err := s.answerHeld(ctx, a.RunID, false, reason); held {
 		if err != nil {
-			return nil, err
+			return api.Decided{}, err
 		}
 		return s.awaitOutcome(ctx, a.RunID)
 	}
 	eng, err := s.engineOf(ctx, a.RunID)
 	if err != nil {
-		return nil, err
+		return api.Decided{}, err
 	}
 	res, err := eng.Harness.Reject(ctx, a.RunID, reason)
 	if err != nil {
-		return nil, fmt.Errorf("reject %s: %w", a.RunID, err)
+		return api.Decided{}, fmt.Errorf("reject %s: %w", a.RunID, err)
 	}
 	s.recordResult(a.RunID, res)
-	return map[string]string{"runId": a.RunID, "outcome": string(res.Outcome)}, nil
+	return api.Decided{RunID: a.RunID, Outcome: string(res.Outcome)}, nil
 }
 
 // awaitOutcome waits for a run answered through its held proposal to end.
-func (s *Server) awaitOutcome(ctx context.Context, id string) (any, error) {
+func (s *Server) awaitOutcome(ctx context.Context, id string) (api.Decided, error) {
 	st, _ := s.runs.lookup(id)
 	if st.done != nil {
 		select {
 		case <-st.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return api.Decided{}, ctx.Err()
 		}
 	}
 	st, _ = s.runs.lookup(id)
-	return map[string]string{"runId": id, "outcome": string(st.outcome)}, nil
+	return api.Decided{RunID: id, Outcome: string(st.outcome)}, nil
 }
 
 // engineOf returns the engine for a run seen in this session, else the
@@ -281,55 +238,44 @@ func (s *Server) recordResult(id string, res *agent.Result) {
 }
 
 // commandCancel cancels a run in flight.
-func (s *Server) commandCancel(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a runRef
-	if err := decodeArg(cmdCancel, arg, &a, "runId"); err != nil {
-		return nil, err
-	}
+func (s *Server) commandCancel(ctx context.Context, a api.RunRef) (api.Cancelled, error) {
 	if _, ok := s.runs.lookup(a.RunID); !ok {
-		return nil, invalidParams("%s: no run %q in this session", cmdCancel, a.RunID)
+		return api.Cancelled{}, invalidParams("%s: no run %q in this session", cmdCancel, a.RunID)
 	}
-	return map[string]any{"runId": a.RunID, "cancelled": s.cancelRun(a.RunID)}, nil
+	return api.Cancelled{RunID: a.RunID, Cancelled: s.cancelRun(a.RunID)}, nil
 }
 
 // commandResume continues an interrupted or deferred run: {runId,
 // budget?}. A budget raises the run's limits (each may only raise); a run
 // its budget stopped, resumed without one, asks the user how much more
 // (budget.go).
-func (s *Server) commandResume(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a struct {
-		RunID  string       `json:"runId"`
-		Budget *budgetRaise `json:"budget"`
-	}
-	if err := decodeArg(cmdResume, arg, &a, "runId"); err != nil {
-		return nil, err
-	}
+func (s *Server) commandResume(ctx context.Context, a api.ResumeArgs) (api.Resumed, error) {
 	var raise contract.Budget
 	if a.Budget != nil {
 		var err error
-		if raise, err = a.Budget.budget(); err != nil {
-			return nil, invalidParams("%s: %v", cmdResume, err)
+		if raise, err = budgetRaise(*a.Budget).budget(); err != nil {
+			return api.Resumed{}, invalidParams("%s: %v", cmdResume, err)
 		}
 	} else {
 		r, asked, err := s.askRaise(ctx, a.RunID)
 		if err != nil {
-			return nil, err
+			return api.Resumed{}, err
 		}
 		if asked && r == (contract.Budget{}) {
-			return map[string]any{"runId": a.RunID, "resumed": false}, nil
+			return api.Resumed{RunID: a.RunID, Resumed: ptr(false)}, nil
 		}
 		raise = r
 	}
 	if err := s.resumeRun(ctx, a.RunID, raise); err != nil {
-		return nil, err
+		return api.Resumed{}, err
 	}
-	return runRef{a.RunID}, nil
+	return api.Resumed{RunID: a.RunID}, nil
 }
 
 // commandRuns lists the workspace's root runs: those recorded in the
 // trace stores of the open folders, with this session's runs (fresher
 // while they are in flight) over them.
-func (s *Server) commandRuns(ctx context.Context, _ json.RawMessage) (any, error) {
+func (s *Server) commandRuns(ctx context.Context, _ api.NoArgs) ([]RunInfo, error) {
 	byID := map[string]RunInfo{}
 	for _, folder := range s.folderPaths() {
 		eng, err := s.engine(ctx, folder)
@@ -383,48 +329,17 @@ func (s *Server) commandRuns(ctx context.Context, _ json.RawMessage) (any, error
 }
 
 // commandClearTrace removes a run's diagnostics (all runs without runId).
-func (s *Server) commandClearTrace(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a runRef
-	if err := decodeArg(cmdClearTrace, arg, &a); err != nil {
-		return nil, err
-	}
+func (s *Server) commandClearTrace(ctx context.Context, a api.ClearTraceArgs) (api.Cleared, error) {
 	s.clearRun(a.RunID)
-	return map[string]string{"cleared": a.RunID}, nil
+	return api.Cleared{Cleared: a.RunID}, nil
 }
 
 // commandAllowOnce re-runs a task whose act was denied, with that one act
-// allowed by an editor-layer rule for this run only (a deny in a higher
-// layer still wins).
-func (s *Server) commandAllowOnce(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a struct {
-		RunID  string `json:"runId"`
-		Act    string `json:"act"`
-		Target string `json:"target"`
-	}
-	if err := decodeArg(cmdAllowOnce, arg, &a, "runId", "act", "target"); err != nil {
-		return nil, err
-	}
-	st, ok := s.runs.lookup(a.RunID)
-	if !ok || st.contract == nil {
-		return nil, invalidParams("%s: run %q has no task to re-run in this session", cmdAllowOnce, a.RunID)
-	}
-	eng, err := s.onceEngine(ctx, st.folder, a.Act, a.Target)
+// allowed once (actanswer.go; a deny rule in any layer still wins).
+func (s *Server) commandAllowOnce(ctx context.Context, a api.AllowOnceArgs) (api.RunRef, error) {
+	id, err := s.allowOnce(ctx, a.RunID, a.Act, a.Target)
 	if err != nil {
-		return nil, err
+		return api.RunRef{}, err
 	}
-	runCtx, cancel := context.WithCancel(s.ctx)
-	run, err := eng.Harness.Start(runCtx, st.contract)
-	if err != nil {
-		cancel()
-		if eng.Close != nil {
-			eng.Close()
-		}
-		return nil, fmt.Errorf("start run: %w", err)
-	}
-	s.eng.mu.Lock()
-	s.eng.retired = append(s.eng.retired, eng)
-	s.eng.mu.Unlock()
-	s.setDiags(a.RunID, kindPolicy, nil)
-	s.track(run, st.folder, eng, st.contract, cancel)
-	return runRef{run.ID()}, nil
+	return api.RunRef{RunID: id}, nil
 }

@@ -1,46 +1,96 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
-// Command names (docs/lsp.md#commands); ioh.showDiff and ioh.allowOnce back the
-// "Show diff" and "Allow once" actions.
-const (
-	cmdRun        = "ioh.run"
-	cmdAsk        = "ioh.ask"
-	cmdApprove    = "ioh.approve"
-	cmdReject     = "ioh.reject"
-	cmdCancel     = "ioh.cancel"
-	cmdResume     = "ioh.resume"
-	cmdTrace      = "ioh.trace"
-	cmdRuns       = "ioh.runs"
-	cmdClearTrace = "ioh.clearTrace"
-	cmdShowDiff   = "ioh.showDiff"
-	cmdAllowOnce  = "ioh.allowOnce"
+// Command names (docs/lsp.md#commands), declared once in lsp/api;
+// ioh.showDiff and ioh.allowOnce back the "Show diff" and "Allow once"
+// actions.
+var (
+	cmdRun        = api.Run.Name
+	cmdAsk        = api.Ask.Name
+	cmdApprove    = api.Approve.Name
+	cmdReject     = api.Reject.Name
+	cmdCancel     = api.Cancel.Name
+	cmdResume     = api.Resume.Name
+	cmdTrace      = api.Trace.Name
+	cmdRuns       = api.Runs.Name
+	cmdClearTrace = api.ClearTrace.Name
+	cmdShowDiff   = api.ShowDiff.Name
+	cmdAllowOnce  = api.AllowOnce.Name
 )
 
-// commandFunc runs one command with its single object argument (nil when
-// none was sent) and returns a JSON-encodable result.
+// commandFunc runs one command with its single argument (nil when none was
+// sent) and returns its JSON-encodable result.
 type commandFunc func(s *Server, ctx context.Context, arg json.RawMessage) (any, error)
 
+// handle binds a command's declaration to its handler: the argument is
+// decoded into the declared type (a bad one is InvalidParams naming the
+// command and the field) and the handler must return the declared result.
+func handle[A, R any](c api.Spec[A, R], f func(*Server, context.Context, A) (R, error)) commandFunc {
+	return func(s *Server, ctx context.Context, arg json.RawMessage) (any, error) {
+		a, err := c.Decode(arg)
+		if err != nil {
+			return nil, invalidParams("%v", err)
+		}
+		res, err := f(s, ctx, a)
+		if err != nil {
+			var ae *api.ArgError
+			if errors.As(err, &ae) && !isWireError(err) {
+				return nil, invalidParams("%v", err)
+			}
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
+// handleRaw binds a handler that still reads its argument itself
+// (decodeArg): the argument is checked against the declaration first.
+func handleRaw[A, R any](c api.Spec[A, R], f commandFunc) commandFunc {
+	return func(s *Server, ctx context.Context, arg json.RawMessage) (any, error) {
+		if _, err := c.Decode(arg); err != nil {
+			return nil, invalidParams("%v", err)
+		}
+		return f(s, ctx, arg)
+	}
+}
+
+// decodeArg decodes an argument handleRaw has checked into v.
+func decodeArg(cmd string, arg json.RawMessage, v any, _ ...string) error {
+	if len(arg) == 0 || string(arg) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(arg, v); err != nil {
+		return invalidParams("%s: %v", cmd, err)
+	}
+	return nil
+}
+
+// commandTable is the dispatch of workspace/executeCommand: one entry per
+// command of api.All (TestEveryDeclaredCommandIsDispatched).
 var commandTable = map[string]commandFunc{
-	cmdRun:        (*Server).commandRun,
-	cmdAsk:        (*Server).commandAsk,
-	cmdApprove:    (*Server).commandApprove,
-	cmdReject:     (*Server).commandReject,
-	cmdCancel:     (*Server).commandCancel,
-	cmdResume:     (*Server).commandResume,
-	cmdTrace:      (*Server).commandTrace,
-	cmdRuns:       (*Server).commandRuns,
-	cmdClearTrace: (*Server).commandClearTrace,
-	cmdShowDiff:   (*Server).commandShowDiff,
-	cmdAllowOnce:  (*Server).commandAllowOnce,
+	cmdRun:        handle(api.Run, (*Server).commandRun),
+	cmdAsk:        handle(api.Ask, (*Server).commandAsk),
+	cmdApprove:    handle(api.Approve, (*Server).commandApprove),
+	cmdReject:     handle(api.Reject, (*Server).commandReject),
+	cmdCancel:     handle(api.Cancel, (*Server).commandCancel),
+	cmdResume:     handle(api.Resume, (*Server).commandResume),
+	cmdTrace:      handleRaw(api.Trace, (*Server).commandTrace),
+	cmdRuns:       handle(api.Runs, (*Server).commandRuns),
+	cmdClearTrace: handle(api.ClearTrace, (*Server).commandClearTrace),
+	cmdShowDiff:   handleRaw(api.ShowDiff, (*Server).commandShowDiff),
+	cmdAllowOnce:  handle(api.AllowOnce, (*Server).commandAllowOnce),
 }
 
 // ExecuteCommand dispatches workspace/executeCommand.
@@ -67,25 +117,22 @@ func (s *Server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	return protocol.LSPAny(raw), nil
 }
 
-// decodeArg decodes a command's object argument into v; required names
-// the fields that must be present and non-empty.
-func decodeArg(cmd string, arg json.RawMessage, v any, required ...string) error {
-	if len(arg) == 0 || string(arg) == "null" {
-		if len(required) == 0 {
-			return nil
-		}
-		return invalidParams("%s: missing argument object with %v", cmd, required)
+// resultAs turns a result built elsewhere as a generic JSON object (a
+// deferred act's answer, a pending change applied through the editor)
+// into the command's declared result type.
+func resultAs[R any](out any, err error) (R, error) {
+	var r R
+	if err != nil {
+		return r, err
 	}
-	if err := json.Unmarshal(arg, v); err != nil {
-		return invalidParams("%s: bad argument: %v", cmd, err)
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return r, fmt.Errorf("encode result: %w", err)
 	}
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(arg, &m)
-	for _, r := range required {
-		val, ok := m[r]
-		if !ok || string(val) == `""` || string(val) == "null" {
-			return invalidParams("%s: missing %q", cmd, r)
-		}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, fmt.Errorf("result %s does not fit %T: %w", raw, r, err)
 	}
-	return nil
+	return r, nil
 }

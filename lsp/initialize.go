@@ -9,6 +9,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
 // clientCaps is what the server remembers of the client's capabilities.
@@ -55,12 +57,6 @@ func captureCaps(cc protocol.ClientCapabilities) clientCaps {
 		c.codeActionResolve = slices.Contains(ca.ResolveSupport.Properties, "command")
 	}
 	return c
-}
-
-// commandNames are the workspace/executeCommand commands (docs/lsp.md#commands).
-var commandNames = []string{
-	cmdRun, cmdAsk, cmdApprove, cmdReject, cmdCancel, cmdResume,
-	cmdTrace, cmdRuns, cmdClearTrace, cmdShowDiff, cmdAllowOnce,
 }
 
 // taskFileGlobs is isTaskFile's rule as globs on the path relative to a
@@ -128,7 +124,7 @@ func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 				ResolveProvider: &yes,
 			},
 			CodeLensProvider:       &protocol.CodeLensOptions{},
-			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: commandNames},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: api.Names()},
 			Workspace: &protocol.WorkspaceOptions{
 				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
 					Supported:           &yes,

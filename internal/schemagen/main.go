@@ -1,0 +1,99 @@
+// Command schemagen writes the JSON Schemas generated from the Go
+// declarations of the editor-facing surface into schema/: the ioh.*
+// commands (lsp/api) as commands.schema.json. Run it from the module
+// root after changing a declaration:
+//
+//	go run ./internal/schemagen
+//
+// TestCheckedInSchemasAreGenerated fails while a checked-in file differs
+// from what the declarations generate.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
+)
+
+// generated maps each file under schema/ to its generator.
+var generated = map[string]func() ([]byte, error){
+	"commands.schema.json": api.CommandsSchema,
+}
+
+func main() {
+	dir := flag.String("dir", "schema", "the directory the schemas are written to")
+	check := flag.Bool("check", false, "only report the files that differ from what the declarations generate")
+	flag.Parse()
+	stale, err := run(*dir, *check)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "schemagen:", err)
+		os.Exit(2)
+	}
+	if *check && len(stale) > 0 {
+		fmt.Fprintf(os.Stderr, "schemagen: %v differ from the declarations; run go run ./internal/schemagen\n", stale)
+		os.Exit(1)
+	}
+}
+
+// run writes (or with check, compares) every generated file; it returns
+// the names of those that differed.
+func run(dir string, check bool) ([]string, error) {
+	var stale []string
+	for _, name := range sortedNames() {
+		want, err := generated[name]()
+		if err != nil {
+			return nil, fmt.Errorf("generate %s: %w", name, err)
+		}
+		path := filepath.Join(dir, name)
+		have, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		if bytes.Equal(have, want) {
+			continue
+		}
+		stale = append(stale, name)
+		if check {
+			continue
+		}
+		if err := writeAtomic(path, want); err != nil {
+			return nil, err
+		}
+	}
+	return stale, nil
+}
+
+func sortedNames() []string {
+	return slices.Sorted(maps.Keys(generated))
+}
+
+// writeAtomic replaces path with data through a temporary file beside it,
+// so a failed run leaves no half-written schema.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".schemagen-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, errors.Join(werr, cerr))
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
