@@ -32,7 +32,9 @@ type record struct {
 
 // sessionIDPattern: ids we hand out ("s-" + hex) and run ids ("r-" + hex)
 // for a run started elsewhere (CLI, language server) loaded as a session.
-var sessionIDPattern = regexp.MustCompile(`^[sr]-[0-9a-f]{8,64}$`)
+// It compiles on first use, not in package init (a counted repetition
+// compiles to one instruction per count; internal/archtest guards this).
+var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[sr]-[0-9a-f]{8,64}$`) })
 
 // index stores records one JSON file each, written whole (temporary file
 // and rename), so a crash leaves the old record or the new one.
@@ -95,7 +97,7 @@ func (x *index) put(r *record) error {
 var errNoSession = errors.New("no such session")
 
 func (x *index) get(id string) (*record, error) {
-	if !sessionIDPattern.MatchString(id) {
+	if !sessionIDPattern().MatchString(id) {
 		return nil, fmt.Errorf("session %q: %w", id, errNoSession)
 	}
 	x.mu.Lock()
