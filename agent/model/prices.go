@@ -3,6 +3,7 @@ package model
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Price is what a model costs in USD per million tokens of each kind.
@@ -107,7 +108,8 @@ func (pr Price) cost(u Usage) float64 {
 		float64(u.CacheWriteTokens)*pr.CacheWrite) / 1e6
 }
 
-var dateSuffix = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$`)
+// dateSuffix compiles on first use, not in package init (internal/archtest).
+var dateSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$`) })
 
 // Lookup finds model's price, normalizing the name as Cost describes.
 func (p Prices) Lookup(model string) (Price, bool) {
@@ -126,7 +128,7 @@ func (p Prices) entry(model string) (Price, bool) {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	name = dateSuffix.ReplaceAllString(name, "")
+	name = dateSuffix().ReplaceAllString(name, "")
 	if strings.HasPrefix(name, "claude-") {
 		name = strings.ReplaceAll(name, ".", "-")
 	}

@@ -427,14 +427,15 @@ type goFailure struct {
 	message string
 }
 
-var goFailureLine = regexp.MustCompile(`^\s+([\w./-]+\.go):(\d+): (.*)$`)
+// goFailureLine compiles on first use, not in package init (internal/archtest).
+var goFailureLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+([\w./-]+\.go):(\d+): (.*)$`) })
 
 // parseGoTestFailures finds "    file_test.go:12: message" lines.
 func parseGoTestFailures(out string) []goFailure {
 	var fs []goFailure
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
-		m := goFailureLine.FindStringSubmatch(sc.Text())
+		m := goFailureLine().FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
