@@ -115,6 +115,7 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 		if v.Effect == policy.Ask && a.rememberedExact(act) {
 			v.Effect, v.Layer, v.Reason = policy.Allow, policy.LayerRemembered, "allowed for this run earlier"
 		}
+		v = a.grantOnce(act, v)
 		sc.add(a.event(trace.EventPolicy, verdictFields(c.Name, v)))
 		switch v.Effect {
 		case policy.Allow:
@@ -184,19 +185,22 @@ func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (m
 	return model.ToolResult{CallID: c.ID, Content: r.Content, IsError: r.IsError}, fin, nil
 }
 
-// check asks the policy about one act.
-func (a *agentRun) check(act tools.Act) policy.Verdict {
+// check asks the run's policy about one act.
+func (a *agentRun) check(act tools.Act) policy.Verdict { return judge(a.pol, act) }
+
+// judge asks p about one act.
+func judge(p *policy.Policy, act tools.Act) policy.Verdict {
 	switch {
 	case act.Act == policy.ActExec && act.Shell != "":
-		return a.pol.CheckShell(act.Shell)
+		return p.CheckShell(act.Shell)
 	case act.Act == policy.ActExec && len(act.Argv) > 0:
-		return a.pol.CheckArgv(act.Argv)
+		return p.CheckArgv(act.Argv)
 	case act.Act == policy.ActWrite || act.Act == policy.ActRead:
 		// Resolved comes from the change set's own resolution
 		// (tools.PathAct), the one the tool then reads or writes through.
-		return a.pol.CheckPath(act.Act, act.Target, act.Resolved)
+		return p.CheckPath(act.Act, act.Target, act.Resolved)
 	}
-	return a.pol.Check(act.Act, act.Target)
+	return p.Check(act.Act, act.Target)
 }
 
 // checkRead judges a read of a file a search found, as authorize would

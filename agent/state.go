@@ -23,6 +23,9 @@ type runState struct {
 	// Exact are remembered "act target" answers whose target is not a
 	// valid pattern.
 	Exact []string `json:"exact,omitempty"`
+	// Grants are acts the user allowed once before the run started
+	// (StartAllowingOnce), each removed when used.
+	Grants []Grant `json:"grants,omitempty"`
 	// Stall detection.
 	StallSig   string `json:"stall_sig,omitempty"`
 	StallFP    string `json:"stall_fp,omitempty"`

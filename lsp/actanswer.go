@@ -6,6 +6,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 )
 
 // answerAct answers the Ask-tier act a stopped run waits on (a run
@@ -33,4 +34,28 @@ func (s *Server) answerAct(ctx context.Context, id string, d agent.Decision) (ou
 		return nil, true, fmt.Errorf("answer %s: recorded, but the run did not continue: %w", id, err)
 	}
 	return map[string]any{"runId": id, "answer": string(d.Answer), "resumed": true}, true, nil
+}
+
+// allowOnce re-runs the task of run id, whose act the policy denied, on
+// the folder's engine with that one act allowed once (the "Allow once"
+// quick fix): the same harness and trace store, no second engine. A deny
+// rule in any layer still wins.
+func (s *Server) allowOnce(ctx context.Context, id, act, target string) (string, error) {
+	st, ok := s.runs.lookup(id)
+	if !ok || st.contract == nil {
+		return "", invalidParams("%s: run %q has no task to re-run in this session", cmdAllowOnce, id)
+	}
+	eng, err := s.engine(ctx, st.folder)
+	if err != nil {
+		return "", err
+	}
+	runCtx, cancel := context.WithCancel(s.ctx)
+	run, err := eng.Harness.StartAllowingOnce(runCtx, st.contract, agent.Grant{Act: policy.Act(act), Target: target})
+	if err != nil {
+		cancel()
+		return "", fmt.Errorf("start run: %w", err)
+	}
+	s.setDiags(id, kindPolicy, nil)
+	s.track(run, st.folder, eng, st.contract, cancel)
+	return run.ID(), nil
 }

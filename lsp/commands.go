@@ -337,27 +337,9 @@ func (s *Server) commandClearTrace(ctx context.Context, a api.ClearTraceArgs) (a
 // commandAllowOnce re-runs a task whose act was denied, with that one act
 // allowed once (actanswer.go; a deny rule in any layer still wins).
 func (s *Server) commandAllowOnce(ctx context.Context, a api.AllowOnceArgs) (api.RunRef, error) {
-	st, ok := s.runs.lookup(a.RunID)
-	if !ok || st.contract == nil {
-		return api.RunRef{}, invalidParams("%s: run %q has no task to re-run in this session", cmdAllowOnce, a.RunID)
-	}
-	eng, err := s.onceEngine(ctx, st.folder, a.Act, a.Target)
+	id, err := s.allowOnce(ctx, a.RunID, a.Act, a.Target)
 	if err != nil {
 		return api.RunRef{}, err
 	}
-	runCtx, cancel := context.WithCancel(s.ctx)
-	run, err := eng.Harness.Start(runCtx, st.contract)
-	if err != nil {
-		cancel()
-		if eng.Close != nil {
-			eng.Close()
-		}
-		return api.RunRef{}, fmt.Errorf("start run: %w", err)
-	}
-	s.eng.mu.Lock()
-	s.eng.retired = append(s.eng.retired, eng)
-	s.eng.mu.Unlock()
-	s.setDiags(a.RunID, kindPolicy, nil)
-	s.track(run, st.folder, eng, st.contract, cancel)
-	return api.RunRef{RunID: run.ID()}, nil
+	return api.RunRef{RunID: id}, nil
 }

@@ -2,10 +2,10 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,30 +13,112 @@ import (
 )
 
 // engines holds one harness per workspace folder, built on first use by
-// the injected factory and rebuilt (for later runs) when the editor
-// settings change. Runs in flight keep the engine they started with.
+// the injected factory and replaced (for later runs) when the editor
+// settings or the folders change. A replaced engine is retired: the runs
+// and requests still holding it keep it, and it is closed (its trace
+// store with it) when the last of them lets go.
+//
+// The factory runs outside mu (it opens a SQLite store and reads
+// configuration): a notification that needs mu (didChange updating the
+// overlays) must not wait on it, since notifications are handled on the
+// connection's read loop.
 type engines struct {
 	mu      sync.Mutex
 	live    map[string]*Engine // by folder
-	retired []*Engine
+	retired []*Engine          // replaced, still held
+	uses    map[*Engine]int    // holds of each live or retired engine
+	gen     uint64             // bumped by retire: a build begun earlier is stale
+	closed  bool               // closeAll ran: no new engines
+
+	// closing is where engines are closed (nil: Engine.Close); tests
+	// never set it, it keeps close() in one place.
+	closing func(*Engine)
 }
 
-func newEngines() *engines { return &engines{live: map[string]*Engine{}} }
+func newEngines() *engines {
+	return &engines{live: map[string]*Engine{}, uses: map[*Engine]int{}}
+}
 
 // errNoHarness is returned when the server was built without a factory.
 var errNoHarness = errors.New("no agent harness configured")
 
-// get returns the engine of folder, building it when needed.
+// errEnginesClosed is returned once the session has ended.
+var errEnginesClosed = errors.New("the session has ended")
+
+// maxStaleBuilds bounds how often engine rebuilds an engine whose
+// settings changed while it was being built.
+const maxStaleBuilds = 3
+
+// engine returns the engine of folder, building it when needed. The
+// engine is held until ctx ends (a request's context ends when its
+// handler returns, a run's when the run does), so it is not closed under
+// the caller even if it is retired meanwhile.
 func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
-	e := s.eng
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if eng, ok := e.live[folder]; ok {
-		return eng, nil
-	}
 	if s.opts.NewHarness == nil {
 		return nil, errNoHarness
 	}
+	e := s.eng
+	for attempt := 1; ; attempt++ {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return nil, errEnginesClosed
+		}
+		if eng, ok := e.live[folder]; ok {
+			e.holdLocked(ctx, eng)
+			e.mu.Unlock()
+			return eng, nil
+		}
+		gen := e.gen
+		e.mu.Unlock()
+
+		eng, err := s.buildEngine(ctx, folder)
+		if err != nil {
+			return nil, err
+		}
+
+		e.mu.Lock()
+		switch {
+		case e.closed:
+			e.mu.Unlock()
+			e.close(eng)
+			return nil, errEnginesClosed
+		case e.live[folder] != nil:
+			// Another request built it first: keep theirs.
+			won := e.live[folder]
+			e.holdLocked(ctx, won)
+			e.mu.Unlock()
+			e.close(eng)
+			return won, nil
+		case e.gen != gen && attempt < maxStaleBuilds:
+			// Settings or folders changed while it was built.
+			e.mu.Unlock()
+			e.close(eng)
+			continue
+		}
+		e.live[folder] = eng
+		// Seed the overlay with the buffers open in this folder. Under mu:
+		// a didChange either updated s.docs before this or reaches the
+		// engine through setDocument after it.
+		for _, doc := range s.docs.all() {
+			if rel, ok := relTo(eng.Root.Dir(), doc.path); ok {
+				eng.Root.SetDocument(rel, doc.text)
+			}
+		}
+		e.holdLocked(ctx, eng)
+		e.mu.Unlock()
+		if eng.Store != nil && eng.Store.Recovered() != nil {
+			// Loudly: the user's earlier runs are in the moved file.
+			msg := "ioh: " + eng.Store.Recovered().String()
+			s.log.Warn(msg)
+			s.showMessage(protocol.MessageTypeWarning, msg)
+		}
+		return eng, nil
+	}
+}
+
+// buildEngine runs the factory for folder with the current settings.
+func (s *Server) buildEngine(ctx context.Context, folder string) (*Engine, error) {
 	s.mu.Lock()
 	settings := s.settings
 	s.mu.Unlock()
@@ -51,47 +133,94 @@ func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
 		return nil, fmt.Errorf("start agent for %s: %w", folder, err)
 	}
 	if eng == nil || eng.Harness == nil || eng.Root == nil {
-		return nil, fmt.Errorf("start agent for %s: factory returned no harness", folder)
-	}
-	// Seed the overlay with the buffers already open in this folder.
-	for _, doc := range s.docs.all() {
-		if rel, ok := relTo(eng.Root.Dir(), doc.path); ok {
-			eng.Root.SetDocument(rel, doc.text)
+		if eng != nil && eng.Close != nil {
+			eng.Close()
 		}
-	}
-	e.live[folder] = eng
-	if eng.Store != nil && eng.Store.Recovered() != nil {
-		// Loudly: the user's earlier runs are in the moved file.
-		msg := "ioh: " + eng.Store.Recovered().String()
-		s.log.Warn(msg)
-		s.showMessage(protocol.MessageTypeWarning, msg)
+		return nil, fmt.Errorf("start agent for %s: factory returned no harness", folder)
 	}
 	return eng, nil
 }
 
-// retire drops every live engine so that the next run builds a fresh one
-// (new settings); the old ones close with the server.
+// holdLocked holds eng until ctx ends. The caller holds e.mu.
+func (e *engines) holdLocked(ctx context.Context, eng *Engine) {
+	e.uses[eng]++
+	context.AfterFunc(ctx, func() { e.release(eng) })
+}
+
+// hold holds eng until the returned release is called (once).
+func (e *engines) hold(eng *Engine) (release func()) {
+	e.mu.Lock()
+	e.uses[eng]++
+	e.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { e.release(eng) }) }
+}
+
+// release lets go of one hold of eng and closes it when it was retired
+// and nothing holds it any more.
+func (e *engines) release(eng *Engine) {
+	e.mu.Lock()
+	n := e.uses[eng] - 1
+	if n > 0 {
+		e.uses[eng] = n
+		e.mu.Unlock()
+		return
+	}
+	delete(e.uses, eng)
+	i := slices.Index(e.retired, eng)
+	if i < 0 {
+		e.mu.Unlock()
+		return // live (or closed with the session)
+	}
+	e.retired = slices.Delete(e.retired, i, i+1)
+	e.mu.Unlock()
+	e.close(eng)
+}
+
+// retire replaces every live engine: the next use builds a fresh one (new
+// settings, new folders). Those nothing holds close now, the others when
+// their last run or request ends.
 func (e *engines) retire() {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	var idle []*Engine
 	for k, eng := range e.live {
-		e.retired = append(e.retired, eng)
 		delete(e.live, k)
+		if e.uses[eng] == 0 {
+			idle = append(idle, eng)
+			continue
+		}
+		e.retired = append(e.retired, eng)
+	}
+	e.gen++
+	e.mu.Unlock()
+	for _, eng := range idle {
+		e.close(eng)
 	}
 }
 
+// closeAll closes every engine at the end of the session (its runs have
+// ended) and refuses new ones.
 func (e *engines) closeAll() {
 	e.mu.Lock()
 	all := e.retired
 	for _, eng := range e.live {
 		all = append(all, eng)
 	}
-	e.live, e.retired = map[string]*Engine{}, nil
+	e.live, e.retired, e.uses, e.closed = map[string]*Engine{}, nil, map[*Engine]int{}, true
 	e.mu.Unlock()
 	for _, eng := range all {
-		if eng.Close != nil {
-			eng.Close()
-		}
+		e.close(eng)
+	}
+}
+
+// close releases eng's harness (its trace store, leases).
+func (e *engines) close(eng *Engine) {
+	if e.closing != nil {
+		e.closing(eng)
+		return
+	}
+	if eng.Close != nil {
+		eng.Close()
 	}
 }
 
@@ -150,54 +279,4 @@ func (s *Server) folderFor(abs string) (string, error) {
 		return s.folders[0], nil
 	}
 	return "", errors.New("no workspace folder is open")
-}
-
-// onceEngine builds a one-off engine whose editor settings carry one more
-// allow rule (act on target).
-func (s *Server) onceEngine(ctx context.Context, folder, act, target string) (*Engine, error) {
-	if s.opts.NewHarness == nil {
-		return nil, errNoHarness
-	}
-	s.mu.Lock()
-	base := s.settings
-	s.mu.Unlock()
-	settings, err := withAllowRule(base, act, target)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := s.opts.NewHarness(ctx, Session{Root: folder, Approver: approver{s, folder}, Sink: sink{s, folder}, EditorSettings: settings, Logger: s.log})
-	if err != nil {
-		return nil, fmt.Errorf("start agent for %s: %w", folder, err)
-	}
-	for _, doc := range s.docs.all() {
-		if rel, ok := relTo(eng.Root.Dir(), doc.path); ok {
-			eng.Root.SetDocument(rel, doc.text)
-		}
-	}
-	return eng, nil
-}
-
-// withAllowRule adds {act, allow, target} to settings.policy.rules.
-func withAllowRule(settings json.RawMessage, act, target string) (json.RawMessage, error) {
-	m := map[string]json.RawMessage{}
-	if len(settings) > 0 {
-		if err := json.Unmarshal(settings, &m); err != nil {
-			return nil, fmt.Errorf("editor settings: %w", err)
-		}
-	}
-	var pol struct {
-		Rules []map[string]any `json:"rules"`
-	}
-	if raw, ok := m["policy"]; ok {
-		if err := json.Unmarshal(raw, &pol); err != nil {
-			return nil, fmt.Errorf("editor settings policy: %w", err)
-		}
-	}
-	pol.Rules = append(pol.Rules, map[string]any{"act": act, "effect": "allow", "pattern": target})
-	raw, err := json.Marshal(pol)
-	if err != nil {
-		return nil, err
-	}
-	m["policy"] = raw
-	return json.Marshal(m)
 }

@@ -83,9 +83,11 @@ func (s *Server) track(run *agent.Run, folder string, eng *Engine, c *contract.C
 		}
 	})
 	s.progressBegin(id)
+	release := s.eng.hold(eng) // a retired engine closes after its last run
 	s.runs.wg.Add(1)
 	go func() {
 		defer s.runs.wg.Done()
+		defer release()
 		defer cancel()
 		res := run.Wait()
 		s.finishRun(id, res)
