@@ -59,10 +59,30 @@ func main() {
 	if maybeSandboxInit() {
 		return // unreachable: the sandbox init child exits on its own
 	}
+	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	args := os.Args[1:]
+	if finishesAtOnce(args) {
+		os.Exit(dispatch(context.Background(), env, args))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := dispatch(ctx, &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	code := dispatch(ctx, env, args)
 	stop()
 	os.Exit(code)
+}
+
+// finishesAtOnce reports whether args name a command that only prints and
+// has nothing to cancel (version, help). main runs it without installing
+// the interrupt handlers: signal.Notify starts two threads, a cost every
+// other command needs and these do not (bench/startup.sh).
+func finishesAtOnce(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch args[0] {
+	case "version", "--version", "-version", "help", "-h", "--help":
+		return true
+	}
+	return false
 }
 
 // dispatch picks the sub-command; no arguments means serve.
