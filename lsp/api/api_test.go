@@ -135,7 +135,7 @@ func commandsSchema(t *testing.T) *contract.Schema {
 func TestSchemaAndServerAgree(t *testing.T) {
 	s := commandsSchema(t)
 	args := map[string][]string{
-		"ioh.run": {`{"contract": "t.ioh.yaml"}`, `{"inline": {"version": 1}}`, `{}`, `{"contract": "t", "inline": {}}`, `{"contract": 3}`, `{"contract": ""}`},
+		"ioh.run": {`{"contract": "t.ioh.yaml"}`, `{"inline": {"version": 1}}`, `{}`, `{"contract": "t", "inline": {}}`, `{"contract": 3}`, `{"contract": ""}`, `{"contract": "t", "inline": null}`, `{"inline": null}`, `{"contract": "", "inline": {}}`},
 		"ioh.ask": {`{"goal": "g"}`, `{"goal": "g", "uri": "file:///a.go", "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 4}}}`,
 			`{"goal": ""}`, `{"goal": "g", "range": {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 0}}}`, `{"uri": "file:///a"}`},
 		"ioh.approve":    {`{"runId": "r-1"}`, `{"runId": "r-1", "forRun": true}`, `{"runId": ""}`, `{"runId": 1}`, `{"forRun": true}`},

@@ -73,8 +73,8 @@ func (a RunArgs) Check() error {
 // SchemaExtra says the same as Check in JSON Schema.
 func (RunArgs) SchemaExtra() map[string]any {
 	return map[string]any{"oneOf": []any{
-		map[string]any{"required": []any{"contract"}, "properties": map[string]any{"contract": map[string]any{"minLength": 1}}},
-		map[string]any{"required": []any{"inline"}},
+		map[string]any{"required": []any{"contract"}, "properties": map[string]any{"contract": map[string]any{"type": "string", "minLength": 1}}},
+		map[string]any{"required": []any{"inline"}, "properties": map[string]any{"inline": map[string]any{"type": "object"}}},
 	}}
 }
 

@@ -15,6 +15,7 @@ import {
 import { ensureReviewCapabilities } from '../src/capabilities';
 import { askArgs, isTaskFile, parseRunId, parseRuns, runIdArgs, taskFileRule, traceFile } from '../src/commands';
 import { initializationOptions, serverConfig } from '../src/settings';
+import { DECLARED_COMMANDS, paramsErrors, schemaErrors } from './schema';
 
 const FIXTURE = path.resolve('..', 'neovim', 'test', 'fixture', 'calc');
 
@@ -96,14 +97,22 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
     capabilities: caps,
     initializationOptions: initializationOptions(get),
   }) as { capabilities: { executeCommandProvider?: { commands: string[] } } };
-  for (const c of ['ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel', 'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace']) {
-    assert.ok(init.capabilities.executeCommandProvider?.commands.includes(c), `server offers ${c}`);
-  }
+  assert.deepEqual(init.capabilities.executeCommandProvider?.commands, DECLARED_COMMANDS, 'the server offers exactly the commands schema/commands.schema.json declares');
+  // Every command sent and every result received must fit the schema.
+  const execute = async (command: string, args: unknown[]): Promise<unknown> => {
+    assert.equal(paramsErrors({ command, arguments: args }), '', `${command} ${JSON.stringify(args)} fits the schema`);
+    const res = await conn.sendRequest('workspace/executeCommand', { command, arguments: args });
+    assert.equal(schemaErrors(`${command}.result`, res), '', `${command}'s result ${JSON.stringify(res)} fits the schema`);
+    return res;
+  };
   // The task-file rule the server sends is the one its lenses follow.
   const rule = taskFileRule(init);
   assert.ok(rule, `initialize result carries experimental.ioh.taskFiles: ${JSON.stringify(init.capabilities)}`);
   for (const rel of ['fix.ioh.yaml', 'sub/x.ioh.yml', '.ioh/tasks/a.yaml', 'fix.ioh.json', 'sub/.ioh/tasks/a.yaml', 'calc.go', 'ioh.yaml']) {
-    const lenses = await conn.sendRequest('textDocument/codeLens', { textDocument: { uri: pathToFileURL(path.join(ws, rel)).toString() } }) as { command?: { title: string } }[] | null;
+    const lenses = await conn.sendRequest('textDocument/codeLens', { textDocument: { uri: pathToFileURL(path.join(ws, rel)).toString() } }) as { command?: { title: string; command: string; arguments?: unknown[] } }[] | null;
+    for (const l of lenses ?? []) {
+      if (l.command) assert.equal(paramsErrors({ command: l.command.command, arguments: l.command.arguments }), '', `${rel}: the lens ${JSON.stringify(l.command)} fits the schema`);
+    }
     const serverRuns = (lenses ?? []).some((l) => l.command?.title.includes('Run task'));
     assert.equal(isTaskFile(rel, rule), serverRuns, `${rel}: the client's isTaskFile agrees with the server's Run task lens`);
   }
@@ -112,7 +121,7 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
 
   let runId: string;
   try {
-    runId = parseRunId(await conn.sendRequest('workspace/executeCommand', { command: 'ioh.ask', arguments: [askArgs('make the failing test in calc_test.go pass', uri)] }));
+    runId = parseRunId(await execute('ioh.ask', [askArgs('make the failing test in calc_test.go pass', uri)]));
   } catch (err) {
     assert.fail(`ioh.ask: ${err instanceof Error ? err.message : String(err)}\nserver stderr:\n${stderr}`);
   }
@@ -134,12 +143,12 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
 
   let outcome = 'running';
   while (outcome === 'running' || outcome === 'verified') {
-    const runs = parseRuns(await conn.sendRequest('workspace/executeCommand', { command: 'ioh.runs', arguments: [] }));
+    const runs = parseRuns(await execute('ioh.runs', []));
     outcome = runs.find((r) => r.runId === runId)?.outcome ?? 'missing';
     if (outcome === 'running' || outcome === 'verified') await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(outcome, 'applied');
-  const trace = await conn.sendRequest('workspace/executeCommand', { command: 'ioh.trace', arguments: [runIdArgs(runId)] });
+  const trace = await execute('ioh.trace', [runIdArgs(runId)]);
   const traced = traceFile(trace);
   assert.ok(traced && fs.readFileSync(traced, 'utf8').includes(runId), `ioh.trace names a rendered trace of ${runId}: ${JSON.stringify(trace)}`);
 
