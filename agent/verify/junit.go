@@ -29,11 +29,14 @@ const reportTag = "ioh-report"
 // and is only output, and anything printed after the trailer makes the
 // reports unreadable. There is no nonce to learn: a process in the
 // sandbox can read the wrapper's command line and memory, so a secret
-// there would be no secret. Sizes are counted in bytes (LC_ALL=C).
+// there would be no secret. Sizes are counted in bytes (LC_ALL=C). The
+// command's standard error joins its standard output, so that what it
+// wrote there cannot arrive after the trailer (the sandbox reads the two
+// streams on separate pipes).
 const reportScript = `p=$1; m=$2; shift 2
 IFS=
 rm -f -- $p 2>/dev/null
-if [ "$m" = shell ]; then /bin/sh -c "$1"; else "$@"; fi
+if [ "$m" = shell ]; then /bin/sh -c "$1" 2>&1; else "$@" 2>&1; fi
 s=$?
 LC_ALL=C
 export LC_ALL

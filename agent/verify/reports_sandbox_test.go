@@ -153,3 +153,22 @@ func TestPytestIsReadPerTestWithoutAReportKey(t *testing.T) {
 		t.Errorf("deleted test: verified %v, exit %d, %s", rep.Verified(), g.ExitCode, g.Describe())
 	}
 }
+
+// TestReportAfterStandardError: a check that writes much to standard
+// error before its report still has the report read whole (the sandbox
+// reads stdout and stderr on separate pipes; the wrapper joins them so
+// nothing the command wrote can land after the report's trailer).
+func TestReportAfterStandardError(t *testing.T) {
+	root := tree(t, map[string]string{"run.sh": `i=0
+while [ $i -lt 3000 ]; do echo "warning: line $i of the runner's chatter on stderr" >&2; i=$((i+1)); done
+printf '<testsuite><testcase classname="sh" name="a"/><testcase classname="sh" name="b"/></testsuite>' > r.xml
+echo done
+`})
+	v := contract.Verify{Checks: []contract.Check{{Name: "noisy", Run: []string{"sh", "run.sh"}, Report: "junit:r.xml"}}}
+	for i := 0; i < 3; i++ {
+		rep := mustVerify(t, root, nil, v)
+		if g := green(rep); !g.Passed || g.Tests == nil || g.Tests.Ran != 2 || !strings.Contains(g.Output, "line 2999") {
+			t.Fatalf("run %d: %s\n%.300s", i, g.Describe(), g.Output)
+		}
+	}
+}
