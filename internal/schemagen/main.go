@@ -7,6 +7,12 @@
 //
 // TestCheckedInSchemasAreGenerated fails while a checked-in file differs
 // from what the declarations generate.
+//
+// With -validate FILE it checks recorded editor traffic instead: FILE
+// holds one JSON object a line, {command, arguments, result?}, as an
+// editor's test recorded each workspace/executeCommand it sent (and the
+// answer it got); each must fit schema/commands.schema.json, the result
+// its command's declared result. The Neovim plugin's tests use it.
 package main
 
 import (
@@ -30,7 +36,17 @@ var generated = map[string]func() ([]byte, error){
 func main() {
 	dir := flag.String("dir", "schema", "the directory the schemas are written to")
 	check := flag.Bool("check", false, "only report the files that differ from what the declarations generate")
+	validate := flag.String("validate", "", "check the recorded executeCommand traffic in this JSON Lines file against the commands schema")
 	flag.Parse()
+	if *validate != "" {
+		n, err := validateTraffic(*validate)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "schemagen:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d commands fit schema/commands.schema.json\n", *validate, n)
+		return
+	}
 	stale, err := run(*dir, *check)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
@@ -61,5 +62,44 @@ func TestSchemasCompileWithTheBuiltInInterpreter(t *testing.T) {
 		if _, err := contract.CompileSchema(doc); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestValidateRecordedTraffic: what a plugin sends that the server would
+// refuse, or a command it does not declare, is reported with its line;
+// fitting traffic is counted.
+func TestValidateRecordedTraffic(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.jsonl", `{"command": "ioh.ask", "arguments": [{"goal": "g", "uri": "file:///w/a.go"}], "result": {"runId": "r-1"}}
+{"command": "ioh.runs", "arguments": [], "result": [{"runId": "r-1", "goal": "g", "outcome": "running", "steps": 0, "tokens": 0, "costUsd": null, "started": "2026-11-30T10:00:00Z"}]}
+
+{"command": "ioh.approve", "arguments": [{"runId": "r-1"}]}
+`)
+	if n, err := validateTraffic(good); err != nil || n != 3 {
+		t.Fatalf("good traffic: %d, %v", n, err)
+	}
+	cases := map[string]string{
+		"an undeclared command":  `{"command": "ioh.approveAll", "arguments": []}`,
+		"a missing field":        `{"command": "ioh.approve", "arguments": [{"runID": "r-1"}]}`,
+		"a wrong type":           `{"command": "ioh.cancel", "arguments": [{"runId": 7}]}`,
+		"no argument":            `{"command": "ioh.trace", "arguments": []}`,
+		"a result not declared":  `{"command": "ioh.run", "arguments": [{"contract": "t.ioh.yaml"}], "result": {"id": "r-1"}}`,
+		"a runs entry too short": `{"command": "ioh.runs", "arguments": [], "result": [{"runId": "r-1"}]}`,
+	}
+	for name, rec := range cases {
+		p := write("bad.jsonl", `{"command": "ioh.runs", "arguments": []}`+"\n"+rec+"\n")
+		if _, err := validateTraffic(p); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2:") {
+			t.Errorf("%s: err = %v, want one naming line 2", name, err)
+		}
+	}
+	if _, err := validateTraffic(write("empty.jsonl", "\n")); err == nil {
+		t.Error("an empty recording passed")
 	}
 }

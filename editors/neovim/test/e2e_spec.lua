@@ -16,6 +16,7 @@ H.run(function()
     error("IOH_LSP must name the built ioh-lsp binary, got " .. vim.inspect(bin))
   end
   vim.cmd("runtime plugin/ioh.lua")
+  H.record_commands(vim.env.IOH_COMMAND_LOG)
   local dir = H.copy_fixture(here .. "/fixture/calc")
   -- Keep this run's trace store out of the user's state directory.
   vim.env.IOH_STATE_DIR = vim.fn.tempname()

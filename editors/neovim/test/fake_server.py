@@ -7,14 +7,23 @@ change-annotation support: ioh.ask answers {runId}, then reports
 $/progress, publishes an `ioh` diagnostic and sends window/showMessageRequest
 (Apply / Show diff / Reject); ioh.showDiff returns the diff; ioh.approve
 sends the plain workspace/applyEdit and answers with the outcome. Every
-message it receives is kept; the command fake.calls returns them.
+message it receives is kept; the command fake.calls returns them. With
+IOH_COMMAND_LOG set, each ioh.* command and its answer is appended to that
+file as one JSON line, {command, arguments, result?}; run.sh checks them
+against schema/commands.schema.json (`go run ./internal/schemagen
+-validate`), and the command list it offers is read from that schema.
 """
 import json
+import os
 import sys
 
 IN = sys.stdin.buffer
 OUT = sys.stdout.buffer
 calls = []
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schema", "commands.schema.json")
+with open(SCHEMA) as f:
+    COMMANDS = json.load(f)["properties"]["command"]["enum"]
+LOG = os.environ.get("IOH_COMMAND_LOG", "")
 next_id = 1000
 runs = {}
 # The fixture's bug: calc.go line 5 (0-based 4) reads "\treturn a - b".
@@ -102,6 +111,21 @@ def command(name, args):
         return {"runId": run["runId"], "outcome": run["outcome"]}
     if name == "ioh.runs":
         return [{k: v for k, v in r.items() if k != "uri"} for r in runs.values()]
+    if name == "ioh.run":
+        run = "r-%d" % (len(runs) + 1)
+        runs[run] = {"runId": run, "goal": "task file", "outcome": "running", "steps": 0,
+                     "tokens": 0, "costUsd": None, "started": "2026-11-29T22:05:00Z", "uri": arg.get("contract")}
+        return {"runId": run}
+    if name == "ioh.cancel":
+        return {"runId": arg["runId"], "cancelled": False}
+    if name == "ioh.resume":
+        return {"runId": arg["runId"]}
+    if name == "ioh.trace":
+        r = {k: v for k, v in runs[arg["runId"]].items() if k != "uri"}
+        r.update(events=4, types={"tool_call": 2, "run_end": 1}, summary="Add now adds")
+        return r
+    if name == "ioh.clearTrace":
+        return {"cleared": (arg or {}).get("runId", "")}
     return {"__error": "unknown command %r" % name}
 
 
@@ -125,19 +149,21 @@ def handle(msg):
     mid = msg.get("id")
     if method == "initialize":
         send({"id": mid, "result": {"serverInfo": {"name": "ioh-lsp"}, "capabilities": {
-            "textDocumentSync": 2, "executeCommandProvider": {"commands": [
-                "ioh.run", "ioh.ask", "ioh.approve", "ioh.reject", "ioh.cancel", "ioh.resume",
-                "ioh.trace", "ioh.runs", "ioh.clearTrace", "ioh.showDiff"]}}}})
+            "textDocumentSync": 2, "executeCommandProvider": {"commands": COMMANDS}}}})
     elif method == "initialized":
         res, _ = request("workspace/configuration", {"items": [{"section": "ioh"}, {"section": "other"}]})
         calls.append({"method": "fake/configuration", "params": res})
     elif method == "workspace/executeCommand":
         p = msg["params"]
         res = command(p["command"], p.get("arguments") or [])
+        rec = {"command": p.get("command"), "arguments": p.get("arguments")}
         if isinstance(res, dict) and "__error" in res:
+            record(rec)
             send({"id": mid, "error": {"code": -32602, "message": res["__error"]}})
             return
         after = res.pop("__after", None) if isinstance(res, dict) else None
+        rec["result"] = res
+        record(rec)
         send({"id": mid, "result": res})
         if after:
             after_ask(after)
@@ -147,6 +173,16 @@ def handle(msg):
         raise SystemExit(0)
     elif mid is not None:
         send({"id": mid, "error": {"code": -32601, "message": "method not found: " + method}})
+
+
+def record(rec):
+    """Appends an ioh.* command the plugin sent (and the answer) to LOG."""
+    if not LOG or not str(rec.get("command", "")).startswith("ioh."):
+        return
+    if rec.get("arguments") is None:
+        del rec["arguments"]
+    with open(LOG, "a") as f:
+        f.write(json.dumps(rec) + "\n")
 
 
 def main():

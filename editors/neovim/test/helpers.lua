@@ -57,6 +57,27 @@ function H.copy_fixture(src)
   return dst
 end
 
+--- record_commands appends each ioh.* workspace/executeCommand the plugin
+--- sends to path as one JSON line, {command, arguments} (run.sh checks them
+--- against schema/commands.schema.json). Results are not recorded: Neovim
+--- decodes JSON null and {} lossily.
+function H.record_commands(path)
+  if path == nil or path == "" then
+    return
+  end
+  local client = require("ioh.client")
+  local call = client.call
+  client.call = function(c, name, method, params, ...)
+    if name == "request" and method == "workspace/executeCommand" and type(params) == "table"
+      and tostring(params.command):find("^ioh%.") then
+      local f = assert(io.open(path, "a"))
+      f:write(vim.json.encode({ command = params.command, arguments = params.arguments }) .. "\n")
+      f:close()
+    end
+    return call(c, name, method, params, ...)
+  end
+end
+
 --- messages holds every vim.notify text, also echoed on its own line.
 H.messages = {}
 

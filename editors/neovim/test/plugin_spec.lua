@@ -202,6 +202,23 @@ H.run(function()
   H.eq((find("workspace/executeCommand", "ioh.reject") or {}).arguments, { { runId = "r-2", reason = "too broad" } }, "ioh.reject arguments")
   H.eq(vim.api.nvim_buf_get_lines(buf, 4, 5, false)[1], "\treturn a + b", "a rejected proposal changes nothing")
 
+  -- The other commands, through the plugin's API (run.sh checks every
+  -- payload against schema/commands.schema.json).
+  local task = dir .. "/fix.ioh.yaml"
+  vim.fn.writefile({ "version: 1", "goal: fix it" }, task)
+  require("ioh").run(task)
+  H.wait(3000, function() return find("workspace/executeCommand", "ioh.run") ~= nil end, "ioh.run is sent")
+  H.eq((find("workspace/executeCommand", "ioh.run") or {}).arguments, { { contract = vim.uri_from_fname(task) } }, "ioh.run arguments")
+  vim.api.nvim_set_current_buf(buf)
+  for _, step in ipairs({
+    { "cancel", "ioh.cancel", { "r-3" } }, { "resume", "ioh.resume", { "r-2" } }, { "trace", "ioh.trace", { "r-1" } },
+    { "clear_trace", "ioh.clearTrace", { "r-1" } },
+  }) do
+    require("ioh")[step[1]](unpack(step[3]))
+    H.wait(3000, function() return find("workspace/executeCommand", step[2]) ~= nil end, step[2] .. " is sent")
+    H.eq((find("workspace/executeCommand", step[2]) or {}).arguments, { { runId = step[3][1] } }, step[2] .. " arguments")
+  end
+
   -- Bad input from the user: a clear message, no request.
   local msgs = {}
   local orig = vim.notify
