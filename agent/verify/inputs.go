@@ -95,13 +95,16 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 			}
 		}
 		prog, scriptNext := "", false
-		segment := true // the next word starts a command
+		segment := true      // the next word starts a command
+		optionValue := false // the word is the value of a program or configuration option
 		for _, w := range words {
 			start := segment && !strings.Contains(w, "=")
 			if start {
 				prog, scriptNext, segment = path.Base(w), interpreters[path.Base(w)], false
 			}
 			positional := !strings.HasPrefix(w, "-")
+			valueOf := optionValue
+			optionValue = !start && takesValue(prog, w)
 			for _, cand := range argPaths(w) {
 				if !touched[cand] {
 					continue
@@ -109,6 +112,8 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 				switch {
 				case start:
 					report(cand, "the program it runs")
+				case valueOf:
+					report(cand, "a file passed to it as an option")
 				case positional && scriptNext:
 					report(cand, "the script "+prog+" runs")
 				case !positional:
@@ -133,6 +138,26 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 	}
 	return warnings, reported, data
 }
+
+// valueOptions take a program, a module to preload or a configuration
+// file as the next word (`go test -exec ./wrap.sh`, `node --require
+// ./hook.js`, `pytest -c ci.ini`, `make -f other.mk`): a changed file there
+// changes what the check runs or how, like `--option=FILE`. Keyed by the
+// program's base name; "" holds the long options of any program.
+var valueOptions = map[string]map[string]bool{
+	"": {"--config": true, "--config-file": true, "--rcfile": true, "--require": true, "--import": true,
+		"--loader": true, "--experimental-loader": true, "--env-file": true, "--manifest-path": true,
+		"--setupFiles": true, "--setup-files": true, "--rootdir": true, "--confcutdir": true, "--makefile": true},
+	"go":      {"-exec": true, "-toolexec": true, "-overlay": true, "-modfile": true, "--exec": true, "--toolexec": true, "--overlay": true, "--modfile": true},
+	"make":    {"-f": true, "--file": true},
+	"node":    {"-r": true},
+	"pytest":  {"-c": true},
+	"python":  {"-c": true},
+	"python3": {"-c": true},
+	"jest":    {"-c": true},
+}
+
+func takesValue(prog, opt string) bool { return valueOptions[""][opt] || valueOptions[prog][opt] }
 
 // argPaths returns the workspace-relative paths an argument could name.
 func argPaths(w string) []string {

@@ -201,6 +201,8 @@ func TestTouchedInputs(t *testing.T) {
 			{Name: "script", Run: []string{"./scripts/check.sh", "--config=ci/conf.yaml", "x.go"}},
 			{Name: "make", Shell: "make test && pytest -q"},
 			{Name: "unit", Run: []string{"go", "test", "./..."}},
+			{Name: "wrapped", Run: []string{"go", "test", "-exec", "tools/wrap.sh", "./..."}},
+			{Name: "hooked", Shell: "node --require ./hook.js --test"},
 		},
 	}
 	changes := []workspace.Change{
@@ -212,6 +214,8 @@ func TestTouchedInputs(t *testing.T) {
 		{Path: "testdata/golden/out.txt", Op: workspace.OpModify},
 		{Path: "task.ioh.yaml", Op: workspace.OpCreate, From: "old.ioh.yaml"},
 		{Path: "lib/lib.go", Op: workspace.OpModify},
+		{Path: "tools/wrap.sh", Op: workspace.OpModify},
+		{Path: "hook.js", Op: workspace.OpCreate},
 	}
 	want := []string{
 		"the change set modifies the task contract task.ioh.yaml",
@@ -220,6 +224,11 @@ func TestTouchedInputs(t *testing.T) {
 		"check script: the change set modifies ci/conf.yaml, a file passed to it as an option",
 		"check make: the change set modifies Makefile, which configures make",
 		"check make: the change set modifies tests/conftest.py, which configures pytest",
+		// the program go test runs the test binary with, a module node
+		// loads before the tests: holds, though the option's value is a
+		// separate word
+		"check wrapped: the change set modifies tools/wrap.sh, a file passed to it as an option",
+		"check hooked: the change set modifies hook.js, a file passed to it as an option",
 		// a file the check only reads: a warning, not a hold
 		"check script: the change set modifies x.go, a file named in its command",
 	}
