@@ -1,6 +1,8 @@
 // Command schemagen writes the JSON Schemas generated from the Go
 // declarations of the editor-facing surface into schema/: the ioh.*
-// commands (lsp/api) as commands.schema.json. Run it from the module
+// commands (lsp/api) as commands.schema.json and the editor settings
+// (agent/config's declaration of a configuration layer) as
+// settings.schema.json. Run it from the module
 // root after changing a declaration:
 //
 //	go run ./internal/schemagen
@@ -31,6 +33,7 @@ import (
 // generated maps each file under schema/ to its generator.
 var generated = map[string]func() ([]byte, error){
 	"commands.schema.json": api.CommandsSchema,
+	"settings.schema.json": api.SettingsSchema,
 }
 
 func main() {
