@@ -24,7 +24,9 @@ package verify_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +255,34 @@ def mean(xs):
 			checkForgery(t, verifyIn(t, sb, root, ch, v), f)
 		})
 	}
+}
+
+// TestForgedGoEvidenceThroughExec: the check runs the test binary through
+// a workspace script (go test -exec tools/run.sh); a change that rewrites
+// the script to print a passing stream instead of running the binary
+// fools the evidence and is held, as the option's value is the program
+// that produces the results.
+func TestForgedGoEvidenceThroughExec(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	root := tree(t, map[string]string{
+		"go.mod":       "module example.com/stats\n\ngo 1.22\n",
+		"stats.go":     goMean("\t\"math\"\n", "", "return s / float64(len(xs)-1) + math.Copysign(0, 1)"),
+		"mean_test.go": forgeGoTest,
+		"tools/run.sh": "#!/bin/sh\nexec \"$@\"\n",
+	})
+	if err := os.Chmod(filepath.Join(root, "tools/run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := contract.Verify{RedGreen: true, Checks: []contract.Check{{Name: "unit", Run: []string{goBin, "test", "-exec", "tools/run.sh", "-count=1", "./..."}}}}
+	sb := goSandbox(t)
+	honest := []workspace.Change{{Path: "stats.go", Op: workspace.OpModify, Mode: 0o644,
+		Content: []byte(goMean("\t\"math\"\n", "", "return s / float64(len(xs)) + math.Copysign(0, 1)"))}}
+	checkForgery(t, verifyIn(t, sb, root, honest, v), forgery{name: "honest fix"})
+	forged := []workspace.Change{{Path: "tools/run.sh", Op: workspace.OpModify, Mode: 0o755,
+		Content: []byte("#!/bin/sh\nprintf '\\026=== RUN   TestMean\\n\\026--- PASS: TestMean (0.00s)\\n\\026PASS\\n'\n")}}
+	checkForgery(t, verifyIn(t, sb, root, forged, v), forgery{name: "the -exec program prints a pass", fooled: true,
+		mark: "check unit: the change set modifies tools/run.sh, a file passed to it as an option"})
 }
