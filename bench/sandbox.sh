@@ -14,10 +14,12 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 IOH_LSP=${IOH_LSP:-$repo/bin/ioh-lsp}
-if [ ! -x "$IOH_LSP" ]; then
-	echo "building $IOH_LSP" >&2
-	(cd "$(dirname "$0")/.." && go build -o "$IOH_LSP" ./cmd/ioh-lsp)
+if [ ! -x "$IOH_LSP" ] || [ ! -x "$(dirname "$IOH_LSP")/ioh-sandbox-init" ]; then
+	echo "building $IOH_LSP and its init program (make build)" >&2
+	make -C "$repo" build >/dev/null
+	IOH_LSP=$repo/bin/ioh-lsp
 fi
+INIT=$(dirname "$IOH_LSP")/ioh-sandbox-init
 missing=""
 for p in hyperfine:hyperfine bwrap:bubblewrap jq:jq; do
 	command -v "${p%%:*}" >/dev/null 2>&1 || missing="$missing ${p#*:}"
@@ -34,6 +36,11 @@ fi
 work=$(mktemp -d /var/tmp/ioh-bench-sandbox.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+# The same binary with no init program next to it: every stage
+# re-executes the whole binary (what go install gives), the "before".
+mkdir reexec
+cp "$IOH_LSP" reexec/ioh-lsp
+REEXEC=$work/reexec/ioh-lsp
 runs=${BENCH_RUNS:-100}
 
 mean_ms() { jq -r ".results[$2].mean * 1000" "$1"; }
@@ -44,15 +51,22 @@ fmt() { awk -v a="$1" 'BEGIN { printf "%.2f", a }'; }
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), kernel $(uname -r)"
 "$IOH_LSP" sandbox doctor >doctor.txt || true
 head -1 doctor.txt
+for b in "$IOH_LSP" "$REEXEC"; do
+	"$b" sandbox run --report report.json -- /bin/true
+	echo "stages of $b: $(jq -r '.mechanisms[] | select(.name == "init-program") | .detail' report.json)"
+done
 
 bwrap_cmd="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp /bin/true"
 hyperfine -N --style none --warmup 10 --runs "$runs" --export-json spawn.json \
 	"$IOH_LSP sandbox run -- /bin/true" "/bin/true" "$bwrap_cmd" \
-	"$IOH_LSP sandbox run --backend landlock -- /bin/true" >/dev/null
+	"$IOH_LSP sandbox run --backend landlock -- /bin/true" \
+	"$REEXEC sandbox run -- /bin/true" "$REEXEC sandbox run --backend landlock -- /bin/true" >/dev/null
 ioh=$(mean_ms spawn.json 0)
 bare=$(mean_ms spawn.json 1)
 bw=$(mean_ms spawn.json 2)
 ll=$(mean_ms spawn.json 3)
+rx=$(mean_ms spawn.json 4)
+rxll=$(mean_ms spawn.json 5)
 echo
 echo "per-spawn (mean of $runs):"
 echo "  ioh-lsp sandbox run -- /bin/true  $(fmt "$ioh") ms"
@@ -61,8 +75,9 @@ echo "  bwrap (comparable isolation)      $(fmt "$bw") ms"
 echo "  ratio ioh/bwrap                   $(ratio "$ioh" "$bw")   (goal <= 1.0)"
 echo "  landlock tier (--backend landlock) $(fmt "$ll") ms, ratio landlock/bwrap $(ratio "$ll" "$bw")"
 echo "  overhead over bare exec           $(minus "$ioh" "$bare") ms   (goal < 5 ms)"
+echo "  without the init program (every stage re-executes ioh-lsp): linux $(fmt "$rx") ms (ratio to bwrap $(ratio "$rx" "$bw")), landlock $(fmt "$rxll") ms (ratio $(ratio "$rxll" "$bw"))"
 cpu_ms() { jq -r "(.results[$2].user + .results[$2].system) * 1000" "$1"; }
-echo "  CPU per run: ioh $(fmt "$(cpu_ms spawn.json 0)") ms, bwrap $(fmt "$(cpu_ms spawn.json 2)") ms"
+echo "  CPU per run: ioh $(fmt "$(cpu_ms spawn.json 0)") ms, without the init program $(fmt "$(cpu_ms spawn.json 4)") ms, bwrap $(fmt "$(cpu_ms spawn.json 2)") ms"
 # Start-up against a hello-world Go binary built by the same toolchain:
 # the CLI's own start, and the start of one re-executed stage (the hidden
 # first argument dispatches in the sandbox package's init, after the
@@ -72,11 +87,12 @@ printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' 
 printf 'module hello\n\ngo 1.21\n' >hello/go.mod
 (cd hello && go build -o hello .)
 hyperfine -N --style none --warmup 5 --runs "$runs" -i --export-json version.json \
-	"$IOH_LSP version" "$work/hello/hello" "$IOH_LSP __ioh_sandbox_none" >/dev/null 2>&1
+	"$IOH_LSP version" "$work/hello/hello" "$IOH_LSP __ioh_sandbox_none" "$INIT __ioh_sandbox_none" >/dev/null 2>&1
 echo "  of which ioh-lsp's own start-up (\`ioh-lsp version\`): $(fmt "$(mean_ms version.json 0)") ms"
 echo "  hello-world Go binary             $(fmt "$(mean_ms version.json 1)") ms"
 echo "  ratio version/hello               $(ratio "$(mean_ms version.json 0)" "$(mean_ms version.json 1)")   (goal <= 1.5)"
-echo "  one re-executed stage's start     $(fmt "$(mean_ms version.json 2)") ms, ratio to hello $(ratio "$(mean_ms version.json 2)" "$(mean_ms version.json 1)") (each contained run starts 1-3 of them)"
+echo "  one stage's start, small init program $(fmt "$(mean_ms version.json 3)") ms, ratio to hello $(ratio "$(mean_ms version.json 3)" "$(mean_ms version.json 1)") (each contained run starts 1-3 stages)"
+echo "  one stage's start, whole ioh-lsp  $(fmt "$(mean_ms version.json 2)") ms, ratio to hello $(ratio "$(mean_ms version.json 2)" "$(mean_ms version.json 1)")"
 
 # The server's case: spawns from one running process, all three kinds
 # measured by the same loop.
@@ -91,6 +107,9 @@ echo "  overhead over bare exec           $(minus "$sb" "$sbare") ms   (goal < 5
 read -r _ sbl _ _ _ sblw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" --backend landlock -- $bwrap_cmd)
 echo "  landlock tier contained /bin/true $(fmt "$sbl") ms, bwrap in the same loop $(fmt "$sblw") ms"
 echo "  ratio landlock/bwrap              $(ratio "$sbl" "$sblw")   (goal <= 0.5)"
+read -r _ rsb _ _ _ rsbw < <("$REEXEC" sandbox spawn-bench -n "$runs" --backend linux -- $bwrap_cmd)
+read -r _ rsbl _ _ _ rsblw < <("$REEXEC" sandbox spawn-bench -n "$runs" --backend landlock -- $bwrap_cmd)
+echo "  without the init program: linux $(fmt "$rsb") ms (ratio to bwrap $(ratio "$rsb" "$rsbw")), landlock $(fmt "$rsbl") ms (ratio $(ratio "$rsbl" "$rsblw"))"
 
 # Containment counts of the tier table (sandbox/tier_contain_linux_test.go):
 # with user namespaces and without (inside bwrap --disable-userns), as the

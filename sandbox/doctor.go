@@ -22,6 +22,10 @@ type DoctorReport struct {
 	Backends []BackendReport `json:"backends"`
 	// Defaults are the caps a run gets when it asks for none.
 	Defaults string `json:"defaults"`
+	// InitProgram says what runs a contained run's stages: the small init
+	// program next to the binary, or why the binary re-executes itself
+	// (Linux; "" elsewhere).
+	InitProgram string `json:"init_program,omitempty"`
 }
 
 // defaultsSummary says the default caps in words.
@@ -40,7 +44,7 @@ func defaultsSummary() string {
 // or rlimit mechanisms show), strongest first. It records the results for
 // this process, so later automatic runs skip a backend that failed here.
 func Doctor(ctx context.Context) *DoctorReport {
-	rep := &DoctorReport{OS: runtime.GOOS, Defaults: defaultsSummary()}
+	rep := &DoctorReport{OS: runtime.GOOS, Defaults: defaultsSummary(), InitProgram: initProgramSummary()}
 	var passed []string
 	for _, b := range candidates() {
 		ms, err := b.probe(ctx)

@@ -21,6 +21,10 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) i
 	}
 	report(initStatus{Mechanisms: mechs})
 	absent := absentProtected(cfg.Writable)
+	if err := awaitGo(); err != nil {
+		report(initStatus{Error: err.Error()})
+		return 125
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		report(initStatus{Error: "exec stage pipe: " + err.Error()})
@@ -72,6 +76,10 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int 
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v): it may be masked; run from elsewhere or make it a writable root\n", cfg.Dir, err)
 		report(initStatus{Done: true, Exit: 126})
 		return 126
+	}
+	if err := awaitGo(); err != nil {
+		report(initStatus{Error: err.Error()})
+		return 125
 	}
 	pid, err := startCommand(path, cfg)
 	if err != nil {

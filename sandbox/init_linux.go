@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 
@@ -144,10 +146,45 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 		report(initStatus{Error: err.Error()})
 		return 125
 	}
-	if err := json.NewDecoder(cfgF).Decode(&cfg); err != nil {
+	dec := json.NewDecoder(cfgF)
+	if err := dec.Decode(&cfg); err != nil {
 		return cfg, stF, report, fail, fmt.Errorf("read config: %w", err)
 	}
-	cfgF.Close()
+	goLine = struct {
+		r io.Reader
+		f *os.File
+	}{io.MultiReader(dec.Buffered(), cfgF), cfgF}
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	return cfg, stF, report, fail, nil
+}
+
+// goLine is what follows the config on fd 3: the caller writes "go" once
+// the stage is in the run's cgroups. The caller sends the config first
+// and moves the stage into its cgroups while the stage starts and builds
+// its root: moving a process into a v1 memory cgroup waits for an RCU
+// grace period (5-13 ms here), the largest single cost of a spawn.
+var goLine struct {
+	r io.Reader
+	f *os.File
+}
+
+// awaitGo blocks until the caller confirms the stage is in the run's
+// cgroups. Every process the stage forks after it is born there; one
+// forked before would not be (moving a process does not move its
+// children), so each stage calls it before forking the command or the
+// exec stage. EOF or anything but "go" means the caller gave up (a failed
+// join kills the stage): the command must not start.
+func awaitGo() error {
+	if goLine.r == nil {
+		return errors.New("await cgroup join: no config channel")
+	}
+	// The config's encoder ends it with a newline the decoder left.
+	var b [4]byte
+	_, err := io.ReadFull(goLine.r, b[:])
+	goLine.f.Close()
+	goLine.r = nil
+	if err != nil || string(b[:]) != "\ngo\n" {
+		return fmt.Errorf("the caller did not confirm the run's cgroups (%q, %v)", b[:], err)
+	}
+	return nil
 }

@@ -178,13 +178,13 @@ func initProgramMechanism() Mechanism {
 	return Mechanism{"init-program", StateUnavailable, "the whole binary re-executes itself for each stage (" + exe + "): no init program of its build next to it; `sandbox doctor` says why"}
 }
 
-// InitProgram reports what this process's sandbox stages run in: the
-// small init program's path, or "" and why this binary re-executes
-// itself instead (for `sandbox doctor`).
-func InitProgram() (path, why string) {
+// initProgramSummary says what this process's sandbox stages run in, for
+// `sandbox doctor`: the small init program, or why this binary
+// re-executes itself instead.
+func initProgramSummary() string {
 	p := stageProgram()
 	if p.small {
-		return p.file.Name(), ""
+		return p.file.Name() + " (the small init program of this build)"
 	}
-	return "", p.why
+	return "this binary re-executes itself for each stage: " + p.why
 }

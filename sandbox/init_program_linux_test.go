@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -78,6 +82,9 @@ func useSmallInit(t *testing.T) {
 		t.Fatalf("the init program built for this test is refused: %s", p.why)
 	}
 	useProgram(t, p)
+	if s := initProgramSummary(); !strings.Contains(s, InitProgramName+" (the small init program") {
+		t.Fatalf("sandbox doctor would say %q", s)
+	}
 }
 
 // useReexec runs the test's sandbox stages in this binary, as one built
@@ -204,6 +211,9 @@ func TestInitProgramChecks(t *testing.T) {
 func TestStaleInitProgramFallsBack(t *testing.T) {
 	dir, stamp := smallInit(t)
 	useProgram(t, findInitProgram(dir, stamp+"-other"))
+	if s := initProgramSummary(); !strings.Contains(s, "re-executes itself") || !strings.Contains(s, "another build") {
+		t.Fatalf("sandbox doctor would say %q", s)
+	}
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			out, output := runTier(t, Spec{Argv: []string{"sh", "-c", "echo ran"}, Dir: "/", Backend: tier})
@@ -212,5 +222,70 @@ func TestStaleInitProgramFallsBack(t *testing.T) {
 			}
 			wantInitProgram(t, out, false)
 		})
+	}
+}
+
+// TestStageWaitsForCgroupJoin: a stage forks the command only after the
+// caller's "go" (sent once the stage is in the run's cgroups). Without
+// it (the caller gave up, e.g. a failed join) the command never runs and
+// the stage reports why; the control, the same stage and config with the
+// "go", runs it. Both tiers, driven through the stage protocol directly.
+func TestStageWaitsForCgroupJoin(t *testing.T) {
+	useReexec(t)
+	for _, tier := range tiersHere(t) {
+		for _, confirm := range []bool{false, true} {
+			name := tier + " without go"
+			if confirm {
+				name = tier + " with go (control)"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := outsideDir(t)
+				mark := filepath.Join(dir, "ran")
+				cfg := &initConfig{Argv: []string{"/bin/sh", "-c", ": > " + mark}, Dir: dir, Writable: []string{dir},
+					Env: BuildEnv(nil, privateHome, nil), Limits: probeLimits}
+				var cmd *exec.Cmd
+				if tier == BackendLinux {
+					cfg.ReadView, cfg.ViewLinks = readViewRoots(&Spec{Dir: dir, Writable: []string{dir}})
+					cmd = initCommand(uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET))
+				} else {
+					cfg.Tier = BackendLandlock
+					cfg.ReadView, _, _ = landlockView(&Spec{Dir: dir, Writable: []string{dir}})
+					cmd = stageCommand(landlockArg)
+				}
+				cfgR, cfgW, _ := os.Pipe()
+				stR, stW, _ := os.Pipe()
+				cmd.Env = []string{}
+				cmd.ExtraFiles = []*os.File{cfgR, stW}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				cfgR.Close()
+				stW.Close()
+				if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+					t.Fatal(err)
+				}
+				if confirm {
+					io.WriteString(cfgW, "go\n")
+				}
+				cfgW.Close()
+				status, _ := io.ReadAll(stR)
+				stR.Close()
+				cmd.Wait()
+				_, err := os.Stat(mark)
+				ran := err == nil
+				if confirm {
+					if !ran {
+						t.Fatalf("the command did not run after go:\n%s", status)
+					}
+					return
+				}
+				if ran {
+					t.Fatalf("the command ran without the caller's go:\n%s", status)
+				}
+				if !strings.Contains(string(status), "did not confirm the run's cgroups") {
+					t.Fatalf("the stage did not say why it stopped:\n%s", status)
+				}
+			})
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // DefaultMasked are the secrets hidden in every run, relative to each home
@@ -32,12 +34,64 @@ func stateDirs() []string {
 
 // maskTargets expands DefaultMasked over every home on the machine (the
 // user's, root's and /home/*) plus the state directories and extra,
-// resolving symlinks so the real file is hidden too.
+// resolving symlinks so the real file is hidden too. The expansion of
+// DefaultMasked is reused while nothing it depends on changed
+// (homeMaskTargets); the state directories and extra are resolved on
+// every call.
 func maskTargets(extra []string) []string {
+	base := homeMaskTargets()
+	seen := make(map[string]bool, len(base))
+	out := append(make([]string, 0, len(base)+len(extra)+2), base...)
+	for _, q := range base {
+		seen[q] = true
+	}
+	for _, m := range append(stateDirs(), extra...) {
+		out = addMask(out, seen, m)
+	}
+	return out
+}
+
+// addMask appends p and its resolved target to out, each once and only
+// if it exists.
+func addMask(out []string, seen map[string]bool, p string) []string {
+	for _, q := range []string{p, resolved(p)} {
+		if q != "" && !seen[q] {
+			if _, err := os.Lstat(q); err == nil {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// homeMasks is the last expansion of DefaultMasked and the modification
+// times of everything it was read from: the directories holding each
+// entry (a home, its .config, /etc …), /home (the list of homes) and
+// /etc/passwd (the user's home). An entry created, removed, renamed or
+// relinked changes its directory's time, so a stamp that still matches
+// means the expansion does too: about 20 stats instead of 60 lookups
+// and symlink resolutions per spawn.
+var homeMasks struct {
+	sync.Mutex
+	home   string
+	stamps map[string]int64
+	out    []string
+}
+
+func homeMaskTargets() []string {
+	home := os.Getenv("HOME")
+	homeMasks.Lock()
+	defer homeMasks.Unlock()
+	if homeMasks.out != nil && homeMasks.home == home && stampsHold(homeMasks.stamps) {
+		return homeMasks.out
+	}
 	homes := map[string]bool{"/root": true}
 	if h, err := os.UserHomeDir(); err == nil {
 		homes[h] = true
 	}
+	// Stamped before reading, so a change made while reading shows next time.
+	stamps := map[string]int64{"/home": mtime("/home"), "/etc/passwd": mtime("/etc/passwd")}
 	if u, err := user.Current(); err == nil && u.HomeDir != "" {
 		homes[u.HomeDir] = true
 	}
@@ -46,31 +100,57 @@ func maskTargets(extra []string) []string {
 			homes[filepath.Join("/home", e.Name())] = true
 		}
 	}
-	seen := map[string]bool{}
-	var out []string
-	add := func(p string) {
-		for _, q := range []string{p, resolved(p)} {
-			if q != "" && !seen[q] {
-				if _, err := os.Lstat(q); err == nil {
-					seen[q] = true
-					out = append(out, q)
-				}
-			}
-		}
-	}
+	var paths []string
 	for _, m := range DefaultMasked {
 		if rest, ok := strings.CutPrefix(m, "~/"); ok {
 			for h := range homes {
-				add(filepath.Join(h, rest))
+				paths = append(paths, filepath.Join(h, rest))
 			}
 		} else {
-			add(m)
+			paths = append(paths, m)
 		}
 	}
-	for _, m := range append(stateDirs(), extra...) {
-		add(m)
+	for _, p := range paths {
+		if d := filepath.Dir(p); stamps[d] == 0 {
+			stamps[d] = mtime(d)
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		out = addMask(out, seen, p)
+	}
+	homeMasks.home, homeMasks.stamps, homeMasks.out = home, stamps, out
+	// A time the clock's granularity could repeat for a later change
+	// proves nothing yet: not reused until it is old enough.
+	recent := time.Now().Add(-stampGrain).UnixNano()
+	for _, t := range stamps {
+		if t > recent {
+			homeMasks.out = nil
+		}
 	}
 	return out
+}
+
+// stampGrain bounds the granularity of file times (a coarse clock tick).
+const stampGrain = 50 * time.Millisecond
+
+// mtime is p's modification time in nanoseconds, or -1 if it is missing.
+func mtime(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return -1
+	}
+	return fi.ModTime().UnixNano()
+}
+
+func stampsHold(stamps map[string]int64) bool {
+	for p, t := range stamps {
+		if mtime(p) != t {
+			return false
+		}
+	}
+	return true
 }
 
 func resolved(p string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"time"
@@ -70,16 +71,23 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	cfgR.Close()
 	stW.Close()
 	abort := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	// The config goes first, so the stage starts and builds its root
+	// while it is moved into the run's cgroups (a v1 memory cgroup's move
+	// waits for an RCU grace period); "go" then lets it fork the command,
+	// which is born in them (awaitGo, init_linux.go).
+	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+		abort()
+		return nil, fmt.Errorf("%w: send config: %w", ErrSetup, err)
+	}
 	if cg != nil {
 		if err := cg.join(cmd.Process.Pid); err != nil {
 			abort()
 			return nil, fmt.Errorf("%w: join cgroup: %w", ErrSetup, err)
 		}
 	}
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
-		abort()
-		return nil, fmt.Errorf("%w: send config: %w", ErrSetup, err)
-	}
+	// A stage that starts no command (a probe, a command not found) may
+	// be gone already: the write then fails, and its status says why.
+	_, _ = io.WriteString(cfgW, "go\n")
 	cfgW.Close()
 
 	done := make(chan struct{})

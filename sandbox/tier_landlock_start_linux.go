@@ -20,6 +20,9 @@ func startExecStage(cfg *initConfig, status *os.File) (int, error) {
 		return 0, fmt.Errorf("exec stage pipe: %w", err)
 	}
 	defer w.Close()
+	if err := awaitGo(); err != nil {
+		return 0, err
+	}
 	cmd := exec.Command("/proc/self/exe", execArg)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
@@ -79,6 +82,9 @@ func forkRestricted(cfg *initConfig, report func(initStatus)) (int, *initStatus,
 	if err := unix.Access(cfg.Dir, unix.X_OK); err != nil {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v)\n", cfg.Dir, err)
 		return 0, &initStatus{Done: true, Exit: 126}, nil
+	}
+	if err := awaitGo(); err != nil {
+		return 0, nil, err
 	}
 	pid, err := startCommand(path, cfg)
 	if err != nil {

@@ -220,6 +220,9 @@ func printDoctor(w io.Writer, rep *sandbox.DoctorReport) {
 	if rep.Defaults != "" {
 		fmt.Fprintf(w, "caps of a run that asks for none: %s\n", rep.Defaults)
 	}
+	if rep.InitProgram != "" {
+		fmt.Fprintf(w, "stages run in: %s\n", rep.InitProgram)
+	}
 	for _, b := range rep.Backends {
 		state := "works"
 		if !b.Works {

@@ -9,11 +9,9 @@ $/progress, publishes an `ioh` diagnostic and sends window/showMessageRequest
 sends the plain workspace/applyEdit and answers with the outcome. Every
 message it receives is kept; the command fake.calls returns them. With
 IOH_COMMAND_LOG set, each ioh.* command and its answer is appended to that
-file as one JSON line, {command, arguments, result?}, and the `ioh` settings
-of initialize and workspace/configuration as {settings}; run.sh checks them
-against schema/commands.schema.json and schema/settings.schema.json (`go
-run ./internal/schemagen -validate`). The command list it offers is read
-from the commands schema.
+file as one JSON line, {command, arguments, result?}; run.sh checks them
+against schema/commands.schema.json (`go run ./internal/schemagen
+-validate`), and the command list it offers is read from that schema.
 """
 import json
 import os
@@ -150,12 +148,10 @@ def handle(msg):
         return
     mid = msg.get("id")
     if method == "initialize":
-        record({"settings": (msg["params"].get("initializationOptions") or {}).get("ioh")})
         send({"id": mid, "result": {"serverInfo": {"name": "ioh-lsp"}, "capabilities": {
             "textDocumentSync": 2, "executeCommandProvider": {"commands": COMMANDS}}}})
     elif method == "initialized":
         res, _ = request("workspace/configuration", {"items": [{"section": "ioh"}, {"section": "other"}]})
-        record({"settings": res[0] if res else None})
         calls.append({"method": "fake/configuration", "params": res})
     elif method == "workspace/executeCommand":
         p = msg["params"]
@@ -180,13 +176,10 @@ def handle(msg):
 
 
 def record(rec):
-    """Appends an ioh.* command the plugin sent (and the answer), or the
-    settings it sent ({settings}), to LOG."""
-    if not LOG:
+    """Appends an ioh.* command the plugin sent (and the answer) to LOG."""
+    if not LOG or not str(rec.get("command", "")).startswith("ioh."):
         return
-    if "settings" not in rec and not str(rec.get("command", "")).startswith("ioh."):
-        return
-    if "arguments" in rec and rec["arguments"] is None:
+    if rec.get("arguments") is None:
         del rec["arguments"]
     with open(LOG, "a") as f:
         f.write(json.dumps(rec) + "\n")
