@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 GOTEST_TIMEOUT ?= 25m
 
-.PHONY: all build test test-go test-cross test-vscode test-vscode-ui test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean
+.PHONY: all build test test-go test-cross test-vscode test-vscode-ui test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean schema
 
 all: build
 
@@ -40,8 +40,15 @@ test-cross:
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./sandbox/...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./sandbox/...
 
+# schema: regenerate schema/commands.schema.json and settings.schema.json
+# from their Go declarations (lsp/api, agent/config); lint-fast fails while
+# a checked-in one differs.
+schema:
+	$(GO) run ./internal/schemagen
+
 lint-fast:
 	$(GO) vet ./...
+	$(GO) run ./internal/schemagen -check
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
