@@ -290,7 +290,7 @@ func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
 	if len(context) > 0 {
 		doc["context"] = context
 	}
-	if checks := projectChecks(root); len(checks) > 0 {
+	if checks := contract.ProjectChecks(root); len(checks) > 0 {
 		doc["verify"] = map[string]any{"checks": checks}
 	}
 	raw, err := json.Marshal(doc)
@@ -340,18 +340,6 @@ func isTaskFile(path string) bool {
 		}
 	}
 	return strings.Contains(filepath.ToSlash(path), "/.ioh/tasks/")
-}
-
-// projectChecks is the project's own test command, recognised from its
-// manifest by contract.ProjectTestCommand (as the language server's "Ask
-// agent" does); none when the project type is unknown, and the run is
-// then marked unverified.
-func projectChecks(root string) []map[string]any {
-	argv := contract.ProjectTestCommand(root)
-	if argv == nil {
-		return nil
-	}
-	return []map[string]any{{"name": "tests", "run": argv}}
 }
 
 func title(goal string) string {

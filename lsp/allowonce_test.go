@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/ioh-lsp/ioh-lsp/lsp/lsptest"
 )
 
@@ -37,7 +39,20 @@ func TestAllowOnceRerunsOnTheSameEngine(t *testing.T) {
 	if err := json.Unmarshal(raw, &ref); err != nil || ref.RunID == "" || ref.RunID == id {
 		t.Fatalf("ioh.allowOnce answered %s", raw)
 	}
-	q := <-g.asked // the re-run's second run true; the first ran unasked
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		f.editor.Await(ctx, "end of the re-run", func(s lsptest.State) bool {
+			_, ok := lsptest.ProgressEnded(s, "ioh/"+ref.RunID)
+			return ok
+		})
+	}()
+	var q *protocol.ShowMessageRequestParams
+	select {
+	case q = <-g.asked: // the re-run's second run true; the first ran unasked
+	case <-ended:
+		t.Fatalf("the re-run ended without asking about its second run true (%d engines built): the act was allowed more than once", cf.count())
+	}
 	if !strings.Contains(q.Message, ref.RunID) {
 		t.Fatalf("question %q is not about the re-run %s", q.Message, ref.RunID)
 	}

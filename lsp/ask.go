@@ -66,7 +66,7 @@ func (s *Server) askContract(a askArgs) (*contract.Contract, string, error) {
 	if rel != "" {
 		doc["context"] = []string{rel}
 	}
-	if checks := defaultChecks(folder); len(checks) > 0 {
+	if checks := contract.ProjectChecks(folder); len(checks) > 0 {
 		doc["verify"] = map[string]any{"checks": checks}
 	}
 	if m := s.settingsModel(); len(m) > 0 && string(m) != "null" {
@@ -89,15 +89,4 @@ func (s *Server) askContract(a askArgs) (*contract.Contract, string, error) {
 		return nil, "", err
 	}
 	return c, folder, nil
-}
-
-// defaultChecks is the project's own test command, recognised from its
-// manifest; none when the project type is unknown (the run is then
-// marked unverified).
-func defaultChecks(folder string) []map[string]any {
-	argv := contract.ProjectTestCommand(folder)
-	if argv == nil {
-		return nil
-	}
-	return []map[string]any{{"name": "tests", "run": argv}}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,66 +12,24 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/review"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // A change set becomes one WorkspaceEdit: versioned TextDocumentEdits for
 // open documents, resource operations for created, deleted and renamed
 // files where the client allows them, and, for clients that advertise
-// changeAnnotationSupport, annotations with needsConfirmation grouped by
-// purpose.
+// changeAnnotationSupport, annotations with needsConfirmation, one per
+// review group of agent/review.
 
 // errCannotExpress means the client's capabilities cannot carry the change
 // (e.g. a deletion without resourceOperations); the proposal is deferred.
 var errCannotExpress = errors.New("the editor cannot apply this change")
 
-// Purpose groups, in the order a reviewer sees them.
-const (
-	groupImpl     = "ioh.implementation"
-	groupTests    = "ioh.tests"
-	groupConfig   = "ioh.config"
-	groupRunsCode = "ioh.runs-code"
-)
-
-var groupLabels = map[string]string{
-	groupImpl:     "Implementation",
-	groupTests:    "Tests",
-	groupConfig:   "Configuration",
-	groupRunsCode: "Runs code on your machine: review carefully",
-}
-
-var groupWhy = map[string]string{
-	groupImpl:     "source changes that make the goal true",
-	groupTests:    "tests added or changed to prove the change",
-	groupConfig:   "configuration and dependency files",
-	groupRunsCode: "build scripts, CI configuration, package manifests, editor tasks or git hooks: these run code on your machine later",
-}
-
-// purpose classifies a workspace-relative slash path.
-func purpose(rel string) string {
-	base := path.Base(rel)
-	lower := strings.ToLower(rel)
-	switch {
-	case strings.HasPrefix(lower, ".github/workflows/"), strings.HasPrefix(lower, ".circleci/"),
-		strings.HasPrefix(lower, ".git/hooks/"), strings.HasPrefix(lower, ".husky/"),
-		lower == ".gitlab-ci.yml", lower == ".vscode/tasks.json", lower == ".vscode/launch.json",
-		base == "Makefile", base == "GNUmakefile", strings.HasSuffix(base, ".mk"),
-		base == "package.json", base == "setup.py", base == "pyproject.toml", base == "build.rs",
-		base == "build.gradle", base == "build.gradle.kts", base == "pom.xml", base == "Jenkinsfile",
-		base == "Dockerfile", base == "justfile", base == "Taskfile.yml", base == "Rakefile",
-		strings.HasSuffix(base, ".sh"), base == ".envrc", base == ".pre-commit-config.yaml":
-		return groupRunsCode
-	case strings.HasSuffix(base, "_test.go"), strings.HasPrefix(base, "test_"), strings.HasSuffix(base, "_test.py"),
-		strings.Contains(base, ".test."), strings.Contains(base, ".spec."),
-		strings.HasPrefix(lower, "test/"), strings.HasPrefix(lower, "tests/"), strings.Contains(lower, "/tests/"),
-		strings.Contains(lower, "__tests__/"), strings.Contains(lower, "/testdata/"), strings.HasPrefix(lower, "testdata/"):
-		return groupTests
-	}
-	switch path.Ext(base) {
-	case ".yaml", ".yml", ".json", ".toml", ".ini", ".cfg", ".conf", ".mod", ".sum", ".lock":
-		return groupConfig
-	}
-	return groupImpl
+// annotationID is the change-annotation identifier of a review group
+// (agent/review decides which file is in which group).
+func annotationID(g review.Group) protocol.ChangeAnnotationIdentifier {
+	return protocol.ChangeAnnotationIdentifier("ioh." + g.Name)
 }
 
 // editedFile is one file of a built edit, with the lines it changed in
@@ -94,16 +51,16 @@ func (s *Server) buildEdit(folder string, changes []workspace.Change, run, summa
 	annotate = annotate && caps.annotations && caps.documentChanges
 	var we protocol.WorkspaceEdit
 	var files []editedFile
-	used := map[string]bool{}
+	used := map[string]review.Group{}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	for _, c := range changes {
 		abs := filepath.Join(folder, filepath.FromSlash(c.Path))
 		u := uri.File(abs)
-		group := purpose(c.Path)
 		ann := protocol.ChangeAnnotationIdentifier("")
 		if annotate {
-			ann = protocol.ChangeAnnotationIdentifier(group)
-			used[group] = true
+			g := review.Of(c.Path)
+			ann = annotationID(g)
+			used[g.Name] = g
 		}
 		switch {
 		case c.Op == workspace.OpDelete:
@@ -182,10 +139,10 @@ func (s *Server) buildEdit(folder string, changes []workspace.Change, run, summa
 	if annotate {
 		we.ChangeAnnotations = map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{}
 		yes := true
-		for g := range used {
-			desc := fmt.Sprintf("run %s: %s — %s", run, oneLine(summary, 160), groupWhy[g])
-			we.ChangeAnnotations[protocol.ChangeAnnotationIdentifier(g)] = protocol.ChangeAnnotation{
-				Label: groupLabels[g], NeedsConfirmation: &yes, Description: &desc,
+		for _, g := range used {
+			desc := fmt.Sprintf("run %s: %s — %s", run, oneLine(summary, 160), g.Why)
+			we.ChangeAnnotations[annotationID(g)] = protocol.ChangeAnnotation{
+				Label: g.Label, NeedsConfirmation: &yes, Description: &desc,
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/review"
 )
 
 // TestTextEditsPerHunk: the edit builder sends one TextEdit per hunk of
@@ -92,14 +94,14 @@ func TestTextEditsPerHunk(t *testing.T) {
 
 // TestTextEditsAnnotated: with an annotation every hunk carries it.
 func TestTextEditsAnnotated(t *testing.T) {
-	tes, _ := textEdits([]byte("1\n2\n3\n4\n5\n6\n"), []byte("X\n2\n3\n4\n5\nY\n"), groupImpl)
+	tes, _ := textEdits([]byte("1\n2\n3\n4\n5\n6\n"), []byte("X\n2\n3\n4\n5\nY\n"), annotationID(review.Implementation))
 	if len(tes) != 2 {
 		t.Fatalf("got %d edits, want 2", len(tes))
 	}
 	for i, e := range tes {
 		ae, ok := e.(*protocol.AnnotatedTextEdit)
-		if !ok || ae.AnnotationID != groupImpl {
-			t.Fatalf("edit %d = %#v, want annotated %s", i, e, groupImpl)
+		if !ok || ae.AnnotationID != annotationID(review.Implementation) {
+			t.Fatalf("edit %d = %#v, want annotated %s", i, e, annotationID(review.Implementation))
 		}
 	}
 }

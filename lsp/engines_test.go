@@ -195,8 +195,14 @@ func TestConcurrentBuildsKeepOneEngine(t *testing.T) {
 			done <- err
 		}()
 	}
-	<-entered
-	<-entered // both builds are under way at once
+	for range 2 { // both builds are under way at once
+		select {
+		case <-entered:
+		case <-ctx.Done():
+			close(release)
+			t.Fatal("the second build never started while the first was under way: builds are serialised")
+		}
+	}
 	close(release)
 	for range 2 {
 		if err := <-done; err != nil {

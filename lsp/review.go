@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/review"
 )
 
 // The review carries the verification evidence and, for a change that
@@ -17,11 +18,8 @@ import (
 // own that needs confirmation and says why, and the held proposal's
 // diagnostics and question say it too.
 
-// groupSelfTouch is the annotation group of the files through which a
-// change touches its own checks.
-const groupSelfTouch = "ioh.touches-checks"
-
-const selfTouchLabel = "Changes its own checks: review carefully"
+// selfTouchLabel is the title of a change that touches its own checks.
+var selfTouchLabel = review.TouchesChecks.Label
 
 // evidenceText is the proposal's evidence in one line: each check's final
 // run ("unit: passed (go test -json, 2 tests ran); failed before, pass
@@ -43,7 +41,8 @@ func selfTouchText(p *agent.Proposal) string {
 }
 
 // annotateReview adds the evidence to every annotation's description and
-// moves the edits of the files that touch the checks into groupSelfTouch.
+// moves the edits of the files that touch the checks (the report's
+// TouchesChecksFiles) into the review.TouchesChecks group.
 // we must have been built with annotations (see buildEdit).
 func annotateReview(we *protocol.WorkspaceEdit, folder string, p *agent.Proposal) {
 	if we.ChangeAnnotations == nil {
@@ -69,7 +68,7 @@ func annotateReview(we *protocol.WorkspaceEdit, folder string, p *agent.Proposal
 		abs, err := pathOf(u)
 		return err == nil && marked[filepath.Clean(abs)]
 	}
-	self := protocol.ChangeAnnotationIdentifier(groupSelfTouch)
+	self := annotationID(review.TouchesChecks)
 	moved := false
 	for _, dc := range we.DocumentChanges {
 		switch d := dc.(type) {

@@ -27,3 +27,15 @@ func ProjectTestCommand(dir string) []string {
 	}
 	return nil
 }
+
+// ProjectChecks is the verify.checks section, in the contract document's
+// form, of a contract built from a bare goal in dir: one check named
+// "tests" running ProjectTestCommand, or none when the project type is
+// unknown (the run is then marked unverified).
+func ProjectChecks(dir string) []map[string]any {
+	argv := ProjectTestCommand(dir)
+	if argv == nil {
+		return nil
+	}
+	return []map[string]any{{"name": "tests", "run": argv}}
+}
