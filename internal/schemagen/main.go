@@ -39,7 +39,7 @@ var generated = map[string]func() ([]byte, error){
 func main() {
 	dir := flag.String("dir", "schema", "the directory the schemas are written to")
 	check := flag.Bool("check", false, "only report the files that differ from what the declarations generate")
-	validate := flag.String("validate", "", "check the recorded executeCommand traffic in this JSON Lines file against the commands schema")
+	validate := flag.String("validate", "", "check the recorded executeCommand traffic and settings in this JSON Lines file against the schemas")
 	flag.Parse()
 	if *validate != "" {
 		n, err := validateTraffic(*validate)
@@ -47,7 +47,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "schemagen:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("%s: %d commands fit schema/commands.schema.json\n", *validate, n)
+		fmt.Printf("%s: %d records fit schema/commands.schema.json and schema/settings.schema.json\n", *validate, n)
 		return
 	}
 	stale, err := run(*dir, *check)

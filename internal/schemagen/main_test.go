@@ -81,8 +81,9 @@ func TestValidateRecordedTraffic(t *testing.T) {
 {"command": "ioh.runs", "arguments": [], "result": [{"runId": "r-1", "goal": "g", "outcome": "running", "steps": 0, "tokens": 0, "costUsd": null, "started": "2026-11-30T10:00:00Z"}]}
 
 {"command": "ioh.approve", "arguments": [{"runId": "r-1"}]}
+{"settings": {"model": {"provider": "replay", "cassette": "/w/c.json"}, "approve": "ask"}}
 `)
-	if n, err := validateTraffic(good); err != nil || n != 3 {
+	if n, err := validateTraffic(good); err != nil || n != 4 {
 		t.Fatalf("good traffic: %d, %v", n, err)
 	}
 	cases := map[string]string{
@@ -92,6 +93,9 @@ func TestValidateRecordedTraffic(t *testing.T) {
 		"no argument":            `{"command": "ioh.trace", "arguments": []}`,
 		"a result not declared":  `{"command": "ioh.run", "arguments": [{"contract": "t.ioh.yaml"}], "result": {"id": "r-1"}}`,
 		"a runs entry too short": `{"command": "ioh.runs", "arguments": [], "result": [{"runId": "r-1"}]}`,
+		"an unknown setting":     `{"settings": {"model": {"baseUrl": "http://x"}}}`,
+		"a bad approve mode":     `{"settings": {"approve": "always"}}`,
+		"settings not an object": `{"settings": null}`,
 	}
 	for name, rec := range cases {
 		p := write("bad.jsonl", `{"command": "ioh.runs", "arguments": []}`+"\n"+rec+"\n")

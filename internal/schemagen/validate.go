@@ -15,17 +15,19 @@ import (
 // maxRecord bounds one recorded line.
 const maxRecord = 4 << 20
 
-// validateTraffic checks each recorded executeCommand of path against the
-// commands schema and returns how many it checked. An empty file is an
-// error: the recording is not working.
+// validateTraffic checks each record of path, an executeCommand
+// {command, arguments, result?} against the commands schema or the
+// `ioh` settings an editor sent, {settings}, against the settings schema,
+// and returns how many it checked. An empty file is an error: the
+// recording is not working.
 func validateTraffic(path string) (int, error) {
-	doc, err := api.CommandsSchema()
-	if err != nil {
-		return 0, err
-	}
-	sch, err := contract.CompileSchema(doc)
+	sch, err := compiled(api.CommandsSchema)
 	if err != nil {
 		return 0, fmt.Errorf("compile the commands schema: %w", err)
+	}
+	settings, err := compiled(api.SettingsSchema)
+	if err != nil {
+		return 0, fmt.Errorf("compile the settings schema: %w", err)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -43,7 +45,7 @@ func validateTraffic(path string) (int, error) {
 			continue
 		}
 		n++
-		if err := checkRecord(sch, []byte(text)); err != nil {
+		if err := checkRecord(sch, settings, []byte(text)); err != nil {
 			problems = append(problems, fmt.Sprintf("%s:%d: %v", path, line, err))
 		}
 	}
@@ -59,14 +61,30 @@ func validateTraffic(path string) (int, error) {
 	return n, nil
 }
 
-// checkRecord validates one {command, arguments, result?} record.
-func checkRecord(sch *contract.Schema, rec []byte) error {
+func compiled(gen func() ([]byte, error)) (*contract.Schema, error) {
+	doc, err := gen()
+	if err != nil {
+		return nil, err
+	}
+	return contract.CompileSchema(doc)
+}
+
+// checkRecord validates one {command, arguments, result?} or {settings}
+// record.
+func checkRecord(sch, settings *contract.Schema, rec []byte) error {
 	var r struct {
-		Command string          `json:"command"`
-		Result  json.RawMessage `json:"result"`
+		Command  string          `json:"command"`
+		Result   json.RawMessage `json:"result"`
+		Settings json.RawMessage `json:"settings"`
 	}
 	if err := json.Unmarshal(rec, &r); err != nil {
 		return fmt.Errorf("not a record: %w", err)
+	}
+	if r.Settings != nil {
+		if err := settings.Validate(r.Settings); err != nil {
+			return fmt.Errorf("settings %s: %w", r.Settings, err)
+		}
+		return nil
 	}
 	var params map[string]json.RawMessage
 	if err := json.Unmarshal(rec, &params); err != nil {

@@ -9,9 +9,11 @@ $/progress, publishes an `ioh` diagnostic and sends window/showMessageRequest
 sends the plain workspace/applyEdit and answers with the outcome. Every
 message it receives is kept; the command fake.calls returns them. With
 IOH_COMMAND_LOG set, each ioh.* command and its answer is appended to that
-file as one JSON line, {command, arguments, result?}; run.sh checks them
-against schema/commands.schema.json (`go run ./internal/schemagen
--validate`), and the command list it offers is read from that schema.
+file as one JSON line, {command, arguments, result?}, and the `ioh` settings
+of initialize and workspace/configuration as {settings}; run.sh checks them
+against schema/commands.schema.json and schema/settings.schema.json (`go
+run ./internal/schemagen -validate`). The command list it offers is read
+from the commands schema.
 """
 import json
 import os
@@ -148,10 +150,12 @@ def handle(msg):
         return
     mid = msg.get("id")
     if method == "initialize":
+        record({"settings": (msg["params"].get("initializationOptions") or {}).get("ioh")})
         send({"id": mid, "result": {"serverInfo": {"name": "ioh-lsp"}, "capabilities": {
             "textDocumentSync": 2, "executeCommandProvider": {"commands": COMMANDS}}}})
     elif method == "initialized":
         res, _ = request("workspace/configuration", {"items": [{"section": "ioh"}, {"section": "other"}]})
+        record({"settings": res[0] if res else None})
         calls.append({"method": "fake/configuration", "params": res})
     elif method == "workspace/executeCommand":
         p = msg["params"]
@@ -176,10 +180,13 @@ def handle(msg):
 
 
 def record(rec):
-    """Appends an ioh.* command the plugin sent (and the answer) to LOG."""
-    if not LOG or not str(rec.get("command", "")).startswith("ioh."):
+    """Appends an ioh.* command the plugin sent (and the answer), or the
+    settings it sent ({settings}), to LOG."""
+    if not LOG:
         return
-    if rec.get("arguments") is None:
+    if "settings" not in rec and not str(rec.get("command", "")).startswith("ioh."):
+        return
+    if "arguments" in rec and rec["arguments"] is None:
         del rec["arguments"]
     with open(LOG, "a") as f:
         f.write(json.dumps(rec) + "\n")

@@ -26,6 +26,41 @@ H.run(function()
   -- Options: validation names the key; the server sees only the keys of
   -- docs/lsp.md#settings.
   local config = require("ioh.config")
+
+  -- The values setup{} allows are the server's (schema/settings.schema.json,
+  -- generated from its declaration).
+  local schema = vim.fn.json_decode(table.concat(vim.fn.readfile(here .. "/../../../schema/settings.schema.json"), "\n"))
+  local function keys(set)
+    local out = {}
+    for k in pairs(set) do
+      table.insert(out, k)
+    end
+    table.sort(out)
+    return out
+  end
+  local function sorted(list, drop)
+    local out = {}
+    for _, v in ipairs(list) do
+      if v ~= drop then
+        table.insert(out, v)
+      end
+    end
+    table.sort(out)
+    return out
+  end
+  local sp = schema.properties
+  local rule = sp.policy.properties.rules.items.properties
+  H.eq(keys(config.CHOICES["model.provider"]), sorted(sp.model.properties.provider.enum, ""), "setup{} providers are the server's")
+  H.eq(keys(config.CHOICES.approve), sorted(sp.approve.enum), "setup{} approve modes are the server's")
+  H.eq(keys(config.CHOICES.model), keys(sp.model.properties), "setup{} model keys are the server's")
+  H.eq(keys(config.CHOICES.budget), keys(sp.budget.properties), "setup{} budget keys are the server's")
+  H.eq(keys(config.CHOICES["policy.rules.act"]), sorted(rule.act.enum), "setup{} rule acts are the server's")
+  H.eq(keys(config.CHOICES["policy.rules.effect"]), sorted(rule.effect.enum), "setup{} rule effects are the server's")
+  for _, k in ipairs(config.KNOWN) do
+    if vim.tbl_contains({ "model", "approve", "budget", "policy", "trusted" }, k) then
+      H.ok(sp[k] ~= nil, "setup{} option " .. k .. " is a server setting")
+    end
+  end
   local bad = {
     { { approve = "yes" }, "approve" },
     { { model = { provider = "gemini" } }, "model.provider" },

@@ -10,7 +10,7 @@ import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 const SCHEMA_DIR = path.resolve('..', '..', 'schema');
 const COMMANDS_ID = 'https://github.com/ioh-lsp/ioh-lsp/schema/commands.schema.json';
 
-const ajv = new Ajv2020({ allErrors: true, strict: true });
+const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 const commandsDoc = JSON.parse(fs.readFileSync(path.join(SCHEMA_DIR, 'commands.schema.json'), 'utf8'));
 ajv.addSchema(commandsDoc);
 
@@ -37,6 +37,17 @@ export function schemaErrors(def: string, value: unknown): string {
 export function paramsErrors(params: { command: string; arguments?: unknown[] }): string {
   const v = compiled(COMMANDS_ID);
   return v(params) ? '' : explain(v.errors);
+}
+
+const SETTINGS_ID = 'https://github.com/ioh-lsp/ioh-lsp/schema/settings.schema.json';
+/** settingsDoc is schema/settings.schema.json: the server's `ioh` settings section. */
+export const settingsDoc = JSON.parse(fs.readFileSync(path.join(SCHEMA_DIR, 'settings.schema.json'), 'utf8'));
+ajv.addSchema(settingsDoc);
+
+/** settingsErrors is '' when value fits the settings schema, else why not. */
+export function settingsErrors(value: unknown): string {
+  const v = compiled(SETTINGS_ID);
+  return v(value) ? '' : explain(v.errors);
 }
 
 /** requiredArgs lists a command's required argument fields. */

@@ -15,7 +15,7 @@ import {
 import { ensureReviewCapabilities } from '../src/capabilities';
 import { askArgs, isTaskFile, parseRunId, parseRuns, runIdArgs, taskFileRule, traceFile } from '../src/commands';
 import { initializationOptions, serverConfig } from '../src/settings';
-import { DECLARED_COMMANDS, paramsErrors, schemaErrors } from './schema';
+import { DECLARED_COMMANDS, paramsErrors, schemaErrors, settingsErrors } from './schema';
 
 const FIXTURE = path.resolve('..', 'neovim', 'test', 'fixture', 'calc');
 
@@ -71,8 +71,12 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
   let resolveEdit: (p: ApplyWorkspaceEditParams) => void = () => undefined;
   const edited = new Promise<ApplyWorkspaceEditParams>((r) => (resolveEdit = r));
   let progress = 0;
+  let configured = 0;
   conn.onRequest('workspace/configuration', (p: { items: { section?: string }[] }) => {
-    return p.items.map((i) => (i.section === 'ioh' ? serverConfig(get) : null));
+    const cfg = serverConfig(get);
+    assert.equal(settingsErrors(cfg), '', `the ioh section ${JSON.stringify(cfg)} fits schema/settings.schema.json`);
+    configured++;
+    return p.items.map((i) => (i.section === 'ioh' ? cfg : null));
   });
   conn.onRequest('window/workDoneProgress/create', () => null);
   conn.onNotification('$/progress', () => void progress++);
@@ -90,6 +94,7 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
   conn.listen();
 
   const caps = ensureReviewCapabilities({ workspace: { configuration: true, workspaceFolders: true } });
+  assert.equal(settingsErrors(initializationOptions(get).ioh), '', 'initializationOptions.ioh fits schema/settings.schema.json');
   const init = await conn.sendRequest('initialize', {
     processId: process.pid,
     rootUri: pathToFileURL(ws).toString(),
@@ -140,6 +145,7 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
   assert.equal(applyEdits(before, docEdits[0].edits as TextEdit[]), before.replace('return a - b', 'return a + b'));
   assert.equal(fs.readFileSync(file, 'utf8'), before, 'the server wrote nothing itself before the editor applied');
   assert.ok(progress > 0, 'the run reported $/progress');
+  assert.ok(configured > 0, 'the server pulled the ioh section');
 
   let outcome = 'running';
   while (outcome === 'running' || outcome === 'verified') {

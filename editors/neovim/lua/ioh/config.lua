@@ -52,6 +52,17 @@ local BUDGET_KEYS = { steps = true, tokens = true, cost_usd = true, wall = true 
 local ACTS = { read = true, write = true, exec = true, net = true }
 local EFFECTS = { allow = true, ask = true, deny = true }
 
+--- CHOICES are the values setup{} checks before the server does; the tests
+--- hold them equal to schema/settings.schema.json (the server's own).
+M.CHOICES = {
+  ["model.provider"] = PROVIDERS,
+  approve = APPROVE,
+  model = MODEL_KEYS,
+  budget = BUDGET_KEYS,
+  ["policy.rules.act"] = ACTS,
+  ["policy.rules.effect"] = EFFECTS,
+}
+
 local function fail(key, msg)
   error(string.format("ioh.setup: %s: %s", key, msg), 0)
 end
