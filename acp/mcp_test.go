@@ -93,11 +93,11 @@ func TestClientMCPServerIsWired(t *testing.T) {
 	for _, answer := range []string{optAllowOnce, optRejectOnce} {
 		var mu sync.Mutex
 		var asked []map[string]any
-		var started []map[string]any
+		var started []*trace.RunStarted
 		c := newClientSink(t, cassette, func(e trace.Event) {
-			if e.Type == trace.EventRunStarted {
+			if p, ok := e.Payload.(*trace.RunStarted); ok {
 				mu.Lock()
-				started = append(started, e.Fields)
+				started = append(started, p)
 				mu.Unlock()
 			}
 		}, func(p map[string]any) any {
@@ -139,8 +139,7 @@ func TestClientMCPServerIsWired(t *testing.T) {
 		if len(started) != 1 {
 			t.Fatalf("%s: %d run_started events", answer, len(started))
 		}
-		gotTP, _ := started[0]["traceparent"].(string)
-		gotTS, _ := started[0]["tracestate"].(string)
+		gotTP, gotTS := started[0].Traceparent, started[0].Tracestate
 		mu.Unlock()
 		result := mcpResult(c.updates(), asked[0]["toolCallId"].(string))
 		ran := calls.Load() - before

@@ -54,8 +54,8 @@ func (ss *session) update(u any) {
 // run can do anything, so a session whose agent is killed mid-run still
 // lists that run.
 func (ss *session) emit(e trace.Event) {
-	if e.Type == trace.EventRunStarted && e.Parent == "" {
-		ss.recordRun(e.Run, str(e.Fields, "goal"))
+	if p, ok := e.Payload.(*trace.RunStarted); ok && e.Parent == "" {
+		ss.recordRun(e.Run, p.Goal)
 	}
 	for _, u := range ss.tr.event(e) {
 		ss.update(u)

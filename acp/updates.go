@@ -96,51 +96,50 @@ func toolCallID(run, id string) string { return run + "/" + id }
 func (t *translator) event(e trace.Event) []any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f := e.Fields
 	child := e.Parent != ""
-	switch e.Type {
-	case trace.EventRunStarted:
+	switch p := e.Payload.(type) {
+	case *trace.RunStarted:
 		if child {
 			return []any{toolCall{SessionUpdate: "tool_call", ToolCallID: "agent/" + e.Run, Kind: kindThink,
-				Title: "Sub-agent: " + str(f, "goal"), Status: statusInProgress}}
+				Title: "Sub-agent: " + p.Goal, Status: statusInProgress}}
 		}
-	case trace.EventModelTurn:
-		if txt := str(f, "text"); txt != "" {
+	case *trace.ModelTurn:
+		if p.Text != "" {
 			kind := "agent_message_chunk"
 			if child {
 				kind = "agent_thought_chunk"
 			}
-			return []any{chunkUpdate{SessionUpdate: kind, Content: textBlock(txt + "\n")}}
+			return []any{chunkUpdate{SessionUpdate: kind, Content: textBlock(p.Text + "\n")}}
 		}
-	case trace.EventPolicy:
-		if str(f, "effect") == "deny" {
+	case *trace.Policy:
+		if p.Effect == "deny" {
 			t.denials++
-			why := str(f, "layer") + " layer"
-			if r := str(f, "rule"); r != "" {
-				why += ", rule " + r
+			why := p.Layer + " layer"
+			if p.Rule != "" {
+				why += ", rule " + p.Rule
 			}
 			return []any{toolCall{SessionUpdate: "tool_call", ToolCallID: fmt.Sprintf("%s/denied-%d", e.Run, t.denials),
-				Kind: kindOf(str(f, "tool")), Status: statusFailed,
-				Title:   fmt.Sprintf("%s denied by policy: %s %s", str(f, "tool"), str(f, "act"), str(f, "target")),
+				Kind: kindOf(p.Tool), Status: statusFailed,
+				Title:   fmt.Sprintf("%s denied by policy: %s %s", p.Tool, p.Act, p.Target),
 				Content: []toolCallContent{textContent("Denied (" + why + ").")}}}
 		}
-	case trace.EventToolCall:
-		return []any{t.toolCallStart(e)}
-	case trace.EventToolResult:
+	case *trace.ToolCall:
+		return []any{t.toolCallStart(e.Run, p)}
+	case *trace.ToolResult:
 		st := statusCompleted
-		if b, _ := f["is_error"].(bool); b {
+		if p.IsError {
 			st = statusFailed
 		}
-		id := toolCallID(e.Run, str(f, "id"))
+		id := toolCallID(e.Run, p.ID)
 		if q := t.reuse["result|"+id]; len(q) > 0 {
 			delete(t.reuse, "result|"+id)
 			id = q[0]
 		}
 		u := toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: st}
-		if c := str(f, "content"); c != "" {
-			u.Content = []toolCallContent{textContent(c)}
+		if p.Content != "" {
+			u.Content = []toolCallContent{textContent(p.Content)}
 		}
-		if str(f, "tool") == "finish" && st == statusCompleted {
+		if p.Tool == "finish" && st == statusCompleted {
 			// finish's result is the verdict: the change now awaits review.
 			if t.setPlan(0, statusCompleted) {
 				t.setPlan(len(t.plan)-1, statusInProgress)
@@ -148,53 +147,56 @@ func (t *translator) event(e trace.Event) []any {
 			}
 		}
 		return []any{u}
-	case trace.EventBudget:
-		return []any{usageOf(f)}
-	case trace.EventVerification:
-		return t.verification(e)
-	case trace.EventProposal:
+	case *trace.Budget:
+		return []any{usageOf(p)}
+	case *trace.CheckRun:
+		return t.verification(e, p)
+	case *trace.Proposal:
 		if !t.live {
 			return []any{toolCall{SessionUpdate: "tool_call", ToolCallID: e.Run + "/change", Kind: kindEdit, Status: statusPending,
-				Title: "Proposed change: " + strings.Join(strs(f, "files"), ", "), Locations: t.locations(strs(f, "files"))}}
+				Title: "Proposed change: " + strings.Join(p.Files, ", "), Locations: t.locations(p.Files)}}
 		}
-	case trace.EventApproval:
+	case *trace.Approval:
 		if t.live {
 			return nil
 		}
-		if b, _ := f["change"].(bool); b {
+		if p.Change {
 			st := statusFailed
-			if a := str(f, "answer"); a == "allow_once" || a == "allow_run" || a == "applied" {
+			if a := p.Answer; a == "allow_once" || a == "allow_run" || a == "applied" {
 				st = statusCompleted
 			}
 			return []any{toolCall{SessionUpdate: "tool_call_update", ToolCallID: e.Run + "/change", Status: st}}
 		}
-		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(fmt.Sprintf("Permission for %s %s: %s\n", str(f, "act"), str(f, "target"), str(f, "answer")))}}
-	case trace.EventRetry:
-		return []any{chunkUpdate{SessionUpdate: "agent_thought_chunk", Content: textBlock(fmt.Sprintf("Model call failed (%s), retrying: %s\n", str(f, "class"), str(f, "err")))}}
-	case trace.EventWarning:
-		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock("⚠ " + str(f, "message") + "\n")}}
-	case trace.EventOutcome:
-		return t.outcome(e)
+		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(fmt.Sprintf("Permission for %s %s: %s\n", p.Act, p.Target, p.Answer))}}
+	case *trace.Retry:
+		what := p.Action
+		if p.RetryAttempt != nil {
+			what = p.Error
+		}
+		return []any{chunkUpdate{SessionUpdate: "agent_thought_chunk", Content: textBlock(fmt.Sprintf("Model call failed (%s), retrying: %s\n", p.Class, what))}}
+	case *trace.Warning:
+		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock("⚠ " + p.Message + "\n")}}
+	case *trace.Outcome:
+		return t.outcome(e, p)
 	}
 	return nil
 }
 
 // toolCallStart is the tool_call of one call: its kind, title, the files
 // it touches and, for edits, the diff it makes.
-func (t *translator) toolCallStart(e trace.Event) toolCall {
-	f := e.Fields
-	tool := str(f, "tool")
+func (t *translator) toolCallStart(run string, c *trace.ToolCall) toolCall {
+	tool := c.Tool
 	var args map[string]any
-	rawArgs := str(f, "arguments")
+	rawArgs := c.Arguments
 	if json.Unmarshal([]byte(rawArgs), &args) != nil {
 		args = nil // a preview cut short: shown raw
 	}
-	u := toolCall{SessionUpdate: "tool_call", ToolCallID: toolCallID(e.Run, str(f, "id")), Kind: kindOf(tool), Status: statusInProgress}
-	if q := t.reuse[e.Run+"|"+tool]; len(q) > 0 {
+	u := toolCall{SessionUpdate: "tool_call", ToolCallID: toolCallID(run, c.ID), Kind: kindOf(tool), Status: statusInProgress}
+	if q := t.reuse[run+"|"+tool]; len(q) > 0 {
 		u.ToolCallID, u.SessionUpdate = q[0], "tool_call_update"
-		t.reuse[e.Run+"|"+tool] = q[1:]
+		t.reuse[run+"|"+tool] = q[1:]
 		// The call's own id answers its result: map it to this entry.
-		t.reuse["result|"+toolCallID(e.Run, str(f, "id"))] = []string{q[0]}
+		t.reuse["result|"+toolCallID(run, c.ID)] = []string{q[0]}
 	}
 	if args != nil {
 		u.RawInput = args
@@ -275,11 +277,10 @@ func kindOf(tool string) string {
 
 // verification: a check's run is an execute-kind call with its verdict;
 // the summary settles the plan.
-func (t *translator) verification(e trace.Event) []any {
-	f := e.Fields
-	if name := str(f, "check"); name != "" {
-		passed, _ := f["passed"].(bool)
-		phase := str(f, "phase")
+func (t *translator) verification(e trace.Event, c *trace.CheckRun) []any {
+	if name := c.Check; name != "" {
+		passed := c.Passed
+		phase := c.Phase
 		st := statusFailed
 		verdict := "failed"
 		if passed {
@@ -288,16 +289,16 @@ func (t *translator) verification(e trace.Event) []any {
 		if phase == "red" {
 			verdict = "ran before the change (red phase): " + verdict
 		}
-		title := fmt.Sprintf("Check %s %s (exit %d, %s sandbox)", name, verdict, int(num(f, "exit_code")), str(f, "backend"))
+		title := fmt.Sprintf("Check %s %s (exit %d, %s sandbox)", name, verdict, c.ExitCode, c.Backend)
 		var body []string
-		if ev := str(f, "evidence"); ev != "" {
-			body = append(body, "Evidence: "+ev)
+		if c.Evidence != "" {
+			body = append(body, "Evidence: "+c.Evidence)
 		}
-		for _, p := range strs(f, "problems") {
+		for _, p := range c.Problems {
 			body = append(body, "Problem: "+p)
 		}
 		u := toolCall{SessionUpdate: "tool_call", ToolCallID: checkID(e.Run, name, phase), Kind: kindExecute, Status: st, Title: title,
-			RawOutput: map[string]any{"exit_code": f["exit_code"], "duration_ms": f["duration_ms"], "backend": f["backend"], "phase": phase}}
+			RawOutput: map[string]any{"exit_code": c.ExitCode, "duration_ms": c.DurationMS, "backend": c.Backend, "phase": phase}}
 		if len(body) > 0 {
 			u.Content = []toolCallContent{textContent(strings.Join(body, "\n"))}
 		}
@@ -324,9 +325,8 @@ func checkID(run, name, phase string) string {
 }
 
 // outcome ends a sub-agent's entry, or says how the run ended.
-func (t *translator) outcome(e trace.Event) []any {
-	f := e.Fields
-	o := str(f, "outcome")
+func (t *translator) outcome(e trace.Event, p *trace.Outcome) []any {
+	o := p.Outcome
 	if e.Parent != "" {
 		st := statusFailed
 		if o == "unverified" || o == "verified" || o == "applied" {
@@ -338,7 +338,7 @@ func (t *translator) outcome(e trace.Event) []any {
 	var out []any
 	if t.applying[e.Run] {
 		delete(t.applying, e.Run)
-		st, note := statusFailed, "Not written: "+str(f, "error")
+		st, note := statusFailed, "Not written: "+p.Error
 		if o == "applied" {
 			st, note = statusCompleted, "Written to the workspace."
 		}
@@ -354,10 +354,10 @@ func (t *translator) outcome(e trace.Event) []any {
 		}
 	}
 	msg := fmt.Sprintf("Run %s ended: %s", e.Run, o)
-	if s := str(f, "summary"); s != "" {
+	if s := p.Summary; s != "" {
 		msg += ". " + s
 	}
-	if er := str(f, "error"); er != "" && o != "applied" && o != "verified" {
+	if er := p.Error; er != "" && o != "applied" && o != "verified" {
 		msg += " (" + er + ")"
 	}
 	if o == "budget_exceeded" {
@@ -368,20 +368,20 @@ func (t *translator) outcome(e trace.Event) []any {
 
 // usageOf is a budget draw as usage_update: the tokens and dollars of the
 // whole run tree against the token budget.
-func usageOf(f map[string]any) usageUpdate {
-	used := int64(num(f, "root_tokens"))
+func usageOf(b *trace.Budget) usageUpdate {
+	used := b.RootTokens
 	if used == 0 {
-		used = int64(num(f, "run_tokens"))
+		used = b.RunTokens
 	}
-	u := usageUpdate{SessionUpdate: "usage_update", Used: used, Size: int64(num(f, "limit_tokens"))}
-	known, hasKnown := f["root_cost_known"].(bool)
-	if !hasKnown || known {
-		u.Cost = &cost{Amount: num(f, "root_cost_usd"), Currency: "USD"}
+	u := usageUpdate{SessionUpdate: "usage_update", Used: used, Size: b.Limits().LimitTokens}
+	if b.RootCostKnown {
+		u.Cost = &cost{Amount: b.RootCostUSD, Currency: "USD"}
 	}
-	meta := map[string]any{"steps": f["steps"], "cost_known": !hasKnown || known}
-	for _, k := range []string{"limit_steps", "limit_tokens", "limit_cost_usd", "limit_wall"} {
-		if v, ok := f[k]; ok {
-			meta[k] = v
+	meta := map[string]any{"steps": b.Steps, "cost_known": b.RootCostKnown}
+	if l := b.BudgetLimits; l != nil {
+		meta["limit_steps"], meta["limit_tokens"], meta["limit_cost_usd"] = l.LimitSteps, l.LimitTokens, l.LimitCostUSD
+		if l.LimitWall != "" {
+			meta["limit_wall"] = l.LimitWall
 		}
 	}
 	u.Meta = map[string]any{"ioh": meta}

@@ -28,8 +28,22 @@ func testRoot(t *testing.T) *workspace.Root {
 	return r
 }
 
+// ev is an event of run r-1 with fields f, decoded from its JSON Lines
+// form as a stored event is.
 func ev(typ string, f map[string]any) trace.Event {
-	return trace.Event{Run: "r-1", Step: 1, Type: typ, Time: time.Unix(0, 0), Fields: f}
+	m := map[string]any{"run": "r-1", "step": 1, "type": typ, "time": time.Unix(0, 0).UTC().Format(time.RFC3339Nano)}
+	for k, v := range f {
+		m[k] = v
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	var e trace.Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		panic(err)
+	}
+	return e
 }
 
 // encode renders updates as the JSON the client receives.

@@ -85,12 +85,12 @@ func (h *Harness) AnswerAct(ctx context.Context, id string, d Decision) (*Result
 		d.Reason = "denied by the user"
 	}
 	st.Answer = &d
-	f := map[string]any{"answer": string(d.Answer), "reason": d.Reason, "recorded": true}
+	f := &trace.Approval{Answer: string(d.Answer), Reason: d.Reason, Recorded: true}
 	if st.Deferred != nil {
-		f["tool"], f["act"], f["target"] = st.Deferred.Tool, st.Deferred.Act, st.Deferred.Target
+		f.Tool, f.Act, f.Target = st.Deferred.Tool, st.Deferred.Act, st.Deferred.Target
 	}
 	a := &agentRun{h: h, id: id, rootID: row.Root, st: st, totals: row.Totals, sink: h.opts.Events}
-	ev := a.event(trace.EventApproval, f)
+	ev := a.event(f)
 	ev.Step = row.Totals.Steps
 	if err := h.opts.Store.SetOutcome(ctx, id, row.Outcome, row.Summary, row.Error, st.encode(), ev); err != nil {
 		return nil, fmt.Errorf("record the answer of %s: %w", id, err)

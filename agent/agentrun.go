@@ -32,6 +32,7 @@ type agentRun struct {
 	base     *policy.Policy // layers up to the task layer
 	pol      *policy.Policy // base plus remembered answers
 	cs       *workspace.ChangeSet
+	csBase   []workspace.Change // a sub-agent's: the parent's changes it started from
 	provider model.Provider
 	targets  []model.Target // the provider and models a call may reach
 	tools    map[string]tools.Tool
@@ -57,8 +58,8 @@ func (a *agentRun) reportRetry(r RetryEvent) {
 	if a.id == "" { // the provider is being built
 		return
 	}
-	e := a.event(trace.EventRetry, map[string]any{"provider": r.Provider, "model": r.Model, "attempt": r.Attempt,
-		"class": string(r.Class), "error": a.h.redact.String(r.Err), "delay_ms": r.Delay.Milliseconds(), "next": r.Next})
+	e := a.event(&trace.Retry{Class: string(r.Class), RetryAttempt: &trace.RetryAttempt{Provider: r.Provider, Model: r.Model,
+		Attempt: r.Attempt, Error: a.h.redact.String(r.Err), DelayMS: r.Delay.Milliseconds(), Next: r.Next}})
 	a.retryMu.Lock()
 	a.retries = append(a.retries, e)
 	a.retryMu.Unlock()
@@ -166,9 +167,9 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	a.tree = newTree(c.Agents)
 	a.setup(ctx)
 	cj, _ := json.Marshal(c)
-	evs := []trace.Event{a.event(trace.EventRunStarted, traceFields(ctx, map[string]any{"goal": c.Goal, "provider": prov.Name(), "model": c.Model.Name}))}
+	evs := []trace.Event{a.event(withTraceContext(ctx, &trace.RunStarted{Goal: c.Goal, RunModel: &trace.RunModel{Provider: prov.Name(), Model: c.Model.Name}}))}
 	for _, w := range warnings {
-		evs = append(evs, a.event(trace.EventWarning, map[string]any{"message": w}))
+		evs = append(evs, a.event(&trace.Warning{Message: w}))
 	}
 	for i := range evs {
 		evs[i].Step = 0
@@ -286,8 +287,8 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 		}
 		a.tree.total++
 		if Outcome(r.Outcome) == OutcomeRunning {
-			ev := trace.Event{Run: r.ID, Parent: r.Parent, Step: r.Totals.Steps, Type: trace.EventOutcome, Time: time.Now(),
-				Fields: map[string]any{"outcome": string(OutcomeCancelled), "reason": "interrupted; its parent redoes the step"}}
+			ev := trace.New(r.ID, r.Parent, r.Totals.Steps, &trace.Outcome{Outcome: string(OutcomeCancelled),
+				Steps: r.Totals.Steps, Tokens: r.Totals.Tokens(), CostUSD: r.Totals.CostUSD, Reason: "interrupted; its parent redoes the step"})
 			if err := h.opts.Store.SetOutcome(ctx, r.ID, string(OutcomeCancelled), "", "interrupted", nil, ev); err != nil {
 				return nil, err
 			}
@@ -308,8 +309,8 @@ func (a *agentRun) withRemembered() (*policy.Policy, error) {
 
 // event builds an event of this agent in the step being built (the last
 // committed step plus one).
-func (a *agentRun) event(typ string, fields map[string]any) trace.Event {
-	return trace.Event{Run: a.id, Parent: a.parent, Step: a.totals.Steps + 1, Type: typ, Time: time.Now(), Fields: fields}
+func (a *agentRun) event(p trace.Payload) trace.Event {
+	return trace.New(a.id, a.parent, a.totals.Steps+1, p)
 }
 
 // emit sends e to the sink.

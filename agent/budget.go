@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 // bytesPerToken is a deliberately low bytes-per-token ratio, so the
@@ -68,26 +69,23 @@ func isOverdraw(err error) bool {
 	return errors.As(err, &o)
 }
 
-// budgetFields is the budget draw of a step: this call, the run's and the
+// budgetEvent is the budget draw of a step: this call, the run's and the
 // tree's spend so far (the tree's root's, for progress), and the limits.
 // A cost nothing could price is null, never 0.
-func (a *agentRun) budgetFields(u model.Usage, cost float64, src model.CostSource) map[string]any {
+func (a *agentRun) budgetEvent(u model.Usage, cost float64, src model.CostSource) *trace.Budget {
 	tok, usd := a.ledger.Spent()
 	rootTok, rootUSD, rootUnpriced := a.ledger.TreeSpent()
-	f := map[string]any{
-		"tokens": u.Total(), "cost_usd": cost, "cost_source": string(src),
-		"run_tokens": a.totals.Tokens() + u.Total(), "run_cost_usd": a.totals.CostUSD + cost,
-		"tree_tokens": tok, "tree_cost_usd": usd, "steps": a.totals.Steps + 1,
-		"root_run": a.rootID, "root_tokens": rootTok, "root_cost_usd": rootUSD, "root_cost_known": rootUnpriced == 0,
-	}
-	if src == model.CostUnknown {
-		f["cost_usd"] = nil
+	e := &trace.Budget{
+		Tokens: u.Total(), CostUSD: costField(cost, src), CostSource: string(src), Steps: a.totals.Steps + 1,
+		RunTokens: a.totals.Tokens() + u.Total(), RunCostUSD: a.totals.CostUSD + cost,
+		TreeTokens: tok, TreeCostUSD: usd,
+		RootRun: a.rootID, RootTokens: rootTok, RootCostUSD: rootUSD, RootCostKnown: rootUnpriced == 0,
 	}
 	if b := a.c.Budget; b.Steps > 0 || b.Tokens > 0 || b.CostUSD > 0 || b.Wall > 0 {
-		f["limit_steps"], f["limit_tokens"], f["limit_cost_usd"] = b.Steps, b.Tokens, b.CostUSD
+		e.BudgetLimits = &trace.BudgetLimits{LimitSteps: b.Steps, LimitTokens: b.Tokens, LimitCostUSD: b.CostUSD}
 		if b.Wall > 0 {
-			f["limit_wall"] = b.Wall.String()
+			e.LimitWall = b.Wall.String()
 		}
 	}
-	return f
+	return e
 }

@@ -116,7 +116,7 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			v.Effect, v.Layer, v.Reason = policy.Allow, policy.LayerRemembered, "allowed for this run earlier"
 		}
 		v = a.grantOnce(act, v)
-		sc.add(a.event(trace.EventPolicy, verdictFields(c.Name, v)))
+		sc.add(a.event(verdictEvent(c.Name, v)))
 		switch v.Effect {
 		case policy.Allow:
 			continue
@@ -134,11 +134,8 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			}
 			d = Decision{Answer: Deny, Reason: "the approver failed: " + err.Error()}
 		}
-		af := map[string]any{"tool": c.Name, "act": string(v.Act), "target": v.Target, "answer": string(d.Answer), "reason": d.Reason}
-		if recorded {
-			af["recorded"] = true // answered by approve/reject while the run was stopped
-		}
-		sc.add(a.event(trace.EventApproval, af))
+		// recorded: answered by approve/reject while the run was stopped
+		sc.add(a.event(&trace.Approval{Tool: c.Name, Act: string(v.Act), Target: v.Target, Answer: string(d.Answer), Reason: d.Reason, Recorded: recorded}))
 		switch d.Answer {
 		case AllowOnce, Applied:
 		case AllowRun:
@@ -163,7 +160,7 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 // invoke runs an authorized call. finish is handled here: it verifies the
 // change and answers the call with the verdict.
 func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (model.ToolResult, *end, error) {
-	sc.add(a.event(trace.EventToolCall, map[string]any{"tool": c.Name, "id": c.ID, "arguments": preview(string(c.Arguments), 2000)}))
+	sc.add(a.event(&trace.ToolCall{Tool: c.Name, ID: c.ID, Arguments: preview(string(c.Arguments), 2000)}))
 	var r tools.Result
 	var fin *end
 	var err error
@@ -181,7 +178,11 @@ func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (m
 		r = tools.Errorf("%s failed: %v", c.Name, err)
 	}
 	r.Content = a.h.redact.String(r.Content)
-	sc.add(a.event(trace.EventToolResult, map[string]any{"tool": c.Name, "id": c.ID, "is_error": r.IsError, "bytes": len(r.Content), "content": preview(r.Content, 500)}))
+	tr := &trace.ToolResult{Tool: c.Name, ID: c.ID, IsError: r.IsError, Bytes: len(r.Content), Content: preview(r.Content, 500)}
+	if !r.IsError {
+		tr.Wrote = r.Wrote
+	}
+	sc.add(a.event(tr))
 	return model.ToolResult{CallID: c.ID, Content: r.Content, IsError: r.IsError}, fin, nil
 }
 
@@ -251,15 +252,12 @@ func (a *agentRun) rememberedExact(act tools.Act) bool {
 	return false
 }
 
-func verdictFields(tool string, v policy.Verdict) map[string]any {
-	f := map[string]any{"tool": tool, "act": string(v.Act), "target": v.Target, "effect": string(v.Effect), "layer": string(v.Layer), "rule": ""}
+func verdictEvent(tool string, v policy.Verdict) *trace.Policy {
+	p := &trace.Policy{Tool: tool, Act: string(v.Act), Target: v.Target, Effect: string(v.Effect), Layer: string(v.Layer), Reason: v.Reason}
 	if v.Rule != nil {
-		f["rule"] = fmt.Sprintf("%s %s %s", v.Rule.Effect, v.Rule.Act, v.Rule.Pattern)
+		p.Rule = fmt.Sprintf("%s %s %s", v.Rule.Effect, v.Rule.Act, v.Rule.Pattern)
 	}
-	if v.Reason != "" {
-		f["reason"] = v.Reason
-	}
-	return f
+	return p
 }
 
 func describe(v policy.Verdict) string {

@@ -23,14 +23,9 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 	if e.err != nil {
 		errText = e.err.Error()
 	}
-	fields := map[string]any{"outcome": string(e.outcome), "steps": a.totals.Steps, "tokens": a.totals.Tokens(), "cost_usd": a.totals.CostUSD}
-	if errText != "" {
-		fields["error"] = errText
-	}
-	if a.st.Summary != "" {
-		fields["summary"] = a.st.Summary
-	}
-	ev := a.event(trace.EventOutcome, fields)
+	out := &trace.Outcome{Outcome: string(e.outcome), Steps: a.totals.Steps, Tokens: a.totals.Tokens(), CostUSD: a.totals.CostUSD,
+		Error: errText, Summary: a.st.Summary}
+	ev := a.event(out)
 	ev.Step = a.totals.Steps
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -43,7 +38,7 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 				a.h.log.Error("record outcome", "run", a.id, "outcome", e.outcome, "err", err)
 			} else {
 				e = end{OutcomeInterrupted, fmt.Errorf("record outcome %s: %w", e.outcome, err)}
-				fields["outcome"], fields["error"] = string(e.outcome), e.err.Error()
+				out.Outcome, out.Error = string(e.outcome), e.err.Error()
 			}
 		}
 	}
@@ -110,7 +105,7 @@ func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, 
 		return nil, fmt.Errorf("restore change set of %s: %w", id, err)
 	}
 	a := &agentRun{h: h, id: id, rootID: row.Root, st: st, cs: cs, totals: row.Totals, started: row.FirstStarted, sink: h.opts.Events}
-	ap := a.event(trace.EventApproval, map[string]any{"change": true, "answer": what})
+	ap := a.event(&trace.Approval{Change: true, Answer: what})
 	ap.Step = row.Totals.Steps
 	if err := h.opts.Store.AppendEvents(ctx, ap); err != nil {
 		return nil, err

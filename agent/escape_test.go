@@ -94,8 +94,8 @@ func TestApplyPatchEscapesAreRefused(t *testing.T) {
 					evs, _ := f.store.Events(context.Background(), res.RunID)
 					var denied []string
 					for _, e := range evs {
-						if e.Type == trace.EventPolicy && e.Fields["effect"] == "deny" {
-							denied = append(denied, e.Fields["target"].(string))
+						if p, ok := e.Payload.(*trace.Policy); ok && p.Effect == "deny" {
+							denied = append(denied, p.Target)
 						}
 					}
 					if len(denied) == 0 {

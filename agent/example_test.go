@@ -82,8 +82,8 @@ func Example() {
 		Providers: func(*contract.Contract, agent.RetryReporter) (model.Provider, error) { return prov, nil },
 		Approver:  applyAll{},
 		Events: trace.SinkFunc(func(e trace.Event) {
-			if e.Type == trace.EventToolCall {
-				fmt.Println("step", e.Step, e.Fields["tool"])
+			if c, ok := e.Payload.(*trace.ToolCall); ok {
+				fmt.Println("step", e.Step, c.Tool)
 			}
 		}),
 	})

@@ -43,10 +43,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
 		ContractPath: a.contractRel(), Red: &a.red,
 		OnCheck: func(c verify.CheckResult) {
-			f := map[string]any{"check": c.Name, "phase": c.Phase, "passed": c.Passed,
-				"exit_code": c.ExitCode, "duration_ms": c.Duration.Milliseconds(), "locations": c.Locations, "backend": c.Backend}
-			addEvidence(f, c)
-			sc.add(a.event(trace.EventVerification, f))
+			sc.add(a.event(checkRunEvent(c)))
 		},
 	})
 	if err != nil {
@@ -56,7 +53,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 		return tools.Errorf("verification could not run: %v", err), &end{OutcomeVerificationFailed, fmt.Errorf("verify: %w", err)}, nil
 	}
 	a.st.Report = rep
-	sc.add(a.event(trace.EventVerification, verificationFields(rep)))
+	sc.add(a.event(verdictOf(rep)))
 	switch {
 	case rep.Passed && rep.Proves:
 		a.st.Phase = phaseProposal
@@ -87,14 +84,14 @@ func (a *agentRun) propose(ctx context.Context) end {
 		return end{outcome: base}
 	}
 	p := &Proposal{Run: a.id, Goal: a.c.Goal, Summary: a.st.Summary, Changes: a.cs, Report: a.st.Report, Verified: base == OutcomeVerified}
-	pf := map[string]any{"files": changedPaths(a.cs.Changes()), "verified": p.Verified, "summary": a.st.Summary}
+	pf := &trace.Proposal{Files: changedPaths(a.cs.Changes()), Verified: p.Verified, Summary: a.st.Summary}
 	if r := a.st.Report; r != nil {
-		pf["evidence"] = r.Evidence()
+		pf.Evidence = r.Evidence()
 		if r.NeedsHuman() {
-			pf["touches_checks"] = r.TouchesChecks
+			pf.TouchesChecks = r.TouchesChecks
 		}
 	}
-	ev := a.event(trace.EventProposal, pf)
+	ev := a.event(pf)
 	ev.Step = a.totals.Steps
 	a.emit(ev)
 	d, err := a.h.opts.Approver.ApproveChange(ctx, p)
@@ -104,7 +101,7 @@ func (a *agentRun) propose(ctx context.Context) end {
 		}
 		d = Decision{Answer: Defer, Reason: "the approver failed: " + err.Error()}
 	}
-	ap := a.event(trace.EventApproval, map[string]any{"change": true, "answer": string(d.Answer), "reason": d.Reason})
+	ap := a.event(&trace.Approval{Change: true, Answer: string(d.Answer), Reason: d.Reason})
 	ap.Step = a.totals.Steps
 	a.emit(ap)
 	events := []trace.Event{ev, ap}
@@ -143,38 +140,42 @@ func orNone(s string) string {
 	return s
 }
 
-func verificationFields(rep *verify.Report) map[string]any {
-	checks := make([]map[string]any, 0, len(rep.Checks))
+// verdictOf is the verification event of a report: every check run
+// and the verdict.
+func verdictOf(rep *verify.Report) *trace.Verdict {
+	checks := make([]trace.CheckSummary, 0, len(rep.Checks))
 	for _, c := range rep.Checks {
-		f := map[string]any{"name": c.Name, "phase": c.Phase, "passed": c.Passed, "exit_code": c.ExitCode,
-			"duration_ms": c.Duration.Milliseconds(), "locations": len(c.Locations), "backend": c.Backend}
-		addEvidence(f, c)
-		if c.Downgrade != "" {
-			f["downgrade"] = c.Downgrade // the tier is a downgrade: say why
-		}
-		checks = append(checks, f)
+		e := evidenceOf(c)
+		checks = append(checks, trace.CheckSummary{Name: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
+			DurationMS: c.Duration.Milliseconds(), Locations: len(c.Locations), Backend: c.Backend, Downgrade: c.Downgrade,
+			Evidence: e.Evidence, Tests: e.Tests, Fixed: e.Fixed, Problems: e.Problems})
 	}
-	f := map[string]any{"passed": rep.Passed, "proves": rep.Proves, "checks": checks, "warnings": rep.Warnings}
+	v := &trace.Verdict{Passed: rep.Passed, Proves: rep.Proves, Checks: checks, Warnings: rep.Warnings}
 	if rep.NeedsHuman() {
-		f["touches_checks"] = rep.TouchesChecks
+		v.TouchesChecks = rep.TouchesChecks
 	}
-	return f
+	return v
 }
 
-// addEvidence adds a check run's evidence to its trace fields: where the
+// checkRunEvent is the verification event of one check run.
+func checkRunEvent(c verify.CheckResult) *trace.CheckRun {
+	var locs []trace.Location
+	for _, l := range c.Locations {
+		locs = append(locs, trace.Location{Path: l.Path, Line: l.Line, Col: l.Col, Message: l.Message})
+	}
+	return &trace.CheckRun{Check: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
+		DurationMS: c.Duration.Milliseconds(), Locations: locs, Backend: c.Backend, CheckEvidence: evidenceOf(c)}
+}
+
+// evidenceOf is a check run's evidence in its trace event: where the
 // verdict comes from ("exit code only" said out loud), the per-test
 // summary, the tests it fixed and the problems that failed it.
-func addEvidence(f map[string]any, c verify.CheckResult) {
-	f["evidence"] = c.Evidence
-	if c.Tests != nil {
-		f["tests"] = c.Tests
+func evidenceOf(c verify.CheckResult) trace.CheckEvidence {
+	e := trace.CheckEvidence{Evidence: c.Evidence, Fixed: c.Fixed, Problems: c.Problems}
+	if t := c.Tests; t != nil {
+		e.Tests = &trace.TestSummary{Ran: t.Ran, Passed: t.Passed, Skipped: t.Skipped, Failed: t.Failed, FailedMore: t.FailedMore}
 	}
-	if len(c.Fixed) > 0 {
-		f["fixed"] = c.Fixed
-	}
-	if len(c.Problems) > 0 {
-		f["problems"] = c.Problems
-	}
+	return e
 }
 
 func failureText(rep *verify.Report) string {

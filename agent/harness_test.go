@@ -46,15 +46,23 @@ func TestRunEditsVerifiesAndApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := evs[len(evs)-1]
-	if last.Type != trace.EventOutcome || last.Fields["outcome"] != "applied" {
+	if o, ok := last.Payload.(*trace.Outcome); !ok || o.Outcome != "applied" {
 		t.Errorf("last event %+v", last)
 	}
 	var verdicts int
 	for _, e := range evs {
 		if e.Type == trace.EventPolicy {
 			verdicts++
+			fields, err := e.Fields()
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := map[string]bool{}
+			for _, f := range fields {
+				has[f.Key] = true
+			}
 			for _, k := range []string{"act", "target", "effect", "rule", "layer"} {
-				if _, ok := e.Fields[k]; !ok {
+				if !has[k] {
 					t.Errorf("policy event lacks %s: %+v", k, e)
 				}
 			}
@@ -111,8 +119,8 @@ func TestPolicyDeniesProtectedAndScope(t *testing.T) {
 	evs, _ := f.store.Events(context.Background(), res.RunID)
 	layers := map[string]string{}
 	for _, e := range evs {
-		if e.Type == trace.EventPolicy {
-			layers[e.Fields["target"].(string)] = e.Fields["layer"].(string) + "/" + e.Fields["effect"].(string)
+		if p, ok := e.Payload.(*trace.Policy); ok {
+			layers[p.Target] = p.Layer + "/" + p.Effect
 		}
 	}
 	want := map[string]string{".git/config": "builtin/deny", "docs/x.md": "task/deny", "src/a_test.go": "task/deny", "src/b.go": "default/allow"}
@@ -355,8 +363,8 @@ func TestProviderRetriesAreTraced(t *testing.T) {
 	evs, _ := f.store.Events(context.Background(), r.ID())
 	var retries []string
 	for _, e := range evs {
-		if e.Type == trace.EventRetry {
-			retries = append(retries, fmt.Sprintf("step %d %v", e.Step, e.Fields["class"]))
+		if p, ok := e.Payload.(*trace.Retry); ok {
+			retries = append(retries, fmt.Sprintf("step %d %v", e.Step, p.Class))
 		}
 	}
 	if diff := cmp.Diff(retries, []string{"step 1 rate_limited"}); diff != "" {

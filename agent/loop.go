@@ -103,13 +103,13 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 	}
 	sc := a.newStepCtx(usage, cost)
 	sc.events = append(sc.events, a.takeRetries()...)
-	sc.add(a.event(trace.EventModelTurn, map[string]any{
-		"text": asst.Text, "tool_calls": len(asst.ToolCalls), "provider": resp.Provider, "model": resp.Model,
-		"input_tokens": usage.InputTokens, "output_tokens": usage.OutputTokens,
-		"cache_read_tokens": usage.CacheReadTokens, "cache_write_tokens": usage.CacheWriteTokens,
-		"cost_usd": costField(cost, src), "cost_source": string(src),
+	sc.add(a.event(&trace.ModelTurn{
+		Text: asst.Text, ToolCalls: len(asst.ToolCalls), Provider: resp.Provider, Model: resp.Model,
+		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens,
+		CacheReadTokens: usage.CacheReadTokens, CacheWriteTokens: usage.CacheWriteTokens,
+		CostUSD: costField(cost, src), CostSource: string(src),
 	}))
-	sc.add(a.event(trace.EventBudget, a.budgetFields(usage, cost, src)))
+	sc.add(a.event(a.budgetEvent(usage, cost, src)))
 	return a.runTurn(ctx, sc, asst, nil)
 }
 
@@ -185,7 +185,7 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 			res.Settle(0, 0)
 			if model.ClassOf(err) == model.ClassContextOverflow && !compacted && a.compact() {
 				compacted = true
-				a.emit(a.event(trace.EventRetry, map[string]any{"class": string(model.ClassContextOverflow), "action": "compacted transcript"}))
+				a.emit(a.event(&trace.Retry{Class: string(model.ClassContextOverflow), Action: "compacted transcript"}))
 				req = a.request()
 				if e := a.checkBudget(req); e != nil {
 					return nil, model.Usage{}, 0, "", errOverdraw{e.err.Error()}
@@ -205,11 +205,11 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 }
 
 // costField is a call's cost for an event: null when nothing priced it.
-func costField(cost float64, src model.CostSource) any {
+func costField(cost float64, src model.CostSource) *float64 {
 	if src == model.CostUnknown {
 		return nil
 	}
-	return cost
+	return &cost
 }
 
 const nudgeText = "You answered without a tool call. Continue with tool calls, or call finish with a summary when the task is done."

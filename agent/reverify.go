@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -40,10 +39,10 @@ func (h *Harness) Reverify(ctx context.Context, id string, changes []workspace.C
 	if err != nil {
 		return nil, fmt.Errorf("reverify %s: %w", id, err)
 	}
-	f := verificationFields(rep)
-	f["rebased"] = true
+	f := verdictOf(rep)
+	f.Rebased = true
 	a := &agentRun{h: h, id: id, rootID: row.Root, totals: row.Totals, sink: h.opts.Events}
-	ev := a.event(trace.EventVerification, f)
+	ev := a.event(f)
 	ev.Step = row.Totals.Steps
 	if err := h.opts.Store.AppendEvents(ctx, ev); err != nil {
 		h.log.Warn("store the rebased verification", "run", id, "err", err)

@@ -198,8 +198,8 @@ func effectiveBudget(row *trace.RunRow) (contract.Budget, *runState, error) {
 }
 
 // EventBudgetRaised records a resume that raised a run's budget: `from`
-// and `to` are the limits before and after.
-const EventBudgetRaised = "budget_raised"
+// and `to` are the limits before and after (trace.BudgetRaised).
+const EventBudgetRaised = trace.EventBudgetRaised
 
 // raise checks a resume's larger budget against the stored run and puts
 // it in the row's state (which restore then applies); it returns the
@@ -221,15 +221,14 @@ func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event,
 	}
 	st.Budget = &nb
 	row.State = st.encode()
-	return &trace.Event{Run: row.ID, Type: EventBudgetRaised, Time: time.Now(), Fields: map[string]any{
-		"from": budgetMap(cur), "to": budgetMap(nb), "was": row.Outcome,
-	}}, nil
+	ev := trace.New(row.ID, "", 0, &trace.BudgetRaised{From: budgetSpec(cur), To: budgetSpec(nb), Was: row.Outcome})
+	return &ev, nil
 }
 
-func budgetMap(b contract.Budget) map[string]any {
-	m := map[string]any{"steps": b.Steps, "tokens": b.Tokens, "cost_usd": b.CostUSD}
+func budgetSpec(b contract.Budget) trace.BudgetSpec {
+	s := trace.BudgetSpec{Steps: b.Steps, Tokens: b.Tokens, CostUSD: b.CostUSD}
 	if b.Wall > 0 {
-		m["wall"] = b.Wall.String()
+		s.Wall = b.Wall.String()
 	}
-	return m
+	return s
 }

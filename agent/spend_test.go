@@ -104,8 +104,8 @@ func TestUnpricedModel(t *testing.T) {
 		t.Errorf("spend %+v (%q): want an unknown cost", sp, sp.CostText())
 	}
 	for _, e := range storedEvents(t, f, res.RunID, trace.EventModelTurn) {
-		if e.Fields["cost_source"] != "unknown" || e.Fields["cost_usd"] != nil {
-			t.Errorf("model_turn prices an unpriced call: %v", e.Fields)
+		if p := e.Payload.(*trace.ModelTurn); p.CostSource != "unknown" || p.CostUSD != nil {
+			t.Errorf("model_turn prices an unpriced call: %+v", p)
 		}
 	}
 }
@@ -158,8 +158,8 @@ func TestReportedCostStopsRun(t *testing.T) {
 		t.Errorf("%d steps cost $%v: want the reported $0.01 a call, within $%v", res.Steps, res.CostUSD, c.Budget.CostUSD)
 	}
 	for _, e := range storedEvents(t, f, res.RunID, trace.EventModelTurn) {
-		if e.Fields["cost_source"] != "provider" || e.Fields["cost_usd"] != 0.01 {
-			t.Errorf("model_turn %v: want the provider's charge", e.Fields)
+		if p := e.Payload.(*trace.ModelTurn); p.CostSource != "provider" || p.CostUSD == nil || *p.CostUSD != 0.01 {
+			t.Errorf("model_turn %+v: want the provider's charge", p)
 		}
 	}
 }
@@ -180,7 +180,7 @@ func TestOverrideIsPriced(t *testing.T) {
 		t.Errorf("cost $%v, want the override's $%v", res.CostUSD, want)
 	}
 	started := storedEvents(t, f, res.RunID, trace.EventRunStarted)
-	if len(started) != 1 || started[0].Fields["model"] != "dear" {
+	if len(started) != 1 || started[0].Payload.(*trace.RunStarted).Model != "dear" {
 		t.Errorf("run_started %v, want model dear", started)
 	}
 	if reqs := f.prov.requests(); len(reqs) != 1 || reqs[0].Model != "dear" {
@@ -225,7 +225,8 @@ func totalsOf(t *testing.T, f *fixture, res *Result) runTotals {
 	t.Helper()
 	tt := runTotals{steps: res.Steps, tokens: res.Usage.Total(), cost: res.CostUSD}
 	for _, e := range storedEvents(t, f, res.RunID, trace.EventToolCall) {
-		tt.toolCalls = append(tt.toolCalls, e.Fields["tool"].(string)+" "+e.Fields["arguments"].(string))
+		p := e.Payload.(*trace.ToolCall)
+		tt.toolCalls = append(tt.toolCalls, p.Tool+" "+p.Arguments)
 	}
 	if res.Changes != nil {
 		for _, c := range res.Changes.Changes() {
@@ -310,7 +311,7 @@ func TestRaiseAndResume(t *testing.T) {
 				t.Errorf("files after the resumed run: a.txt %q, b.txt %q", a, b)
 			}
 			raised := storedEvents(t, f, res.RunID, EventBudgetRaised)
-			if len(raised) != 1 || raised[0].Fields["was"] != string(OutcomeBudgetExceeded) {
+			if len(raised) != 1 || raised[0].Payload.(*trace.BudgetRaised).Was != string(OutcomeBudgetExceeded) {
 				t.Errorf("budget_raised events: %v", raised)
 			}
 			sp := spendOf(t, f, res.RunID)
@@ -438,13 +439,14 @@ func TestSubAgentSpendReachesRoot(t *testing.T) {
 	if childEv == nil {
 		t.Fatal("no budget event of the sub-agent")
 	}
-	if childEv.Fields["root_run"] != res.RunID {
-		t.Errorf("child budget event names root %v, want %s", childEv.Fields["root_run"], res.RunID)
+	cb := childEv.Payload.(*trace.Budget)
+	if cb.RootRun != res.RunID {
+		t.Errorf("child budget event names root %v, want %s", cb.RootRun, res.RunID)
 	}
-	if got, want := childEv.Fields["root_cost_usd"].(float64), call(1000)+call(2000); math.Abs(got-want) > 1e-12 {
+	if got, want := cb.RootCostUSD, call(1000)+call(2000); math.Abs(got-want) > 1e-12 {
 		t.Errorf("root_cost_usd in the child's event = %v, want the root's first call plus the child's, %v", got, want)
 	}
-	if got := childEv.Fields["root_tokens"].(float64); got != 1100+2200 {
+	if got := cb.RootTokens; got != 1100+2200 {
 		t.Errorf("root_tokens = %v, want 3300", got)
 	}
 	sp := spendOf(t, f, res.RunID)

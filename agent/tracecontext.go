@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"regexp"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 // A run can continue a distributed trace its caller belongs to: an ACP
@@ -37,15 +39,10 @@ func WithTraceContext(ctx context.Context, tc TraceContext) context.Context {
 	return context.WithValue(ctx, traceContextKey{}, tc)
 }
 
-// traceFields adds ctx's trace context to a run_started event's fields.
-func traceFields(ctx context.Context, f map[string]any) map[string]any {
-	tc, ok := ctx.Value(traceContextKey{}).(TraceContext)
-	if !ok {
-		return f
+// withTraceContext records ctx's trace context in a run_started event.
+func withTraceContext(ctx context.Context, p *trace.RunStarted) *trace.RunStarted {
+	if tc, ok := ctx.Value(traceContextKey{}).(TraceContext); ok {
+		p.Traceparent, p.Tracestate = tc.Traceparent, tc.Tracestate
 	}
-	f["traceparent"] = tc.Traceparent
-	if tc.Tracestate != "" {
-		f["tracestate"] = tc.Tracestate
-	}
-	return f
+	return p
 }

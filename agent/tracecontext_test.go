@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 func TestWithTraceContext(t *testing.T) {
@@ -20,16 +22,16 @@ func TestWithTraceContext(t *testing.T) {
 		{"not a traceparent", false},
 		{"", false},
 	} {
-		f := traceFields(WithTraceContext(context.Background(), TraceContext{Traceparent: c.tp, Tracestate: "k=v"}), map[string]any{})
-		got, ok := f["traceparent"]
-		if ok != c.kept || (ok && got != c.tp) {
-			t.Errorf("traceparent %q: fields %v, want kept=%v", c.tp, f, c.kept)
+		f := withTraceContext(WithTraceContext(context.Background(), TraceContext{Traceparent: c.tp, Tracestate: "k=v"}), &trace.RunStarted{})
+		ok := f.Traceparent != ""
+		if ok != c.kept || (ok && f.Traceparent != c.tp) {
+			t.Errorf("traceparent %q: fields %+v, want kept=%v", c.tp, f, c.kept)
 		}
-		if ok && f["tracestate"] != "k=v" {
-			t.Errorf("traceparent %q: tracestate %v", c.tp, f["tracestate"])
+		if ok && f.Tracestate != "k=v" {
+			t.Errorf("traceparent %q: tracestate %v", c.tp, f.Tracestate)
 		}
 	}
-	if f := traceFields(context.Background(), map[string]any{}); len(f) != 0 {
-		t.Errorf("no trace context: fields %v", f)
+	if f := withTraceContext(context.Background(), &trace.RunStarted{}); *f != (trace.RunStarted{}) {
+		t.Errorf("no trace context: fields %+v", f)
 	}
 }

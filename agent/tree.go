@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // tree holds the caps of one run tree: agents in total (the root
@@ -143,17 +146,54 @@ func (s spawner) Spawn(ctx context.Context, p tools.SpawnParams) (tools.Result, 
 		fmt.Fprintf(&b, "\nreason: %v", res.Err)
 	}
 	isErr := res.Outcome != OutcomeUnverified
+	var wrote []string
 	if !isErr && child.cs.Len() > 0 {
 		if err := a.cs.Merge(child.cs); err != nil {
 			isErr = true
 			fmt.Fprintf(&b, "\nits changes were NOT merged: %v", err)
 		} else {
 			fmt.Fprintf(&b, "\nmerged its changes to: %s", strings.Join(changedPaths(child.cs.Changes()), ", "))
+			wrote = changedSince(child.csBase, child.cs.Changes())
 		}
 	} else if isErr {
 		b.WriteString("\nits changes were not merged")
 	}
-	return tools.Result{Content: b.String(), IsError: isErr}, nil
+	return tools.Result{Content: b.String(), IsError: isErr, Wrote: wrote}, nil
+}
+
+// changedSince lists the paths whose pending change differs between
+// before and after (both sorted by path, as ChangeSet.Changes returns
+// them), with a rename's source: the files a sub-agent itself changed
+// on top of the change set it was given.
+func changedSince(before, after []workspace.Change) []string {
+	old := make(map[string]workspace.Change, len(before))
+	for _, c := range before {
+		old[c.Path] = c
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, c := range after {
+		o, ok := old[c.Path]
+		delete(old, c.Path)
+		if ok && o.Op == c.Op && o.From == c.From && o.Mode == c.Mode && bytes.Equal(o.Content, c.Content) {
+			continue
+		}
+		add(c.From)
+		add(c.Path)
+	}
+	for _, c := range before {
+		if _, dropped := old[c.Path]; dropped { // the sub-agent undid it
+			add(c.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // leaveSlot gives back this agent's working slot while it waits on
@@ -215,7 +255,7 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	ch := &agentRun{
 		h: a.h, id: newID("r-"), parent: a.id, rootID: a.rootID, c: &c,
 		st:   &runState{Agent: p.Goal, Depth: a.st.Depth + 1, ContractPath: a.st.ContractPath},
-		base: pol, pol: pol, cs: a.cs.Clone(), provider: a.provider, targets: a.targets, started: now,
+		base: pol, pol: pol, cs: a.cs.Clone(), csBase: a.cs.Changes(), provider: a.provider, targets: a.targets, started: now,
 		ledger: a.ledger.Child(tok, usd), tree: a.tree,
 	}
 	ch.c.Budget.Tokens, ch.c.Budget.CostUSD = ch.ledger.tokens, ch.ledger.cost
@@ -230,10 +270,9 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	ch.setup(ctx)
 	cj, _ := json.Marshal(&c)
 	evs := []trace.Event{
-		{Run: a.id, Parent: a.parent, Step: a.totals.Steps + 1, Type: trace.EventAgentSpawned, Time: now,
-			Fields: map[string]any{"child": ch.id, "goal": p.Goal, "depth": ch.st.Depth, "scope": c.Scope.Write,
-				"tokens": ch.c.Budget.Tokens, "cost_usd": ch.c.Budget.CostUSD, "steps": ch.c.Budget.Steps}},
-		ch.event(trace.EventRunStarted, map[string]any{"goal": p.Goal, "parent": a.id, "depth": ch.st.Depth}),
+		a.event(&trace.AgentSpawned{Child: ch.id, Goal: p.Goal, Depth: ch.st.Depth, Scope: c.Scope.Write,
+			Tokens: ch.c.Budget.Tokens, CostUSD: ch.c.Budget.CostUSD, Steps: ch.c.Budget.Steps}),
+		ch.event(&trace.RunStarted{Goal: p.Goal, Depth: ch.st.Depth}),
 	}
 	row := &trace.RunRow{ID: ch.id, Parent: a.id, Root: a.rootID, Goal: p.Goal, Contract: cj,
 		Outcome: string(OutcomeRunning), FirstStarted: now, State: ch.st.encode()}

@@ -66,7 +66,7 @@ func (f *fixture) approvals(ctx context.Context, id string) []trace.Event {
 	}
 	var out []trace.Event
 	for _, ev := range evs {
-		if ev.Type == trace.EventApproval && ev.Fields["change"] == nil {
+		if a, ok := ev.Payload.(*trace.Approval); ok && !a.Change {
 			out = append(out, ev)
 		}
 	}
@@ -126,10 +126,11 @@ func TestEditorAnswersDeferredAct(t *testing.T) {
 			evs := f.approvals(ctx, id)
 			var answers []string
 			for _, ev := range evs {
-				a, _ := ev.Fields["answer"].(string)
+				p := ev.Payload.(*trace.Approval)
+				a := p.Answer
 				answers = append(answers, a)
-				if tt.reason != "" && a == "deny" && ev.Fields["reason"] != tt.reason {
-					t.Errorf("deny reason %v, want %q", ev.Fields["reason"], tt.reason)
+				if tt.reason != "" && a == "deny" && p.Reason != tt.reason {
+					t.Errorf("deny reason %v, want %q", p.Reason, tt.reason)
 				}
 			}
 			want := "defer," + tt.answer + "," + tt.answer // deferred, recorded, taken by the resumed turn

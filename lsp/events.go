@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
@@ -28,142 +29,83 @@ func (k sink) Emit(e trace.Event) {
 		if e.Step > st.steps {
 			st.steps = e.Step
 		}
-		switch e.Type {
-		case trace.EventRunStarted:
-			if g, ok := e.Fields["goal"].(string); ok && st.goal == "" {
-				st.goal = g
+		switch p := e.Payload.(type) {
+		case *trace.RunStarted:
+			if st.goal == "" {
+				st.goal = p.Goal
 			}
-		case trace.EventToolCall:
-			st.tool = fieldString(e.Fields, "tool", "name")
+		case *trace.ToolCall:
+			st.tool = p.Tool
 			report = true
-		case trace.EventVerification:
-			if check := fieldString(e.Fields, "check"); check != "" {
-				st.tool = verificationNote(check, e.Fields)
-				report = true
-			}
-		case trace.EventBudget:
+		case *trace.CheckRun:
+			st.tool = verificationNote(p)
+			report = true
+		case *trace.Budget:
 			// Running totals, never a call's own figures: events of
 			// parallel sub-agents may arrive out of order, and totals only
 			// grow, so the largest seen is the latest.
 			if e.Parent == "" {
-				spendFrom(st, e.Fields, "root_tokens", "root_cost_usd", "root_cost_known")
+				spendFrom(st, p.RootTokens, p.RootCostUSD, p.RootCostKnown && p.CostUSD != nil)
 			} else {
-				spendFrom(st, e.Fields, "run_tokens", "run_cost_usd", "")
+				spendFrom(st, p.RunTokens, p.RunCostUSD, p.CostUSD != nil)
 			}
-			limitsFrom(st, e.Fields)
+			limitsFrom(st, p.Limits())
 			report = true
+		case *trace.Outcome:
+			// A sub-agent's end (the root's comes with its result).
+			if e.Parent != "" && st.outcome == agent.OutcomeRunning {
+				st.outcome = agent.Outcome(p.Outcome)
+			}
 		}
 	})
-	root := fieldString(e.Fields, "root_run")
-	if e.Type == trace.EventBudget && e.Parent != "" && root != "" {
+	if b, ok := e.Payload.(*trace.Budget); ok && e.Parent != "" && b.RootRun != "" {
 		// A sub-agent's draw is the whole tree's spend too: the root's
 		// progress shows it while the root waits.
-		s.runs.with(root, func(st *runState) { spendFrom(st, e.Fields, "root_tokens", "root_cost_usd", "root_cost_known") })
-		s.progressReport(root)
+		s.runs.with(b.RootRun, func(st *runState) { spendFrom(st, b.RootTokens, b.RootCostUSD, b.RootCostKnown) })
+		s.progressReport(b.RootRun)
 	}
-	if e.Type == trace.EventPolicy {
-		s.onPolicy(e)
+	if p, ok := e.Payload.(*trace.Policy); ok {
+		s.onPolicy(e.Run, e.Step, p)
 	}
 	if report {
 		s.progressReport(e.Run)
 	}
 }
 
-// spendFrom raises st's running totals to a budget event's (tokens and
-// cost keys); known names the flag saying every call was priced.
-func spendFrom(st *runState, f map[string]any, tokens, cost, known string) {
-	if t, ok := fieldInt(f, tokens); ok && t > st.tokens {
-		st.tokens = t
-	}
-	if c, ok := fieldFloat(f, cost); ok && c > st.cost {
-		st.cost = c
-	}
-	if k, ok := f[known].(bool); ok && !k {
-		st.unpriced = true
-	}
-	if f["cost_source"] == "unknown" {
+// spendFrom raises st's running totals to a budget event's; known false
+// (a call could not be priced) makes the cost unknown for good.
+func spendFrom(st *runState, tokens int64, cost float64, known bool) {
+	st.tokens = max(st.tokens, tokens)
+	st.cost = max(st.cost, cost)
+	if !known {
 		st.unpriced = true
 	}
 }
 
 // limitsFrom records the limits a budget event names.
-func limitsFrom(st *runState, f map[string]any) {
-	if n, ok := fieldInt(f, "limit_steps"); ok {
-		st.limits.Steps = int(n)
+func limitsFrom(st *runState, l trace.BudgetLimits) {
+	if l == (trace.BudgetLimits{}) {
+		return
 	}
-	if n, ok := fieldInt(f, "limit_tokens"); ok {
-		st.limits.Tokens = n
-	}
-	if c, ok := fieldFloat(f, "limit_cost_usd"); ok {
-		st.limits.CostUSD = c
-	}
-	if w, err := time.ParseDuration(fieldString(f, "limit_wall")); err == nil {
+	st.limits.Steps, st.limits.Tokens, st.limits.CostUSD = l.LimitSteps, l.LimitTokens, l.LimitCostUSD
+	if w, err := time.ParseDuration(l.LimitWall); err == nil {
 		st.limits.Wall = w
 	}
 }
 
 // verificationNote describes one check's sandboxed result.
-func verificationNote(check string, f map[string]any) string {
+func verificationNote(c *trace.CheckRun) string {
 	verdict := "FAILED"
-	if p, _ := f["passed"].(bool); p {
+	if c.Passed {
 		verdict = "passed"
 	}
-	note := fmt.Sprintf("sandboxed check %q %s", check, verdict)
-	if phase := fieldString(f, "phase"); phase == "red" {
+	note := fmt.Sprintf("sandboxed check %q %s", c.Check, verdict)
+	if c.Phase == "red" {
 		note += " on the unchanged tree"
 	}
-	var extra []string
-	if b := fieldString(f, "backend"); b != "" {
-		extra = append(extra, "backend "+b)
+	extra := []string{fmt.Sprintf("exit %d", c.ExitCode), fmt.Sprintf("%.1fs", float64(c.DurationMS)/1000)}
+	if c.Backend != "" {
+		extra = append([]string{"backend " + c.Backend}, extra...)
 	}
-	if code, ok := fieldInt(f, "exit_code"); ok {
-		extra = append(extra, fmt.Sprintf("exit %d", code))
-	}
-	if ms, ok := fieldInt(f, "duration_ms"); ok {
-		extra = append(extra, fmt.Sprintf("%.1fs", float64(ms)/1000))
-	}
-	if len(extra) > 0 {
-		note += " (" + strings.Join(extra, ", ") + ")"
-	}
-	return note
-}
-
-// fieldString returns the first string field among keys.
-func fieldString(f map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if v, ok := f[k].(string); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// fieldInt returns the first numeric field among keys.
-func fieldInt(f map[string]any, keys ...string) (int64, bool) {
-	for _, k := range keys {
-		switch v := f[k].(type) {
-		case int:
-			return int64(v), true
-		case int64:
-			return v, true
-		case float64:
-			return int64(v), true
-		}
-	}
-	return 0, false
-}
-
-// fieldFloat returns the first float field among keys.
-func fieldFloat(f map[string]any, keys ...string) (float64, bool) {
-	for _, k := range keys {
-		switch v := f[k].(type) {
-		case float64:
-			return v, true
-		case int:
-			return float64(v), true
-		case int64:
-			return float64(v), true
-		}
-	}
-	return 0, false
+	return note + " (" + strings.Join(extra, ", ") + ")"
 }

@@ -34,7 +34,7 @@ const (
 
 // EventApplyMismatch is the trace event of an applied edit whose result
 // is not the verified change.
-const EventApplyMismatch = "apply_mismatch"
+const EventApplyMismatch = trace.EventApplyMismatch
 
 // landWait bounds the wait for the editor's didChange of an applied
 // edit; landQuiet is how long a document must stay unchanged after its
@@ -253,13 +253,13 @@ func (s *Server) recordMismatch(ctx context.Context, folder, run string, files [
 		s.log.Warn("record apply mismatch", "run", run, "err", err)
 		return
 	}
-	fields := map[string]any{"files": files, "answer": answer}
+	p := &trace.ApplyMismatch{Files: files, Answer: answer}
 	if restoreErr != nil {
-		fields["restore_error"] = restoreErr.Error()
+		p.RestoreError = restoreErr.Error()
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := eng.Store.AppendEvents(cctx, trace.Event{Run: run, Type: EventApplyMismatch, Time: time.Now(), Fields: fields}); err != nil {
+	if err := eng.Store.AppendEvents(cctx, trace.New(run, "", 0, p)); err != nil {
 		s.log.Warn("record apply mismatch", "run", run, "err", err)
 	}
 }

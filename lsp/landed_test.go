@@ -136,8 +136,7 @@ func TestStaleEditAppliedOverUserTypingIsNotRecordedApplied(t *testing.T) {
 			}
 			var events []string
 			for _, ev := range f.events(ctx, id, lsp.EventApplyMismatch) {
-				ans, _ := ev.Fields["answer"].(string)
-				events = append(events, ans)
+				events = append(events, ev.Payload.(*trace.ApplyMismatch).Answer)
 			}
 			if tt.mismatch == "" {
 				if len(mismatchQs) != 0 || len(events) != 0 {

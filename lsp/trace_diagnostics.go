@@ -3,7 +3,7 @@ package lsp
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
+	"slices"
 
 	"go.lsp.dev/protocol"
 
@@ -37,53 +37,24 @@ func (s *Server) publishEdits(run string, files []editedFile) {
 	s.setDiags(run, kindEdit, entries)
 }
 
-// lastTouch finds the last tool call that wrote rel, and the model's text
-// of that step (its reason).
+// lastTouch finds the last tool call that wrote rel (the paths its
+// result records it wrote: a patch's files, a sub-agent's merged edits),
+// and the model's text of that step (its reason).
 func lastTouch(events []trace.Event, rel string) (step int, tool, why string) {
 	for _, e := range events {
-		if e.Type != trace.EventToolCall || !mentions(e.Fields, rel) {
-			continue
+		if r, ok := e.Payload.(*trace.ToolResult); ok && slices.Contains(r.Wrote, rel) {
+			step, tool = e.Step, r.Tool
 		}
-		name := fieldString(e.Fields, "tool", "name")
-		switch name {
-		case "read_file", "list_dir", "find", "grep":
-			continue
-		}
-		step, tool = e.Step, name
 	}
 	if step == 0 {
 		return 0, "", ""
 	}
 	for _, e := range events {
-		if e.Step == step && e.Type == trace.EventModelTurn {
-			why = fieldString(e.Fields, "text", "content")
+		if t, ok := e.Payload.(*trace.ModelTurn); ok && e.Step == step {
+			why = t.Text
 		}
 	}
 	return step, tool, why
-}
-
-// mentions reports whether a tool call's fields name rel.
-func mentions(f map[string]any, rel string) bool {
-	if fieldString(f, "path", "target") == rel {
-		return true
-	}
-	for _, k := range []string{"arguments", "args", "input"} {
-		switch a := f[k].(type) {
-		case map[string]any:
-			if fieldString(a, "path") == rel {
-				return true
-			}
-		case string:
-			if containsQuoted(a, rel) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func containsQuoted(s, rel string) bool {
-	return strings.Contains(s, fmt.Sprintf("%q", rel))
 }
 
 // publishHeld marks each file of a held proposal.
@@ -109,12 +80,12 @@ func (s *Server) publishHeld(folder string, p *agent.Proposal) {
 
 // onPolicy puts a Warning `policy-denied` at a denied read or write, with
 // an "Allow once" quick fix (see code_action.go).
-func (s *Server) onPolicy(e trace.Event) {
-	if fieldString(e.Fields, "effect") != "deny" {
+func (s *Server) onPolicy(run string, step int, p *trace.Policy) {
+	if p.Effect != "deny" {
 		return
 	}
-	act, target := fieldString(e.Fields, "act"), fieldString(e.Fields, "target")
-	st, _ := s.runs.lookup(e.Run)
+	act, target := p.Act, p.Target
+	st, _ := s.runs.lookup(run)
 	var abs string
 	switch {
 	case (act == "read" || act == "write") && target != "" && st.folder != "":
@@ -127,11 +98,11 @@ func (s *Server) onPolicy(e trace.Event) {
 	default:
 		return
 	}
-	msg := fmt.Sprintf("run %s, step %d: policy denied %s %q", e.Run, e.Step, act, target)
-	if layer := fieldString(e.Fields, "layer"); layer != "" {
-		msg += " (layer " + layer + ")"
+	msg := fmt.Sprintf("run %s, step %d: policy denied %s %q", run, step, act, target)
+	if p.Layer != "" {
+		msg += " (layer " + p.Layer + ")"
 	}
 	rng := lineRange(s.fileText(abs), 1)
-	s.addDiag(e.Run, kindPolicy, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityWarning, msg,
-		diagData{RunID: e.Run, Kind: kindPolicy, Act: act, Target: target}, codePolicyDeny)})
+	s.addDiag(run, kindPolicy, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityWarning, msg,
+		diagData{RunID: run, Kind: kindPolicy, Act: act, Target: target}, codePolicyDeny)})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -152,14 +151,7 @@ func renderTrace(st runState) []byte {
 	fmt.Fprintf(&b, "# ioh run %s\n\n", st.id)
 	fmt.Fprintf(&b, "- goal: %s\n- outcome: **%s**\n- steps: %d\n- tokens: %d\n- cost: $%.4f\n- started: %s\n\n",
 		oneLine(st.goal, 200), st.outcome, st.steps, st.tokens, st.cost, st.started.UTC().Format("2006-01-02 15:04:05Z"))
-	step := -1
-	for _, e := range st.events {
-		if e.Step != step {
-			step = e.Step
-			fmt.Fprintf(&b, "\n## step %d\n\n", step)
-		}
-		fmt.Fprintf(&b, "- **%s**%s\n", e.Type, renderFields(e))
-	}
+	b.WriteString(trace.Markdown(st.events))
 	if st.result != nil {
 		if st.result.Summary != "" {
 			fmt.Fprintf(&b, "\n## summary\n\n%s\n", st.result.Summary)
@@ -183,26 +175,6 @@ func renderTrace(st runState) []byte {
 		}
 	}
 	return []byte(b.String())
-}
-
-func renderFields(e trace.Event) string {
-	keys := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		v, err := json.Marshal(e.Fields[k])
-		if err != nil {
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s=%s", k, oneLine(string(v), 200)))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return ": " + strings.Join(parts, " ")
 }
 
 // storedRun reads a run recorded before this session from the trace store

@@ -72,5 +72,5 @@ func (t applyPatch) Call(ctx context.Context, args json.RawMessage) (Result, err
 	if err != nil {
 		return Errorf("apply patch: %v", err), nil
 	}
-	return Result{Content: "patched " + strings.Join(files, ", ")}, nil
+	return Result{Content: "patched " + strings.Join(files, ", "), Wrote: files}, nil
 }

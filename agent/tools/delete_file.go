@@ -31,7 +31,8 @@ func (t deleteFile) Acts(args json.RawMessage) ([]Act, error) {
 }
 
 func (t deleteFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	if err := bound(ctx, args, t.Acts); err != nil {
+	acts, err := bound(ctx, args, t.Acts)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	var p DeleteFileParams
@@ -41,5 +42,5 @@ func (t deleteFile) Call(ctx context.Context, args json.RawMessage) (Result, err
 	if err := t.cs.Delete(p.Path); err != nil {
 		return Errorf("%v", err), nil
 	}
-	return Result{Content: "deleted " + p.Path}, nil
+	return Result{Content: "deleted " + p.Path, Wrote: writtenBy(acts)}, nil
 }

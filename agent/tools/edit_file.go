@@ -40,7 +40,8 @@ func (t editFile) Acts(args json.RawMessage) ([]Act, error) {
 }
 
 func (t editFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	if err := bound(ctx, args, t.Acts); err != nil {
+	acts, err := bound(ctx, args, t.Acts)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	var p EditFileParams
@@ -54,5 +55,5 @@ func (t editFile) Call(ctx context.Context, args json.RawMessage) (Result, error
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	return Result{Content: fmt.Sprintf("replaced %d occurrence(s) in %s", n, p.Path)}, nil
+	return Result{Content: fmt.Sprintf("replaced %d occurrence(s) in %s", n, p.Path), Wrote: writtenBy(acts)}, nil
 }

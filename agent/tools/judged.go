@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 )
 
 // A call is judged before it runs: the policy (and the approver) see its
@@ -43,11 +46,25 @@ func checkJudged(ctx context.Context, acts []Act) error {
 }
 
 // bound recomputes a call's acts with acts and checks them against the
-// judged ones: the guard every workspace tool's Call starts with.
-func bound(ctx context.Context, args json.RawMessage, acts func(json.RawMessage) ([]Act, error)) error {
+// judged ones: the guard every workspace tool's Call starts with. It
+// returns the acts, which are what the call then acts on.
+func bound(ctx context.Context, args json.RawMessage, acts func(json.RawMessage) ([]Act, error)) ([]Act, error) {
 	as, err := acts(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return checkJudged(ctx, as)
+	return as, checkJudged(ctx, as)
+}
+
+// writtenBy lists the files acts write (their resolved, root-relative
+// paths, once each, in order): what a workspace tool that succeeded
+// changed, reported in Result.Wrote.
+func writtenBy(acts []Act) []string {
+	var out []string
+	for _, a := range acts {
+		if a.Act == policy.ActWrite && !slices.Contains(out, a.Resolved) {
+			out = append(out, a.Resolved)
+		}
+	}
+	return out
 }

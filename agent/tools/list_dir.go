@@ -45,7 +45,7 @@ func (t listDir) Acts(args json.RawMessage) ([]Act, error) {
 }
 
 func (t listDir) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	if err := bound(ctx, args, t.Acts); err != nil {
+	if _, err := bound(ctx, args, t.Acts); err != nil {
 		return Errorf("%v", err), nil
 	}
 	var p ListDirParams

@@ -34,7 +34,7 @@ func (t readFile) Acts(args json.RawMessage) ([]Act, error) {
 }
 
 func (t readFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	if err := bound(ctx, args, t.Acts); err != nil {
+	if _, err := bound(ctx, args, t.Acts); err != nil {
 		return Errorf("%v", err), nil
 	}
 	var p ReadFileParams

@@ -54,7 +54,8 @@ func (t renameFile) Acts(args json.RawMessage) ([]Act, error) {
 }
 
 func (t renameFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	if err := bound(ctx, args, t.Acts); err != nil {
+	acts, err := bound(ctx, args, t.Acts)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	var p RenameFileParams
@@ -64,5 +65,5 @@ func (t renameFile) Call(ctx context.Context, args json.RawMessage) (Result, err
 	if err := t.cs.Rename(p.From, p.To); err != nil {
 		return Errorf("%v", err), nil
 	}
-	return Result{Content: fmt.Sprintf("renamed %s to %s", p.From, p.To)}, nil
+	return Result{Content: fmt.Sprintf("renamed %s to %s", p.From, p.To), Wrote: writtenBy(acts)}, nil
 }

@@ -45,10 +45,14 @@ type Act struct {
 	Shell    string
 }
 
-// Result is what the model sees.
+// Result is what the model sees, and what the call changed.
 type Result struct {
 	Content string
 	IsError bool
+	// Wrote lists the workspace files (root-relative, as the change set
+	// keys them) a successful call changed in the change set; the trace
+	// records them on the call's tool_result event.
+	Wrote []string
 }
 
 // Errorf returns an error result.

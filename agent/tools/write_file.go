@@ -33,7 +33,8 @@ func (t writeFile) Acts(args json.RawMessage) ([]Act, error) {
 }
 
 func (t writeFile) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	if err := bound(ctx, args, t.Acts); err != nil {
+	acts, err := bound(ctx, args, t.Acts)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	var p WriteFileParams
@@ -43,5 +44,5 @@ func (t writeFile) Call(ctx context.Context, args json.RawMessage) (Result, erro
 	if err := t.cs.WriteFile(p.Path, []byte(p.Content)); err != nil {
 		return Errorf("%v", err), nil
 	}
-	return Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(p.Content), p.Path)}, nil
+	return Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(p.Content), p.Path), Wrote: writtenBy(acts)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,7 +34,7 @@ func TestStepsCommitAtomicallyAndOnce(t *testing.T) {
 	}
 	st := &Step{Run: "r-1", N: 1, Time: start, Messages: json.RawMessage(`[{"role":"assistant"}]`), Usage: json.RawMessage(`{}`),
 		CostUSD: 0.5, Changes: []byte("cs1"), State: json.RawMessage(`{"k":1}`), Totals: Totals{Steps: 1, InputTokens: 10, CostUSD: 0.5},
-		Events: []Event{{Run: "r-1", Step: 1, Type: EventToolCall, Fields: map[string]any{"tool": "read_file"}}}}
+		Events: []Event{{Run: "r-1", Step: 1, Type: EventToolCall, Payload: &ToolCall{Tool: "read_file"}}}}
 	if err := s.CommitStep(ctx, st); err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +57,14 @@ func TestStepsCommitAtomicallyAndOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Fields["tool"] != "read_file" {
+	if len(evs) != 1 || evs[0].Payload.(*ToolCall).Tool != "read_file" {
 		t.Errorf("events %+v", evs)
 	}
 	steps, _ := s.Steps(ctx, "r-1")
 	if len(steps) != 1 || string(steps[0].Messages) != `[{"role":"assistant"}]` {
 		t.Errorf("steps %+v", steps)
 	}
-	if err := s.SetOutcome(ctx, "r-1", "verified", "sum", "", nil, Event{Run: "r-1", Type: EventOutcome, Fields: map[string]any{"outcome": "verified"}}); err != nil {
+	if err := s.SetOutcome(ctx, "r-1", "verified", "sum", "", nil, Event{Run: "r-1", Type: EventOutcome, Payload: &Outcome{Outcome: "verified"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetOutcome(ctx, "nope", "verified", "", "", nil); !errors.Is(err, ErrNotFound) {
@@ -147,7 +148,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	s.CreateRun(ctx, &RunRow{ID: "r", Root: "r", Goal: "use " + key, Contract: json.RawMessage(`{"k":"` + key + `"}`), Outcome: "running", FirstStarted: time.Now()})
 	s.CommitStep(ctx, &Step{Run: "r", N: 1, Messages: json.RawMessage(`["` + key + `"]`), Usage: json.RawMessage(`{}`),
 		Changes: []byte("x" + key), State: json.RawMessage(`{"s":"` + key + `"}`),
-		Events: []Event{{Run: "r", Type: EventToolResult, Fields: map[string]any{"content": key}}}})
+		Events: []Event{{Run: "r", Type: EventToolResult, Payload: &ToolResult{Content: key}}}})
 	s.SetOutcome(ctx, "r", "verified", key, key, nil)
 	s.Close()
 	matches, _ := filepath.Glob(path + "*")
@@ -215,7 +216,7 @@ func TestCommitStepReusesStatements(t *testing.T) {
 		n := i + 1
 		var evs []Event
 		for j := 0; j < tc.events; j++ {
-			evs = append(evs, Event{Run: "r", Step: n, Type: EventToolCall, Fields: map[string]any{"j": float64(j)}})
+			evs = append(evs, Event{Run: "r", Step: n, Type: EventToolCall, Payload: &ToolCall{ID: fmt.Sprint(j)}})
 		}
 		wantEvents += tc.events
 		st := &Step{Run: "r", N: n, Time: time.Now(), Messages: json.RawMessage(`[]`), Usage: json.RawMessage(`{}`),

@@ -243,7 +243,7 @@ func (s *cliSink) Emit(e trace.Event) {
 			s.stdout.Write(append(b, '\n'))
 		}
 	}
-	if line := progressLine(e); line != "" {
+	if line := trace.Headline(e); line != "" {
 		fmt.Fprintln(s.stderr, line)
 	}
 }
@@ -325,77 +325,6 @@ func summaryChecks(r *verify.Report) []summaryCheck {
 		}
 	}
 	return out
-}
-
-// progressLine renders an event for a person watching stderr; "" skips it.
-func progressLine(e trace.Event) string {
-	who := ""
-	if e.Parent != "" {
-		who = "  [" + e.Run + "] "
-	}
-	f := e.Fields
-	switch e.Type {
-	case trace.EventModelTurn:
-		text := strings.TrimSpace(fmt.Sprint(f["text"]))
-		if text == "" || text == "<nil>" {
-			return ""
-		}
-		if len(text) > 200 {
-			text = text[:200] + "…"
-		}
-		return fmt.Sprintf("%sstep %d: %s", who, e.Step, text)
-	case trace.EventToolCall:
-		return fmt.Sprintf("%sstep %d: %s %s", who, e.Step, f["tool"], clipArgs(fmt.Sprint(f["arguments"])))
-	case trace.EventToolResult:
-		if b, _ := f["is_error"].(bool); b {
-			return fmt.Sprintf("%s  ! %s: %s", who, f["tool"], firstLineOf(fmt.Sprint(f["content"])))
-		}
-		return ""
-	case trace.EventPolicy:
-		if f["effect"] == "allow" {
-			return ""
-		}
-		return fmt.Sprintf("%s  policy: %s %s %s (layer %s %s)", who, f["effect"], f["act"], f["target"], f["layer"], f["rule"])
-	case trace.EventVerification:
-		if c, ok := f["check"]; ok {
-			state := "failed"
-			if b, _ := f["passed"].(bool); b {
-				state = "passed"
-			}
-			line := fmt.Sprintf("%sverify: %s (%v) %s", who, c, f["phase"], state)
-			if ev, _ := f["evidence"].(string); ev != "" {
-				line += " [" + ev + "]"
-			}
-			if ps, ok := f["problems"].([]string); ok && len(ps) > 0 {
-				line += ": " + strings.Join(ps, "; ")
-			}
-			return line
-		}
-		return ""
-	case trace.EventAgentSpawned:
-		return fmt.Sprintf("%sspawned %s: %s", who, f["child"], f["goal"])
-	case trace.EventRetry:
-		return fmt.Sprintf("%sretry: %v %v", who, f["class"], f["action"])
-	case trace.EventOutcome:
-		if e.Parent != "" {
-			return fmt.Sprintf("%ssub-agent ended: %s", who, f["outcome"])
-		}
-	}
-	return ""
-}
-
-func clipArgs(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // raiseHint tells how to continue a run its budget stopped, naming the

@@ -204,25 +204,9 @@ func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
 			fmt.Fprintln(env.stdout, string(b))
 			continue
 		}
-		fmt.Fprintln(env.stdout, traceLine(e))
+		fmt.Fprintln(env.stdout, trace.Line(e))
 	}
 	return exitOK
-}
-
-// traceLine renders one event for reading.
-func traceLine(e trace.Event) string {
-	keys := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s step %d %-13s", e.Time.UTC().Format("15:04:05.000"), e.Run, e.Step, e.Type)
-	for _, k := range keys {
-		v, _ := json.Marshal(e.Fields[k])
-		fmt.Fprintf(&b, " %s=%s", k, oneLine(string(v), 160))
-	}
-	return b.String()
 }
 
 func oneLine(s string, n int) string {

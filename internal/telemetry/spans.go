@@ -36,23 +36,8 @@ type runSpans struct {
 
 func newState(e *Exporter) *state { return &state{e: e, runs: map[string]*runSpans{}} }
 
-// str reads a string field, redacted.
-func (s *state) str(f map[string]any, k string) string {
-	v, _ := f[k].(string)
-	return s.e.redact.String(v)
-}
-
-func num(f map[string]any, k string) int64 {
-	switch v := f[k].(type) {
-	case int:
-		return int64(v)
-	case int64:
-		return v
-	case float64:
-		return int64(v)
-	}
-	return 0
-}
+// str redacts a string field.
+func (s *state) str(v string) string { return s.e.redact.String(v) }
 
 func (s *state) emit(ev trace.Event) {
 	s.mu.Lock()
@@ -61,24 +46,31 @@ func (s *state) emit(ev trace.Event) {
 	if r == nil {
 		r = s.startRun(ev)
 	}
-	if ev.Type == trace.EventOutcome {
-		s.endRun(ev.Run, r, ev.Time, s.str(ev.Fields, "outcome"))
+	if o, ok := ev.Payload.(*trace.Outcome); ok {
+		s.endRun(ev.Run, r, ev.Time, s.str(o.Outcome))
 		return
 	}
 	if ev.Type != trace.EventRunStarted {
 		s.atStep(r, ev)
 	}
-	switch ev.Type {
-	case trace.EventModelTurn:
-		s.modelCall(r, ev)
-	case trace.EventPolicy, trace.EventApproval:
-		s.verdict(r, ev)
-	case trace.EventToolCall:
-		s.toolCall(r, ev)
-	case trace.EventToolResult:
-		s.toolResult(r, ev)
-	case trace.EventVerification:
-		s.checks(r, ev)
+	switch p := ev.Payload.(type) {
+	case *trace.ModelTurn:
+		s.modelCall(r, ev, p)
+	case *trace.Policy:
+		denied := p.Effect == "deny"
+		s.verdict(r, ev, p.Tool, denied, attribute.String(attrAct, s.str(p.Act)), attribute.String(attrTarget, s.str(p.Target)),
+			attribute.String(attrEffect, s.str(p.Effect)), attribute.String(attrRule, s.str(p.Rule)),
+			attribute.String(attrLayer, s.str(p.Layer)))
+	case *trace.Approval:
+		if !p.Change { // the final change's approval is not a tool call's
+			s.verdict(r, ev, p.Tool, p.Answer == "deny", attribute.String(attrAnswer, s.str(p.Answer)))
+		}
+	case *trace.ToolCall:
+		s.toolCall(r, ev, p)
+	case *trace.ToolResult:
+		s.toolResult(r, ev, p)
+	case *trace.Verdict:
+		s.checks(r, ev, p)
 	}
 	r.last = ev.Time
 }
@@ -89,13 +81,14 @@ func (s *state) emit(ev trace.Event) {
 // then.
 func (s *state) startRun(ev trace.Event) *runSpans {
 	ctx := context.Background()
+	started, _ := ev.Payload.(*trace.RunStarted)
 	if p := s.runs[ev.Parent]; ev.Parent != "" && p != nil {
 		ctx = p.ctx
 		if p.stepCtx != nil {
 			ctx = p.stepCtx
 		}
-	} else if ev.Type == trace.EventRunStarted {
-		ctx = remoteParent(ctx, s.str(ev.Fields, "traceparent"), s.str(ev.Fields, "tracestate"))
+	} else if started != nil {
+		ctx = remoteParent(ctx, s.str(started.Traceparent), s.str(started.Tracestate))
 	}
 	attrs := []attribute.KeyValue{
 		attribute.String(attrOperation, opInvokeAgent), attribute.String(attrRunID, ev.Run), attribute.String(attrAgentID, ev.Run),
@@ -103,17 +96,17 @@ func (s *state) startRun(ev trace.Event) *runSpans {
 	if ev.Parent != "" {
 		attrs = append(attrs, attribute.String(attrParentRun, ev.Parent))
 	}
-	if ev.Type == trace.EventRunStarted {
-		goal := s.str(ev.Fields, "goal")
+	if started != nil {
+		goal := s.str(started.Goal)
 		if len(goal) > 200 {
 			goal = goal[:200] + "…"
 		}
 		attrs = append(attrs, attribute.String(attrGoal, goal))
-		if p := s.str(ev.Fields, "provider"); p != "" {
-			attrs = append(attrs, attribute.String(attrProvider, p))
+		if m := started.RunModel; m != nil && m.Provider != "" {
+			attrs = append(attrs, attribute.String(attrProvider, s.str(m.Provider)))
 		}
-		if m := s.str(ev.Fields, "model"); m != "" {
-			attrs = append(attrs, attribute.String(attrRequestModel, m))
+		if m := started.RunModel; m != nil && m.Model != "" {
+			attrs = append(attrs, attribute.String(attrRequestModel, s.str(m.Model)))
 		}
 	}
 	ctx, span := s.e.tracer.Start(ctx, spanRun, oteltrace.WithTimestamp(ev.Time), oteltrace.WithAttributes(attrs...), oteltrace.WithSpanKind(oteltrace.SpanKindInternal))
@@ -137,44 +130,28 @@ func (s *state) atStep(r *runSpans, ev trace.Event) {
 		oteltrace.WithAttributes(attribute.Int(attrStep, ev.Step), attribute.String(attrRunID, ev.Run)))
 }
 
-func (s *state) modelCall(r *runSpans, ev trace.Event) {
-	f := ev.Fields
-	model := s.str(f, "model")
+func (s *state) modelCall(r *runSpans, ev trace.Event, t *trace.ModelTurn) {
+	model := s.str(t.Model)
 	attrs := []attribute.KeyValue{
-		attribute.String(attrOperation, opChat), attribute.String(attrProvider, s.str(f, "provider")),
+		attribute.String(attrOperation, opChat), attribute.String(attrProvider, s.str(t.Provider)),
 		attribute.String(attrResponseModel, model),
-		attribute.Int64(attrInputTokens, num(f, "input_tokens")), attribute.Int64(attrOutputTokens, num(f, "output_tokens")),
-		attribute.Int64(attrCacheReadTokens, num(f, "cache_read_tokens")), attribute.Int64(attrCacheWriteTokens, num(f, "cache_write_tokens")),
-		attribute.String(attrCostSource, s.str(f, "cost_source")),
+		attribute.Int64(attrInputTokens, t.InputTokens), attribute.Int64(attrOutputTokens, t.OutputTokens),
+		attribute.Int64(attrCacheReadTokens, t.CacheReadTokens), attribute.Int64(attrCacheWriteTokens, t.CacheWriteTokens),
+		attribute.String(attrCostSource, s.str(t.CostSource)),
 	}
-	if c, ok := f["cost_usd"].(float64); ok {
-		attrs = append(attrs, attribute.Float64(attrCostUSD, c))
+	if t.CostUSD != nil {
+		attrs = append(attrs, attribute.Float64(attrCostUSD, *t.CostUSD))
 	}
 	_, span := s.e.tracer.Start(r.stepCtx, opChat+" "+model, oteltrace.WithTimestamp(r.last), oteltrace.WithAttributes(attrs...), oteltrace.WithSpanKind(oteltrace.SpanKindClient))
 	span.End(oteltrace.WithTimestamp(ev.Time))
 }
 
-// verdict keeps a policy verdict or an approval for the call it belongs
-// to; a denied call never runs, so its span is recorded at once.
-func (s *state) verdict(r *runSpans, ev trace.Event) {
-	f := ev.Fields
-	tool := s.str(f, "tool")
+// verdict keeps a policy verdict or an approval for the call of tool it
+// belongs to; a denied call never runs, so its span is recorded at once.
+func (s *state) verdict(r *runSpans, ev trace.Event, tool string, denied bool, attrs ...attribute.KeyValue) {
+	tool = s.str(tool)
 	if tool == "" {
-		return // the final change's approval: not a tool call
-	}
-	var attrs []attribute.KeyValue
-	denied := false
-	if ev.Type == trace.EventPolicy {
-		attrs = []attribute.KeyValue{
-			attribute.String(attrAct, s.str(f, "act")), attribute.String(attrTarget, s.str(f, "target")),
-			attribute.String(attrEffect, s.str(f, "effect")), attribute.String(attrRule, s.str(f, "rule")),
-			attribute.String(attrLayer, s.str(f, "layer")),
-		}
-		denied = s.str(f, "effect") == "deny"
-	} else {
-		answer := s.str(f, "answer")
-		attrs = []attribute.KeyValue{attribute.String(attrAnswer, answer)}
-		denied = answer == "deny"
+		return
 	}
 	r.verdicts[tool] = append(r.verdicts[tool], attrs...)
 	if !denied {
@@ -187,8 +164,8 @@ func (s *state) verdict(r *runSpans, ev trace.Event) {
 	span.End(oteltrace.WithTimestamp(ev.Time))
 }
 
-func (s *state) toolCall(r *runSpans, ev trace.Event) {
-	tool, id := s.str(ev.Fields, "tool"), s.str(ev.Fields, "id")
+func (s *state) toolCall(r *runSpans, ev trace.Event, c *trace.ToolCall) {
+	tool, id := s.str(c.Tool), s.str(c.ID)
 	attrs := append([]attribute.KeyValue{
 		attribute.String(attrOperation, opExecuteTool), attribute.String(attrToolName, tool), attribute.String(attrToolCallID, id),
 	}, r.verdicts[tool]...)
@@ -197,16 +174,15 @@ func (s *state) toolCall(r *runSpans, ev trace.Event) {
 	r.calls[id] = span
 }
 
-func (s *state) toolResult(r *runSpans, ev trace.Event) {
-	id := s.str(ev.Fields, "id")
+func (s *state) toolResult(r *runSpans, ev trace.Event, res *trace.ToolResult) {
+	id := s.str(res.ID)
 	span := r.calls[id]
 	if span == nil {
 		return
 	}
 	delete(r.calls, id)
-	isErr, _ := ev.Fields["is_error"].(bool)
-	span.SetAttributes(attribute.Bool(attrToolError, isErr), attribute.Int64(attrResultBytes, num(ev.Fields, "bytes")))
-	if isErr {
+	span.SetAttributes(attribute.Bool(attrToolError, res.IsError), attribute.Int64(attrResultBytes, int64(res.Bytes)))
+	if res.IsError {
 		span.SetStatus(codes.Error, "the tool reported an error")
 	}
 	span.End(oteltrace.WithTimestamp(ev.Time))
@@ -214,27 +190,15 @@ func (s *state) toolResult(r *runSpans, ev trace.Event) {
 
 // checks records each check of a verification as a span ending at the
 // event, as long as the check took.
-func (s *state) checks(r *runSpans, ev trace.Event) {
-	var list []map[string]any
-	switch v := ev.Fields["checks"].(type) {
-	case []map[string]any:
-		list = v
-	case []any:
-		for _, x := range v {
-			if m, ok := x.(map[string]any); ok {
-				list = append(list, m)
-			}
-		}
-	}
-	for _, c := range list {
-		ms := num(c, "duration_ms")
-		passed, _ := c["passed"].(bool)
-		name := s.str(c, "name")
+func (s *state) checks(r *runSpans, ev trace.Event, v *trace.Verdict) {
+	for _, c := range v.Checks {
+		ms := c.DurationMS
+		name := s.str(c.Name)
 		_, span := s.e.tracer.Start(r.stepCtx, spanCheck+" "+name, oteltrace.WithTimestamp(ev.Time.Add(-time.Duration(ms)*time.Millisecond)),
-			oteltrace.WithAttributes(attribute.String(attrCheckName, name), attribute.String(attrCheckPhase, s.str(c, "phase")),
-				attribute.String(attrCheckBackend, s.str(c, "backend")), attribute.Int64(attrCheckExit, num(c, "exit_code")),
-				attribute.Bool(attrCheckPassed, passed), attribute.Int64(attrCheckMillis, ms)))
-		if !passed && s.str(c, "phase") != "red" {
+			oteltrace.WithAttributes(attribute.String(attrCheckName, name), attribute.String(attrCheckPhase, s.str(c.Phase)),
+				attribute.String(attrCheckBackend, s.str(c.Backend)), attribute.Int64(attrCheckExit, int64(c.ExitCode)),
+				attribute.Bool(attrCheckPassed, c.Passed), attribute.Int64(attrCheckMillis, ms)))
+		if !c.Passed && c.Phase != "red" {
 			span.SetStatus(codes.Error, "check failed")
 		}
 		span.End(oteltrace.WithTimestamp(ev.Time))

@@ -350,7 +350,7 @@ func runScenario(t *testing.T, p project, sc scenario, goCache string) string {
 	defer mu.Unlock()
 	found := false
 	for _, e := range events {
-		if e.Type == trace.EventVerification && e.Fields["phase"] == verify.PhaseGreen && e.Fields["evidence"] == p.evidence {
+		if c, ok := e.Payload.(*trace.CheckRun); ok && c.Phase == verify.PhaseGreen && c.Evidence == p.evidence {
 			found = true
 		}
 	}
@@ -362,10 +362,10 @@ func runScenario(t *testing.T, p project, sc scenario, goCache string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var summary map[string]any
+	var summary *trace.Event
 	for _, e := range stored {
-		if e.Type == trace.EventVerification && e.Fields["checks"] != nil {
-			summary = e.Fields
+		if _, ok := e.Payload.(*trace.Verdict); ok {
+			summary = &e
 		}
 	}
 	if summary == nil {

@@ -91,13 +91,13 @@ policy:
 	verdicts := map[string]string{}
 	results := map[string]string{}
 	for _, e := range events {
-		switch e.Type {
-		case trace.EventPolicy:
-			if e.Fields["act"] == "mcp" {
-				verdicts[e.Fields["target"].(string)] = fmt.Sprintf("%s %s %s", e.Fields["effect"], e.Fields["layer"], e.Fields["rule"])
+		switch p := e.Payload.(type) {
+		case *trace.Policy:
+			if p.Act == "mcp" {
+				verdicts[p.Target] = fmt.Sprintf("%s %s %s", p.Effect, p.Layer, p.Rule)
 			}
-		case trace.EventToolResult:
-			results[e.Fields["tool"].(string)], _ = e.Fields["content"].(string)
+		case *trace.ToolResult:
+			results[p.Tool] = p.Content
 		}
 	}
 	want := map[string]string{

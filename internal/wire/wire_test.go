@@ -93,7 +93,7 @@ func TestNewHarnessRunsReplay(t *testing.T) {
 	}
 	var denied bool
 	for _, e := range events {
-		if e.Type == trace.EventPolicy && e.Fields["effect"] == "deny" && e.Fields["layer"] == "builtin" {
+		if p, ok := e.Payload.(*trace.Policy); ok && p.Effect == "deny" && p.Layer == "builtin" {
 			denied = true
 		}
 	}

@@ -1,0 +1,120 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// The one renderer of events for people: `ioh-lsp trace` (Line), the
+// language server's markdown trace (Markdown) and the progress lines of
+// `ioh-lsp run` (Headline) all go through here, and every field shown is
+// written by the same encoding as the JSON Lines (Event.Fields).
+
+// FieldsText renders e's own fields as "key=value" pairs sorted by key,
+// each JSON value on one line and cut at max bytes.
+func FieldsText(e Event, max int) string {
+	fields, err := e.Fields()
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		parts = append(parts, f.Key+"="+OneLine(string(f.Value), max))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Line renders e on one line: time, run, step, type and its fields.
+func Line(e Event) string {
+	s := fmt.Sprintf("%s %s step %d %-13s", e.Time.UTC().Format("15:04:05.000"), e.Run, e.Step, e.Type)
+	if f := FieldsText(e, 160); f != "" {
+		s += " " + f
+	}
+	return s
+}
+
+// Markdown renders events as markdown: a section per step, an item per
+// event with its fields.
+func Markdown(events []Event) string {
+	var b strings.Builder
+	step := -1
+	for _, e := range events {
+		if e.Step != step {
+			step = e.Step
+			fmt.Fprintf(&b, "\n## step %d\n\n", step)
+		}
+		fmt.Fprintf(&b, "- **%s**", e.Type)
+		if f := FieldsText(e, 200); f != "" {
+			b.WriteString(": " + f)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// Headline says in a few words what e means to a person watching a run
+// ("" for events not worth a line): the model's text, the calls, what
+// failed or was denied, each check's verdict, sub-agents.
+func Headline(e Event) string {
+	who := ""
+	if e.Parent != "" {
+		who = "  [" + e.Run + "] "
+	}
+	switch p := e.Payload.(type) {
+	case *ModelTurn:
+		if text := strings.TrimSpace(p.Text); text != "" {
+			return fmt.Sprintf("%sstep %d: %s", who, e.Step, OneLine(text, 200))
+		}
+	case *ToolCall:
+		return fmt.Sprintf("%sstep %d: %s %s", who, e.Step, p.Tool, OneLine(p.Arguments, 120))
+	case *ToolResult:
+		if p.IsError {
+			first, _, _ := strings.Cut(p.Content, "\n")
+			return fmt.Sprintf("%s  ! %s: %s", who, p.Tool, first)
+		}
+	case *Policy:
+		if p.Effect != "allow" {
+			return fmt.Sprintf("%s  policy: %s %s %s (layer %s %s)", who, p.Effect, p.Act, p.Target, p.Layer, p.Rule)
+		}
+	case *CheckRun:
+		state := "failed"
+		if p.Passed {
+			state = "passed"
+		}
+		line := fmt.Sprintf("%sverify: %s (%s) %s", who, p.Check, p.Phase, state)
+		if p.Evidence != "" {
+			line += " [" + p.Evidence + "]"
+		}
+		if len(p.Problems) > 0 {
+			line += ": " + strings.Join(p.Problems, "; ")
+		}
+		return line
+	case *AgentSpawned:
+		return fmt.Sprintf("%sspawned %s: %s", who, p.Child, p.Goal)
+	case *Retry:
+		if p.RetryAttempt != nil {
+			return fmt.Sprintf("%sretry: %s attempt %d (%s)", who, p.Class, p.Attempt, OneLine(p.Error, 160))
+		}
+		return fmt.Sprintf("%sretry: %s %s", who, p.Class, p.Action)
+	case *Outcome:
+		if e.Parent != "" {
+			return fmt.Sprintf("%ssub-agent ended: %s", who, p.Outcome)
+		}
+	}
+	return ""
+}
+
+// OneLine puts s on one line and cuts it at max bytes (on a character
+// boundary), marking the cut with "…".
+func OneLine(s string, max int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

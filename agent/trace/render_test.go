@@ -1,0 +1,53 @@
+package trace
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func decoded(t *testing.T, line string) Event {
+	t.Helper()
+	var e Event
+	if err := json.Unmarshal([]byte(line), &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// The text renderings show every field as the JSON Lines hold it, one
+// line per event; the markdown one groups events by step.
+func TestLineAndMarkdown(t *testing.T) {
+	call := decoded(t, `{"arguments":"{\"path\":\"a.go\"}","id":"c1","run":"r-1","step":2,"time":"2026-11-30T16:00:00.5Z","tool":"read_file","type":"tool_call"}`)
+	if got, want := Line(call), `16:00:00.500 r-1 step 2 tool_call     arguments="{\"path\":\"a.go\"}" id="c1" tool="read_file"`; got != want {
+		t.Errorf("Line:\n got %s\nwant %s", got, want)
+	}
+	turn := decoded(t, `{"cache_read_tokens":0,"cache_write_tokens":0,"cost_source":"unknown","cost_usd":null,"input_tokens":1,"model":"m","output_tokens":1,"provider":"p","run":"r-1","step":1,"text":"two\nlines","time":"2026-11-30T16:00:00Z","tool_calls":1,"type":"model_turn"}`)
+	md := Markdown([]Event{turn, call, call})
+	if strings.Count(md, "## step") != 2 || !strings.Contains(md, "- **model_turn**: cache_read_tokens=0 ") ||
+		!strings.Contains(md, `cost_usd=null`) || !strings.Contains(md, `text="two\nlines"`) || strings.Count(md, "- **tool_call**") != 2 {
+		t.Errorf("markdown:\n%s", md)
+	}
+	long := Event{Run: "r", Type: EventWarning, Payload: &Warning{Message: strings.Repeat("é", 300)}}
+	if f := FieldsText(long, 161); !strings.HasSuffix(f, "…") || len(f) > len("message=")+161+len("…") {
+		t.Errorf("a long field is not cut on a character boundary: %q", f)
+	}
+}
+
+// Headline: what a person watching a run reads on stderr.
+func TestHeadline(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"attempt":2,"class":"server","delay_ms":10,"error":"503 busy","model":"m","next":"","provider":"p","run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"retry"}`, "retry: server attempt 2 (503 busy)"},
+		{`{"action":"compacted transcript","class":"context_overflow","run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"retry"}`, "retry: context_overflow compacted transcript"},
+		{`{"act":"write","effect":"deny","layer":"builtin","rule":"deny write .git/**","run":"r","step":1,"target":".git/config","time":"2026-11-30T16:00:00Z","tool":"write_file","type":"policy"}`, "  policy: deny write .git/config (layer builtin deny write .git/**)"},
+		{`{"act":"read","effect":"allow","layer":"default","rule":"","run":"r","step":1,"target":"a","time":"2026-11-30T16:00:00Z","tool":"read_file","type":"policy"}`, ""},
+		{`{"backend":"linux","check":"unit","duration_ms":1,"evidence":"exit code only","exit_code":1,"locations":null,"passed":false,"phase":"green","problems":["no test ran"],"run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"verification"}`, "verify: unit (green) failed [exit code only]: no test ran"},
+		{`{"bytes":3,"content":"bad\nmore","id":"c","is_error":true,"run":"r-2","parent":"r-1","step":1,"time":"2026-11-30T16:00:00Z","tool":"grep","type":"tool_result"}`, "  [r-2]   ! grep: bad"},
+		{`{"outcome":"unverified","cost_usd":0,"parent":"r-1","run":"r-2","step":1,"steps":1,"time":"2026-11-30T16:00:00Z","tokens":1,"type":"outcome"}`, "  [r-2] sub-agent ended: unverified"},
+		{`{"outcome":"applied","cost_usd":0,"run":"r-1","step":1,"steps":1,"time":"2026-11-30T16:00:00Z","tokens":1,"type":"outcome"}`, ""},
+	} {
+		if got := Headline(decoded(t, c.line)); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.line, got, c.want)
+		}
+	}
+}
