@@ -50,6 +50,8 @@ func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*O
 	}
 	env := BuildEnv(parentEnv(), home, s.Env)
 	env = append(env, "TMPDIR="+tmp, "TEMP="+tmp, "TMP="+tmp, "USERPROFILE="+home)
+	env, scratchMechs := goCacheScratch(s.Scratch, env, filepath.Join(tmp, "gocache"), cacheProgram()) // scratch.go
+	mechs = append(mechs, scratchMechs...)
 	runCtx, cancel := context.WithTimeout(ctx, s.Limits.Wall)
 	defer cancel()
 	cmd, stageMechs, cleanup, err := floorCommand(s, env)

@@ -34,6 +34,8 @@ func stageMain(name string) int {
 		return spawnMain()
 	case landlockArg:
 		return landlockMain()
+	case gocacheArg:
+		return gocacheMain(os.Args[2:]) // gocache.go
 	}
 	return 2
 }

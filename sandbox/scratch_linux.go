@@ -79,3 +79,21 @@ func layerScratch(dir, dst, priv string) error {
 	}
 	return nil
 }
+
+// cacheProgram is the file the go command inside a landlock or floor run
+// starts as its GOCACHEPROG (goCacheScratch): the small init program when
+// this process's stages run in it, else this binary; "" if neither can be
+// named. It runs inside the sandbox, with the command's restrictions.
+func cacheProgram() string {
+	if p := stageProgram(); p.small && p.file != nil {
+		return p.file.Name()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return ""
+	}
+	return exe
+}

@@ -63,8 +63,10 @@ type Spec struct {
 	// Scratch directories (already in the read view, e.g. a toolchain's
 	// build cache) get a private writable layer in the linux tier: the
 	// command reads what is there and may write, and its writes are
-	// discarded with the run (scratch_linux.go). Other tiers leave them
-	// read-only.
+	// discarded with the run (scratch_linux.go). The landlock and floor
+	// tiers give the one that is the run's Go build cache (GOCACHE) a
+	// private layer through the go command's GOCACHEPROG (gocache.go) and
+	// leave the others read-only (landlock) or as they are (floor).
 	Scratch []string
 	// Backend names the backend to use; "" picks the strongest that works.
 	Backend string

@@ -69,7 +69,18 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		writable = append(writable, view)
 		mechs = append(mechs, Mechanism{"copy-stage", StateApplied, "staged view copied to a private directory (cloned where the filesystem can); no overlay without a mount namespace"})
 	}
-	view, deny, masked := landlockView(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: s.Readable, Masked: s.Masked})
+	env := append(BuildEnv(parentEnv(), home, s.Env), "TMPDIR="+tmpdir, "TMP="+tmpdir, "TEMP="+tmpdir)
+	readable := s.Readable
+	if len(s.Scratch) > 0 {
+		prog := cacheProgram()
+		var gm []Mechanism
+		env, gm = goCacheScratch(s.Scratch, env, filepath.Join(tmp, "gocache"), prog) // scratch.go
+		mechs = append(mechs, gm...)
+		if prog != "" { // the go command starts it inside
+			readable = append(append([]string{}, readable...), prog)
+		}
+	}
+	view, deny, masked := landlockView(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: readable, Masked: s.Masked})
 	// The protected directories of the caller's writable roots (.git …)
 	// stay read-only, as in the linux tier: Landlock only grants, so a
 	// root holding one is writable in its other entries only. Those that
@@ -78,9 +89,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
 		Writable: append(carve(writable, append(append([]string{}, deny...), present...)), tmp),
-		ReadView: view,
-		Env: append(BuildEnv(parentEnv(), home, s.Env),
-			"TMPDIR="+tmpdir, "TMP="+tmpdir, "TEMP="+tmpdir),
+		ReadView: view, Env: env,
 	}
 	mechs = append(mechs,
 		Mechanism{"read-view", StateApplied, fmt.Sprintf("%d paths readable: system directories, workspace, writable roots, toolchains; every home's other contents and %d secrets absent", len(view), masked)},
