@@ -50,6 +50,7 @@ func smallInit(t *testing.T) (dir, stamp string) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-buildid="+stampPrefix+stamp,
 			"-o", filepath.Join(dir, InitProgramName), "github.com/ioh-lsp/ioh-lsp/cmd/ioh-sandbox-init")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
 		if out, err := cmd.CombinedOutput(); err != nil {
 			smallInitErr = err
 			t.Logf("%s", out)
