@@ -26,7 +26,8 @@ export interface RunSummary {
   outcome: string;
   steps: number;
   tokens: number;
-  costUsd: number;
+  /** null: a call could not be priced, the cost is unknown (never $0). */
+  costUsd: number | null;
   started: string;
 }
 
@@ -134,7 +135,7 @@ export function parseRuns(result: unknown): RunSummary[] {
       outcome: typeof o.outcome === 'string' ? o.outcome : 'unknown',
       steps: numberOr0(o.steps),
       tokens: numberOr0(o.tokens),
-      costUsd: numberOr0(o.costUsd),
+      costUsd: typeof o.costUsd === 'number' && Number.isFinite(o.costUsd) ? o.costUsd : null,
       started: typeof o.started === 'string' ? o.started : '',
     };
   });

@@ -64,8 +64,9 @@ export class RunTracker {
   }
 }
 
-/** formatUsd prints dollars with cents, or four places under a cent. */
-export function formatUsd(v: number): string {
+/** formatUsd prints dollars with cents, or four places under a cent; null is an unknown cost. */
+export function formatUsd(v: number | null): string {
+  if (v === null) return 'cost unknown';
   if (v > 0 && v < 0.01) return `$${v.toFixed(4)}`;
   return `$${v.toFixed(2)}`;
 }
@@ -94,16 +95,19 @@ export function statusView(runs: RunSummary[], serverState: 'starting' | 'runnin
   const listedRunning = byNewest.filter((r) => r.outcome === 'running' && !liveIds.has(r.runId));
   const running = live.length + listedRunning.length;
   const waiting = byNewest.filter((r) => !liveIds.has(r.runId) && (r.outcome === 'awaiting_approval' || r.outcome === 'verified'));
-  const spend = runs.reduce((s, r) => s + r.costUsd, 0);
+  // A run whose cost is unknown makes the total a lower bound ("$0.75+").
+  const spend = runs.reduce((s, r) => s + (r.costUsd ?? 0), 0);
+  const unknown = runs.filter((r) => r.costUsd === null).length;
+  const total = formatUsd(spend) + (unknown ? '+' : '');
   const tokens = runs.reduce((s, r) => s + r.tokens, 0);
 
   const parts: string[] = [];
   if (running) parts.push(`$(sync~spin) ${running}`);
   if (waiting.length) parts.push(`$(check) ${waiting.length}`);
-  parts.push(formatUsd(spend));
+  parts.push(total);
   const text = `ioh ${parts.join(' ')}`;
 
-  const lines = [`ioh-lsp: ${running} running, ${waiting.length} awaiting review`, `spend ${formatUsd(spend)}, ${formatTokens(tokens)} tokens over ${runs.length} runs`];
+  const lines = [`ioh-lsp: ${running} running, ${waiting.length} awaiting review`, `spend ${total}${unknown ? ` (${unknown} unpriced)` : ''}, ${formatTokens(tokens)} tokens over ${runs.length} runs`];
   for (const l of live.slice(0, 5)) {
     lines.push(`• ${l.runId}${l.message ? ' ' + truncate(l.message, 60) : ''}${l.title ? ': ' + truncate(l.title.replace(/^ioh: /, ''), 60) : ''}`);
   }

@@ -50,7 +50,7 @@ test('results from the server', () => {
   assert.deepEqual(parseRuns(null), []);
   assert.deepEqual(parseRuns([{ runId: 'r-1', goal: 'g', outcome: 'running', steps: 3, tokens: 1200, costUsd: 0.02, started: '2026-11-29T22:00:00Z' }, { runId: 'r-2' }]), [
     { runId: 'r-1', goal: 'g', outcome: 'running', steps: 3, tokens: 1200, costUsd: 0.02, started: '2026-11-29T22:00:00Z' },
-    { runId: 'r-2', goal: '', outcome: 'unknown', steps: 0, tokens: 0, costUsd: 0, started: '' },
+    { runId: 'r-2', goal: '', outcome: 'unknown', steps: 0, tokens: 0, costUsd: null, started: '' },
   ]);
   assert.throws(() => parseRuns({ runs: [] }), /want an array/);
   assert.throws(() => parseRuns([{ id: 'r-1' }]), /ioh.runs\[0\]: no runId/);

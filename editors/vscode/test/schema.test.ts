@@ -82,6 +82,7 @@ test('the results the extension parses are the declared ones', () => {
   assert.equal(schemaErrors('ioh.runs.result', runs), '');
   const parsed = parseRuns(runs);
   assert.deepEqual(parsed.map((r) => r.runId), ['r-1', 'r-2']);
+  assert.deepEqual(parsed.map((r) => r.costUsd), [0.02, null], 'an unknown cost stays unknown');
   assert.equal(schemaErrors('ioh.run.result', { runId: 'r-3' }), '');
   assert.equal(parseRunId({ runId: 'r-3' }), 'r-3');
   const trace = { ...runs[0], events: 9, types: { tool_call: 4 }, summary: 's', file: '/state/r-1.trace.md' };

@@ -3,12 +3,13 @@ import * as assert from 'node:assert/strict';
 import type { RunSummary } from '../src/commands';
 import { formatTokens, formatUsd, RunTracker, runLabel, statusView } from '../src/status';
 
-const r = (runId: string, outcome: string, started: string, costUsd: number, tokens = 0, steps = 0, goal = 'g'): RunSummary =>
+const r = (runId: string, outcome: string, started: string, costUsd: number | null, tokens = 0, steps = 0, goal = 'g'): RunSummary =>
   ({ runId, outcome, started, costUsd, tokens, steps, goal });
 
 test('number formats', () => {
   const usd: [number, string][] = [[0, '$0.00'], [0.004, '$0.0040'], [0.01, '$0.01'], [1.235, '$1.24'], [12, '$12.00']];
   for (const [v, want] of usd) assert.equal(formatUsd(v), want);
+  assert.equal(formatUsd(null), 'cost unknown');
   const tok: [number, string][] = [[0, '0'], [999, '999'], [1234, '1.2k'], [400000, '400.0k'], [1234567, '1.2M']];
   for (const [v, want] of tok) assert.equal(formatTokens(v), want);
 });
@@ -37,6 +38,14 @@ test('status bar text, tooltip and click target', () => {
     '• r-9 step 7, 45.7k tokens, $0.01: make ParseDuration accept days',
     'click: list runs',
   ].join('\n'));
+});
+
+test('an unpriced run is an unknown cost, never $0 (ioh.runs costUsd: null)', () => {
+  const runs = [r('r-1', 'applied', '2026-11-29T20:00:00Z', 0.5), r('r-2', 'applied', '2026-11-29T21:00:00Z', null, 100, 2)];
+  const v = statusView(runs, 'running');
+  assert.equal(v.text, 'ioh $0.50+');
+  assert.match(v.tooltip, /^spend \$0\.50\+ \(1 unpriced\), 100 tokens over 2 runs$/m);
+  assert.equal(runLabel(runs[1]).detail, '2 steps · 100 tokens · cost unknown · started 2026-11-29T21:00:00Z');
 });
 
 test('run picker label', () => {
