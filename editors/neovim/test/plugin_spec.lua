@@ -133,6 +133,14 @@ H.run(function()
   local lines = require("ioh.runs").format({ { runId = "r-1", goal = "fix  it", outcome = "applied", steps = 3, tokens = 1200, costUsd = 0.01, started = "2026-11-29T22:00:00Z" } })
   H.eq(#lines, 2, "runs list has a header and one line")
   H.match(lines[2], "^r%-1%s+applied%s+3 steps%s+1200 tok %$0%.0100  2026%-11%-29T22:00:00Z  fix it$", "runs list line")
+  -- An unpriced run (costUsd null, which Neovim decodes as nil or vim.NIL) has an unknown cost, not $0.
+  for _, null in ipairs({ vim.NIL, "absent" }) do
+    local run = { runId = "r-2", goal = "g", outcome = "applied", steps = 1, tokens = 10, started = "2026-11-29T22:00:00Z" }
+    if null ~= "absent" then
+      run.costUsd = null
+    end
+    H.match(require("ioh.runs").format({ run })[2], "10 tok cost unknown  2026", "an unpriced run's cost is unknown (" .. tostring(null) .. ")")
+  end
 
   -- End to end against the fake server.
   local dir = H.copy_fixture(here .. "/fixture/calc")

@@ -14,9 +14,11 @@ function M.format(result)
     if #goal > 60 then
       goal = goal:sub(1, 59) .. "…"
     end
-    table.insert(lines, string.format("%-14s %-20s %4d steps %8d tok $%.4f  %s  %s",
+    -- costUsd is null when a call could not be priced: unknown, never $0.
+    local cost = tonumber(r.costUsd)
+    table.insert(lines, string.format("%-14s %-20s %4d steps %8d tok %s  %s  %s",
       tostring(r.runId), tostring(r.outcome), tonumber(r.steps) or 0, tonumber(r.tokens) or 0,
-      tonumber(r.costUsd) or 0, tostring(r.started or ""), goal))
+      cost and string.format("$%.4f", cost) or "cost unknown", tostring(r.started or ""), goal))
     table.insert(ids, r.runId)
   end
   return lines, ids
