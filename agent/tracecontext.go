@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"regexp"
+	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
@@ -21,8 +22,11 @@ type TraceContext struct {
 }
 
 // traceparentRE is the W3C traceparent of version 00 (other versions
-// are read by their first four fields, as the standard asks).
-var traceparentRE = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$`)
+// are read by their first four fields, as the standard asks). It compiles
+// on first use, not in package init (internal/archtest).
+var traceparentRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$`)
+})
 
 // WithTraceContext returns ctx carrying tc for the runs started with it
 // (Harness.Start). A traceparent that is not well formed, or names the
@@ -30,7 +34,7 @@ var traceparentRE = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[
 // own.
 func WithTraceContext(ctx context.Context, tc TraceContext) context.Context {
 	tp := tc.Traceparent
-	if !traceparentRE.MatchString(tp) || tp[:2] == "ff" || tp[3:35] == "00000000000000000000000000000000" || tp[36:52] == "0000000000000000" {
+	if !traceparentRE().MatchString(tp) || tp[:2] == "ff" || tp[3:35] == "00000000000000000000000000000000" || tp[36:52] == "0000000000000000" {
 		return ctx
 	}
 	if len(tc.Tracestate) > 512 {
