@@ -18,9 +18,14 @@ package verify_test
 //   - pytest (JUnit): a report block printed on the output is only output
 //     (the wrapper's block is found by its length from the end, no nonce);
 //     a forged report file written where pytest will write its own, with
-//     os._exit(0) before pytest does, is indistinguishable from a real one.
-// The indistinguishable ones are what the "could end the test process"
-// mark (takeover.go) is for: such a change waits for a person.
+//     os._exit(0) before pytest does, is indistinguishable from a real one,
+//     and so is the report of a pytest.py the change adds at the root,
+//     which `python3 -m pytest` runs instead of pytest.
+//   - a check that runs the test binary through a workspace script (go test
+//     -exec) gets whatever the script prints.
+// The indistinguishable ones are what the marks are for (takeover.go,
+// pyshadow.go, the option values of inputs.go): such a change waits for a
+// person.
 
 import (
 	"context"
@@ -183,7 +188,7 @@ func TestForgedGoEvidence(t *testing.T) {
 }
 
 // pyForgedReport is a JUnit report in which both tests pass.
-const pyForgedReport = `<testsuites><testsuite name="pytest" tests="2"><testcase classname="test_mean" name="test_mean"/><testcase classname="test_sum" name="test_sum"/></testsuite></testsuites>`
+const pyForgedReport = `<testsuites><testsuite name="suite" tests="2"><testcase classname="test_mean" name="test_mean"/><testcase classname="test_sum" name="test_sum"/></testsuite></testsuites>`
 
 // TestForgedJUnitEvidence: forgeries of pytest's JUnit report (the
 // automatic --junitxml in the sandbox's /tmp) by the code under test.
@@ -285,4 +290,50 @@ func TestForgedGoEvidenceThroughExec(t *testing.T) {
 		Content: []byte("#!/bin/sh\nprintf '\\026=== RUN   TestMean\\n\\026--- PASS: TestMean (0.00s)\\n\\026PASS\\n'\n")}}
 	checkForgery(t, verifyIn(t, sb, root, forged, v), forgery{name: "the -exec program prints a pass", fooled: true,
 		mark: "check unit: the change set modifies tools/run.sh, a file passed to it as an option"})
+}
+
+// TestForgedJUnitEvidenceByShadowingPytest: `python3 -m pytest` runs the
+// first pytest module on sys.path, and the working directory comes first:
+// a pytest.py added to the workspace root is the test runner. It writes a
+// passing report where --junitxml points and exits 0, with no word the
+// code-under-test search knows and no code outside `if __name__ ==
+// "__main__"`; held as a module that shadows the runner.
+func TestForgedJUnitEvidenceByShadowingPytest(t *testing.T) {
+	py := ""
+	for _, cand := range []string{"/usr/bin/python3", "python3"} {
+		if p, err := exec.LookPath(cand); err == nil && exec.Command(p, "-c", "import pytest").Run() == nil {
+			py = p
+			break
+		}
+	}
+	if py == "" {
+		t.Skip("no python3 with pytest")
+	}
+	root := tree(t, map[string]string{
+		"stats.py":     "def mean(xs):\n    return sum(xs) / (len(xs) - 1)\n",
+		"test_mean.py": "from stats import mean\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n",
+		"test_sum.py":  "def test_sum():\n    assert sum([1, 2]) == 3\n",
+	})
+	v := contract.Verify{RedGreen: true, Checks: []contract.Check{{Name: "py", Run: []string{py, "-m", "pytest", "-q", "-p", "no:cacheprovider"}}}}
+	sb := realSandbox(t)
+	checkForgery(t, verifyIn(t, sb, root, []workspace.Change{{Path: "stats.py", Op: workspace.OpModify, Mode: 0o644,
+		Content: []byte("def mean(xs):\n    return sum(xs) / len(xs)\n")}}, v), forgery{name: "honest fix"})
+	runner := `import sys
+
+REPORT = '` + pyForgedReport + `'
+
+
+def main():
+    for a in sys.orig_argv:
+        if a.startswith("--junit" + "xml="):
+            with open(a.split("=", 1)[1], "w") as f:
+                f.write(REPORT)
+    print("2 passed")
+
+
+if __name__ == "__main__":
+    main()
+`
+	checkForgery(t, verifyIn(t, sb, root, []workspace.Change{{Path: "pytest.py", Op: workspace.OpCreate, Mode: 0o644, Content: []byte(runner)}}, v),
+		forgery{name: "pytest.py at the root", fooled: true, mark: "adds pytest.py, which shadows the Python module pytest for code run from the workspace root"})
 }

@@ -75,6 +75,9 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 	for p, why := range shadowedPrograms(v, touched, root, sandboxPath()) {
 		reasons[why], files[p] = true, true
 	}
+	for p, why := range pyShadowed(v, changes, func(p string) bool { return existsAfter(root, changes, p) }) {
+		reasons[why], files[p] = true, true
+	}
 	note := func(p, reason string) {
 		reasons[reason] = true
 		files[p] = true
@@ -169,6 +172,25 @@ func oldContent(root string, c workspace.Change, p string) []byte {
 		return nil
 	}
 	return b
+}
+
+// existsAfter reports whether the workspace-relative path p exists in the
+// workspace with changes on top.
+func existsAfter(root string, changes []workspace.Change, p string) bool {
+	for i := len(changes) - 1; i >= 0; i-- {
+		c := changes[i]
+		switch {
+		case path.Clean(c.Path) == p:
+			return c.Op != workspace.OpDelete
+		case c.From != "" && path.Clean(c.From) == p:
+			return false
+		}
+	}
+	if root == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(root, filepath.FromSlash(p)))
+	return err == nil
 }
 
 func newContent(c workspace.Change, p string) []byte {

@@ -118,3 +118,48 @@ func TestProgramShadowedThroughPath(t *testing.T) {
 		t.Errorf("TouchedChecks = %q", reasons)
 	}
 }
+
+// TestPythonModuleShadowing: a module that takes the name of one the test
+// runner or the standard library provides, where it can be first on
+// sys.path, is marked; the code under test and modules inside a package
+// are not.
+func TestPythonModuleShadowing(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{"pkg/__init__.py", "lib/util.py"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := contract.Verify{Checks: []contract.Check{{Name: "py", Run: []string{"python3", "-m", "pytest", "-p", "myplugin.hooks", "-q"}}}}
+	add := func(p string) workspace.Change {
+		return workspace.Change{Path: p, Op: workspace.OpCreate, Content: []byte("x = 1\n")}
+	}
+	for _, tt := range []struct {
+		change workspace.Change
+		want   string // "" for no reason
+	}{
+		{add("pytest.py"), "adds pytest.py, which shadows the Python module pytest for code run from the workspace root"},
+		{add("textwrap.py"), "shadows the Python module textwrap"},
+		{add("xml/__init__.py"), "adds xml/__init__.py, which shadows the Python module xml"},
+		{add("lib/json.py"), "shadows the Python module json for code run from lib"},
+		{add("myplugin.py"), "shadows the Python module myplugin"},
+		{add("pkg/json.py"), ""},
+		{add("stats.py"), ""},
+		{workspace.Change{Path: "json.py", Op: workspace.OpDelete}, ""},
+	} {
+		exists := func(p string) bool { return existsAfter(root, []workspace.Change{tt.change}, p) }
+		got := pyShadowed(v, []workspace.Change{tt.change}, exists)
+		switch {
+		case tt.want == "" && len(got) != 0:
+			t.Errorf("%s: reported %q", tt.change.Path, got)
+		case tt.want != "" && (len(got) != 1 || !strings.Contains(got[tt.change.Path], tt.want)):
+			t.Errorf("%s: got %q, want %q", tt.change.Path, got, tt.want)
+		}
+	}
+	if reasons := TouchedChecks(v, []workspace.Change{add("pytest.py")}, "", root); len(reasons) != 1 || !strings.Contains(reasons[0], "shadows the Python module pytest") {
+		t.Errorf("TouchedChecks = %q", reasons)
+	}
+}
