@@ -29,10 +29,6 @@ type engines struct {
 	uses    map[*Engine]int    // holds of each live or retired engine
 	gen     uint64             // bumped by retire: a build begun earlier is stale
 	closed  bool               // closeAll ran: no new engines
-
-	// closing is where engines are closed (nil: Engine.Close); tests
-	// never set it, it keeps close() in one place.
-	closing func(*Engine)
 }
 
 func newEngines() *engines {
@@ -95,6 +91,12 @@ func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
 			e.mu.Unlock()
 			e.close(eng)
 			continue
+		case e.gen != gen:
+			// Still changing: this caller uses it, later ones build anew.
+			e.retired = append(e.retired, eng)
+			e.holdLocked(ctx, eng)
+			e.mu.Unlock()
+			return eng, nil
 		}
 		e.live[folder] = eng
 		// Seed the overlay with the buffers open in this folder. Under mu:
@@ -215,10 +217,6 @@ func (e *engines) closeAll() {
 
 // close releases eng's harness (its trace store, leases).
 func (e *engines) close(eng *Engine) {
-	if e.closing != nil {
-		e.closing(eng)
-		return
-	}
 	if eng.Close != nil {
 		eng.Close()
 	}

@@ -322,3 +322,72 @@ func awaitClosed(t *testing.T, ctx context.Context, cf *countingFactory) int {
 		return 0
 	}
 }
+
+// A build that new settings overtake is not kept: it is closed and the
+// engine built again with the new settings.
+func TestBuildOvertakenBySettingsIsRedone(t *testing.T) {
+	state := t.TempDir()
+	cf := newCountingFactory(state)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var settings []string
+	var mu sync.Mutex
+	build := func(ctx context.Context, s lsp.Session) (*lsp.Engine, error) {
+		mu.Lock()
+		settings = append(settings, string(s.EditorSettings))
+		mu.Unlock()
+		return cf.build(ctx, s)
+	}
+	cf.gate = func(ctx context.Context, n int) error {
+		if n != 1 {
+			return nil
+		}
+		close(entered)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	f := newFactoryFixture(t, map[string]string{"a.txt": "x\n"}, lsptest.Config{}, build)
+	ctx := f.ctx()
+	slow := make(chan error, 1)
+	go func() {
+		_, err := f.editor.ExecuteCommand(ctx, "ioh.runs", nil)
+		slow <- err
+	}()
+	<-entered
+	// New settings, then a request: its answer says the settings are in.
+	// On a goroutine: a read loop stuck behind the build takes no more.
+	answered := make(chan error, 1)
+	go func() {
+		raw, _ := json.Marshal(map[string]any{"settings": map[string]any{"ioh": map[string]any{"approve": "never"}}})
+		if err := f.editor.Notify(ctx, "workspace/didChangeConfiguration", raw); err != nil {
+			answered <- err
+			return
+		}
+		_, err := f.editor.CodeActions(ctx, "a.txt", protocol.Range{}, nil)
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		close(release)
+		t.Fatal("new settings were not taken while an engine was being built")
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	if n := awaitClosed(t, ctx, cf); n != 1 {
+		t.Fatalf("engine %d closed, want the overtaken build 1", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(settings) != 2 || !strings.Contains(settings[1], `"never"`) {
+		t.Errorf("builds saw settings %q, want a second build with the new ones", settings)
+	}
+}
