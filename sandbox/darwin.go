@@ -31,9 +31,10 @@ func (b macBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if _, err := os.Stat(sandboxExec); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrSetup, sandboxExec, err)
 	}
-	masked := maskTargets(s.Masked)
 	return runProcess(ctx, s, BackendMacOS, func(cmd *exec.Cmd, s *Spec, tmp string) ([]Mechanism, error) {
-		prof := buildMacProfile(s.Writable, masked, tmp, s.Network)
+		// The floor stage (this binary) is what sandbox-exec starts.
+		view := macReadView(s, tmp, cmd.Path) // profile_view.go
+		prof := buildMacProfile(view)
 		args := append(prof.args(), cmd.Path)
 		args = append(args, cmd.Args[1:]...)
 		cmd.Path = sandboxExec
@@ -44,8 +45,9 @@ func (b macBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		}
 		return []Mechanism{
 			{"seatbelt", StateApplied, "sandbox-exec profile generated for this run"},
-			{"filesystem-confinement", StateApplied, fmt.Sprintf("writes only to %d roots", len(s.Writable)+1)},
-			{"mask-secrets", StateApplied, fmt.Sprintf("%d paths unreadable", len(masked))},
+			{"read-view", StateApplied, fmt.Sprintf("%d paths readable: system directories, workspace, writable roots, toolchains; the rest of every home absent", len(view.Read))},
+			{"filesystem-confinement", StateApplied, fmt.Sprintf("writes only to %d roots", len(view.Writable))},
+			{"mask-secrets", StateApplied, fmt.Sprintf("%d paths unreadable", len(view.Deny))},
 			net,
 		}, nil
 	})

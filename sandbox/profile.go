@@ -14,34 +14,74 @@ type macProfile struct {
 	Params map[string]string // name → value, given as -D name=value
 }
 
-// buildMacProfile generates the profile for a run: reads allowed except
-// the masked secrets, writes only to the writable roots, the run's private
-// temp dir and a few devices, network denied unless asked, signals only
-// within the sandbox.
-func buildMacProfile(writable, masked []string, tmp string, network bool) macProfile {
+// macSystemReadView are the macOS system directories every read view
+// holds: the system itself (its libraries and the dyld shared cache live
+// under /System), the command-line tools and Xcode, /etc (/private/etc,
+// its secrets denied), the time zones, the developer-directory link, and
+// /opt (Homebrew on Apple silicon, MacPorts). Not /Library as a whole:
+// it holds the system keychains and other users' preferences.
+var macSystemReadView = []string{
+	"/usr", "/bin", "/sbin", "/System", "/opt",
+	"/Library/Developer", "/Library/Frameworks", "/Library/Apple", "/Applications/Xcode.app",
+	"/private/etc", "/private/var/db/timezone", "/private/var/select",
+}
+
+// macDevices are the device files a command may read and write.
+var macDevices = []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/dtracehelper"}
+
+// macView is what a macOS run may touch, computed like the Linux tiers'
+// read view (macReadView, profile_view.go).
+type macView struct {
+	// Read are the read view's roots, resolved: nothing else is readable
+	// beyond file metadata (stat, which path lookups need).
+	Read []string
+	// Deny are never readable nor writable, even inside a Read or
+	// Writable root: the masks, /etc's secrets, this program's state and
+	// config.
+	Deny []string
+	// Writable are the writable roots, the run's private temp dir first.
+	Writable []string
+	Network  bool
+}
+
+// buildMacProfile generates the profile for a run: reads deny by default
+// (only the read view, plus every path's metadata), writes only to the
+// writable roots and a few devices, the denied paths neither, network
+// denied unless asked, signals only within the sandbox. Seatbelt applies
+// the last rule that matches, so each later block narrows or widens the
+// ones before it.
+func buildMacProfile(v macView) macProfile {
 	p := macProfile{Params: map[string]string{}}
 	var b strings.Builder
-	b.WriteString("(version 1)\n(allow default)\n")
-	b.WriteString("(deny file-write*)\n(allow file-write*\n")
-	b.WriteString("    (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") (literal \"/dev/dtracehelper\")\n")
-	b.WriteString("    (regex #\"^/dev/fd/[0-9]+$\")\n")
-	roots := append([]string{tmp}, writable...)
-	for i, w := range roots {
-		name := fmt.Sprintf("WRITABLE_%d", i)
-		p.Params[name] = w
-		fmt.Fprintf(&b, "    (subpath (param %q))\n", name)
-	}
-	b.WriteString(")\n")
-	if len(masked) > 0 {
-		b.WriteString("(deny file-read* file-write*\n")
-		for i, m := range masked {
-			name := fmt.Sprintf("MASKED_%d", i)
-			p.Params[name] = m
+	paths := func(prefix string, ps []string) {
+		for i, path := range ps {
+			name := fmt.Sprintf("%s_%d", prefix, i)
+			p.Params[name] = path
 			fmt.Fprintf(&b, "    (subpath (param %q))\n", name)
 		}
+	}
+	devices := func() {
+		for _, d := range macDevices {
+			fmt.Fprintf(&b, "    (literal %q)\n", d)
+		}
+		b.WriteString("    (regex #\"^/dev/fd/[0-9]+$\")\n")
+	}
+	b.WriteString("(version 1)\n(allow default)\n")
+	b.WriteString("(deny file-read*)\n(allow file-read-metadata)\n")
+	b.WriteString("(allow file-read*\n    (literal \"/\")\n")
+	devices()
+	paths("READ", v.Read)
+	b.WriteString(")\n")
+	b.WriteString("(deny file-write*)\n(allow file-write*\n")
+	devices()
+	paths("WRITABLE", v.Writable)
+	b.WriteString(")\n")
+	if len(v.Deny) > 0 {
+		b.WriteString("(deny file-read* file-write*\n")
+		paths("DENY", v.Deny)
 		b.WriteString(")\n")
 	}
-	if !network {
+	if !v.Network {
 		b.WriteString("(deny network*)\n")
 	}
 	b.WriteString("(deny signal)\n(allow signal (target same-sandbox))\n")

@@ -91,7 +91,13 @@ func readViewDeny(masked []string) []string {
 // usr/lib on a merged /usr). Secrets are not carved out here: the linux
 // tier masks them.
 func readViewRoots(s *Spec) ([]string, map[string]string) {
-	roots := append([]string{}, systemReadView...)
+	return readViewRootsOver(systemReadView, s)
+}
+
+// readViewRootsOver is readViewRoots over the given system directories
+// (the macOS profile's are not Linux's: profile_view.go).
+func readViewRootsOver(system []string, s *Spec) ([]string, map[string]string) {
+	roots := append([]string{}, system...)
 	if s.Dir != "" {
 		roots = append(roots, s.Dir)
 	}
