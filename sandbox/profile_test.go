@@ -59,7 +59,13 @@ func TestMacProfileReadView(t *testing.T) {
 	for _, f := range files {
 		writeTree(t, home, map[string]string{f: "secret-or-not\n"})
 	}
-	tmp := t.TempDir()
+	// The run's temp dir as macOS names it: through a link (/var is
+	// /private/var there), which Seatbelt resolves.
+	tmpReal := t.TempDir()
+	tmp := filepath.Join(t.TempDir(), "var-folders")
+	if err := os.Symlink(tmpReal, tmp); err != nil {
+		t.Fatal(err)
+	}
 	proj := filepath.Join(home, "src", "proj")
 	s := &Spec{Argv: []string{"go", "test"}, Dir: proj, Writable: []string{proj}, Env: []string{"PATH=/usr/bin:/bin"}}
 	p := buildMacProfile(macReadView(s, tmp, "/usr/bin/env"))
@@ -87,7 +93,8 @@ func TestMacProfileReadView(t *testing.T) {
 		{"file-read-data", "/usr/bin/env", true},
 		{"file-read-data", "/dev/null", true},
 		{"file-write-data", h("src/proj/main.go"), true},
-		{"file-write-create", filepath.Join(tmp, "x"), true},
+		{"file-write-create", filepath.Join(tmpReal, "x"), true},
+		{"file-read-data", filepath.Join(tmpReal, "x"), true},
 		{"file-write-create", h("notes2.txt"), false},
 		{"file-write-data", h(".ssh/id_ed25519"), false},
 		{"file-write-create", "/usr/bin/x", false},

@@ -8,19 +8,27 @@ package sandbox
 // directory, among them) and the staged workspace, the toolchains and
 // their caches, the directories on PATH, Spec.Readable and the extra
 // paths (the program sandbox-exec starts); denied, as there, the masks,
-// /etc's secrets and this program's own state and config, each also at
-// the path it resolves to (Seatbelt matches resolved paths: /etc is
-// /private/etc).
+// /etc's secrets and this program's own state and config. Denied and
+// writable paths are named also as they resolve (Seatbelt matches
+// resolved paths: /etc is /private/etc, the temp dir under /var is under
+// /private/var); the read view's roots are resolved already.
 func macReadView(s *Spec, tmp string, extra ...string) macView {
 	writable := append([]string{tmp}, s.Writable...)
 	readable := append(append([]string{}, s.Readable...), extra...)
 	read, _ := readViewRootsOver(macSystemReadView, &Spec{Dir: s.Dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: readable})
-	var deny []string
-	for _, d := range readViewDeny(maskTargets(s.Masked)) {
-		deny = append(deny, d)
-		if r := resolved(d); r != "" {
-			deny = append(deny, r)
+	return macView{Read: read, Deny: minimalCover(withResolved(readViewDeny(maskTargets(s.Masked)))), Writable: withResolved(writable), Network: s.Network}
+}
+
+// withResolved is ps with, after each, the path it resolves to where that
+// differs: macOS's temporary directories are under /var, a link to
+// /private/var, and Seatbelt matches the resolved path.
+func withResolved(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p)
+		if r := resolved(p); r != "" {
+			out = append(out, r)
 		}
 	}
-	return macView{Read: read, Deny: minimalCover(deny), Writable: writable, Network: s.Network}
+	return out
 }
