@@ -232,8 +232,9 @@ func matching(touched map[string]bool, globs []string) []string {
 // any directory outside it that holds the program. Such a change replaces
 // the program the check runs (its own `go` printing a passing stream)
 // though the check's words name no file of the workspace. pathEnv is the
-// PATH the sandbox passes on; touched holds the changed workspace-relative
-// paths. The result maps each such path to its reason.
+// PATH the sandbox passes on; touched holds the workspace-relative paths
+// the change set leaves executable (the lookup passes over a file that is
+// not). The result maps each such path to its reason.
 func shadowedPrograms(v contract.Verify, touched map[string]bool, root, pathEnv string) map[string]string {
 	out := map[string]string{}
 	if len(touched) == 0 || root == "" {
@@ -253,7 +254,36 @@ func shadowedPrograms(v contract.Verify, touched map[string]bool, root, pathEnv 
 			}
 		}
 	}
+	// A program a check's program runs by name (a test script calling
+	// grep) resolves there too: any file changed directly in such a
+	// directory is a program something may run.
+	for _, d := range filepath.SplitList(pathEnv) {
+		rel, ok := workspaceDir(root, d)
+		if !ok {
+			continue
+		}
+		for p := range touched {
+			if _, seen := out[p]; !seen && path.Dir(p) == rel {
+				out[p] = fmt.Sprintf("the change set modifies %s in %s, a PATH directory inside the workspace: any command run by the name %s runs it", p, rel, path.Base(p))
+			}
+		}
+	}
 	return out
+}
+
+// workspaceDir returns the workspace-relative form of the PATH entry d
+// when it lies inside root ("" and relative entries are relative to the
+// working directory, the workspace root).
+func workspaceDir(root, d string) (string, bool) {
+	abs := d
+	if !filepath.IsAbs(d) {
+		abs = filepath.Join(root, d)
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return path.Clean(filepath.ToSlash(rel)), true
 }
 
 // lookPathIn follows the sandbox's PATH lookup of prog: the first
@@ -265,11 +295,8 @@ func lookPathIn(prog, root, pathEnv string, touched map[string]bool) (string, bo
 		if !filepath.IsAbs(d) {
 			abs = filepath.Join(root, d) // "" and "." are the working directory
 		}
-		rel, err := filepath.Rel(root, abs)
-		inside := err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-		if inside {
-			cand := path.Join(filepath.ToSlash(rel), prog)
-			if touched[cand] {
+		if rel, inside := workspaceDir(root, d); inside {
+			if cand := path.Join(rel, prog); touched[cand] {
 				return cand, true
 			}
 		}

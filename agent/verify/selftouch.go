@@ -68,11 +68,13 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 	for p := range reported {
 		files[p] = true
 	}
-	touched := map[string]bool{}
-	for _, p := range changedPaths(changes) {
-		touched[path.Clean(p)] = true
+	programs := map[string]bool{} // changed files that are executable after the change
+	for _, c := range changes {
+		if c.Op != workspace.OpDelete && c.Mode.Perm()&0o111 != 0 {
+			programs[path.Clean(c.Path)] = true
+		}
 	}
-	for p, why := range shadowedPrograms(v, touched, root, sandboxPath()) {
+	for p, why := range shadowedPrograms(v, programs, root, sandboxPath()) {
 		reasons[why], files[p] = true, true
 	}
 	for p, why := range pyShadowed(v, changes, func(p string) bool { return existsAfter(root, changes, p) }) {
@@ -93,6 +95,8 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 				note(p, fmt.Sprintf("%s %s, a test file", verb(c, p), p))
 			case matchAny(p, checkConfig):
 				note(p, fmt.Sprintf("%s %s, which changes what the checks run or how", verb(c, p), p))
+			case matchAny(p, compiledCode) && c.Op != workspace.OpDelete && !(c.From != "" && p == path.Clean(c.From)):
+				note(p, fmt.Sprintf("%s %s, compiled code that runs unseen by these marks (byte code, an extension module, assembly or a library)", verb(c, p), p))
 			case matchAny(p, testSettingsFiles):
 				if sections := testSections(oldContent(root, c, p), newContent(c, p)); sections != "" {
 					note(p, fmt.Sprintf("changes the test settings (%s) of %s", sections, p))
@@ -119,6 +123,9 @@ func touchedChecks(v contract.Verify, changes []workspace.Change, contractPath, 
 		case strings.HasSuffix(c.Path, ".rs"):
 			if rustTestsChanged(old, c.Content) {
 				note(path.Clean(c.Path), fmt.Sprintf("edits the tests inside %s (#[cfg(test)] or #[test])", c.Path))
+			}
+			for _, r := range rsTakeover(c.Path, old, c.Content) {
+				note(path.Clean(c.Path), r)
 			}
 		}
 	}

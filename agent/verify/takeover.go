@@ -286,3 +286,55 @@ func isJS(p string) bool {
 	}
 	return false
 }
+
+// compiledCode are files a toolchain loads as code without the source the
+// marks read: Python byte code and extension modules (an extension module
+// is found before the .py of the same name), Go assembly and object
+// files, shared and static libraries.
+var compiledCode = []string{
+	"**/*.pyc", "**/__pycache__/**", "**/*.so", "**/*.so.*", "**/*.pyd", "**/*.dylib", "**/*.dll",
+	"**/*.s", "**/*.S", "**/*.syso", "**/*.o", "**/*.a",
+}
+
+// rsTakeoverPatterns are goTakeover's for Rust outside its inline tests:
+// with cargo-nextest each test is a process whose exit status is its
+// result, so std::process::exit(0) in the code under test is a pass.
+var rsTakeoverPatterns = []struct {
+	re  *lazyRE
+	why string
+}{
+	{newLazyRE(`\bprocess\s*::\s*(exit|abort|Command)\b|\bstd\s*::\s*process\b|\bCommand\s*::\s*new\b`), "uses std::process (exit, Command)"},
+	{newLazyRE(`\blibc\s*::|\bnix\s*::|\bextern\s+"C"|\bextern\s+crate\s+libc\b`), "calls C or libc"},
+	{newLazyRE(`\bunsafe\b`), "has unsafe code"},
+	{newLazyRE(`\b(global_)?asm!`), "has inline assembly"},
+	{newLazyRE(`/proc`), "names /proc (other processes' output, memory, command lines)"},
+}
+
+// rsTakeover is goTakeover for a Rust source, read up to its first
+// #[cfg(test)] (the inline tests are marked as tests).
+func rsTakeover(p string, old, new []byte) []string {
+	if marked(p) {
+		return nil
+	}
+	return takeoverReason(p, rsPowers(old), rsPowers(new))
+}
+
+func rsPowers(src []byte) []string {
+	s := string(src)
+	if i := strings.Index(s, "#[cfg(test)]"); i >= 0 {
+		s = s[:i]
+	}
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "//") {
+			continue
+		}
+		for _, p := range rsTakeoverPatterns {
+			if p.re.MatchString(t) {
+				out = append(out, p.why)
+			}
+		}
+	}
+	return out
+}

@@ -53,6 +53,10 @@ func TestTakeoverCodeIsMarked(t *testing.T) {
 		{"ts process index", "src/stats.ts", nil, []byte("export const mean = (xs: number[]) => process['ex' + 'it'](0);\n"), "computed name"},
 		{"js child_process", "lib/stats.mjs", nil, []byte("import { execSync } from 'node:child_process';\n"), "child_process"},
 		{"js test file", "stats.test.js", nil, []byte("process.exit(0);\n"), ""},
+		{"rust honest edit", "src/lib.rs", []byte("pub fn mean(xs: &[f64]) -> f64 { 0.0 }\n"), []byte("pub fn mean(xs: &[f64]) -> f64 { xs.iter().sum::<f64>() / xs.len() as f64 }\n"), ""},
+		{"rust process::exit", "src/lib.rs", []byte("pub fn mean(xs: &[f64]) -> f64 { 0.0 }\n"), []byte("pub fn mean(xs: &[f64]) -> f64 { std::process::exit(0) }\n"), "uses std::process"},
+		{"rust libc", "src/lib.rs", nil, []byte("pub fn mean(xs: &[f64]) -> f64 { unsafe { libc::_exit(0) } }\n"), "calls C or libc"},
+		{"rust inline tests only", "src/lib.rs", nil, []byte("pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { std::process::exit(0) }\n}\n"), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
@@ -61,6 +65,8 @@ func TestTakeoverCodeIsMarked(t *testing.T) {
 				got = goTakeover(tt.p, tt.old, tt.new)
 			case isJS(tt.p):
 				got = jsTakeover(tt.p, tt.old, tt.new)
+			case strings.HasSuffix(tt.p, ".rs"):
+				got = rsTakeover(tt.p, tt.old, tt.new)
 			default:
 				got = pyTakeover(tt.p, tt.old, tt.new)
 			}
@@ -97,7 +103,9 @@ func TestProgramShadowedThroughPath(t *testing.T) {
 	}{
 		{"absolute entry inside the workspace first", filepath.Join(root, "bin") + string(os.PathListSeparator) + outside, []string{"bin/go"}},
 		{"relative entry", "tools" + string(os.PathListSeparator) + outside, []string{"tools/pytest"}},
-		{"the real program first", outside + string(os.PathListSeparator) + filepath.Join(root, "bin"), nil},
+		// bin/go is not what `go` runs, but a program something runs by
+		// name may be
+		{"the real program first", outside + string(os.PathListSeparator) + filepath.Join(root, "bin"), []string{"bin/go"}},
 		{"no workspace entry", outside, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +114,7 @@ func TestProgramShadowedThroughPath(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 			for _, p := range tt.want {
-				if !strings.Contains(got[p], "which runs as") {
+				if !strings.Contains(got[p], "which runs as") && !strings.Contains(got[p], "a PATH directory inside the workspace: any command run by the name") {
 					t.Errorf("%s: reason %q", p, got[p])
 				}
 			}
@@ -116,6 +124,11 @@ func TestProgramShadowedThroughPath(t *testing.T) {
 	reasons := TouchedChecks(v, changes[:1], "", root)
 	if len(reasons) != 1 || !strings.Contains(reasons[0], "check unit: the change set modifies bin/go, which runs as go") {
 		t.Errorf("TouchedChecks = %q", reasons)
+	}
+	// not executable: the lookup passes over it
+	plain := []workspace.Change{{Path: "bin/go", Op: workspace.OpCreate, Content: []byte("#!/bin/sh\n"), Mode: 0o644}}
+	if reasons := TouchedChecks(v, plain, "", root); len(reasons) != 0 {
+		t.Errorf("TouchedChecks of a file that cannot run = %q", reasons)
 	}
 }
 
@@ -161,5 +174,21 @@ func TestPythonModuleShadowing(t *testing.T) {
 	}
 	if reasons := TouchedChecks(v, []workspace.Change{add("pytest.py")}, "", root); len(reasons) != 1 || !strings.Contains(reasons[0], "shadows the Python module pytest") {
 		t.Errorf("TouchedChecks = %q", reasons)
+	}
+}
+
+// TestCompiledCodeIsMarked: byte code, an extension module that Python
+// finds before stats.py, Go assembly: code no mark can read is marked;
+// deleting it is not.
+func TestCompiledCodeIsMarked(t *testing.T) {
+	v := contract.Verify{Checks: []contract.Check{{Name: "unit", Run: []string{"go", "test", "./..."}}}}
+	for _, p := range []string{"stats.cpython-311-x86_64-linux-gnu.so", "__pycache__/stats.cpython-311.pyc", "exit_amd64.s", "pkg/x.syso"} {
+		reasons := TouchedChecks(v, []workspace.Change{{Path: p, Op: workspace.OpCreate, Content: []byte{0x7f, 'E', 'L', 'F'}}}, "", "")
+		if len(reasons) != 1 || !strings.Contains(reasons[0], "adds "+p+", compiled code") {
+			t.Errorf("%s: %q", p, reasons)
+		}
+		if reasons := TouchedChecks(v, []workspace.Change{{Path: p, Op: workspace.OpDelete}}, "", ""); len(reasons) != 0 {
+			t.Errorf("deleting %s: %q", p, reasons)
+		}
 	}
 }
