@@ -91,14 +91,7 @@ func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
 			e.mu.Unlock()
 			e.close(eng)
 			continue
-		case e.gen != gen:
-			// Still changing: this caller uses it, later ones build anew.
-			e.retired = append(e.retired, eng)
-			e.holdLocked(ctx, eng)
-			e.mu.Unlock()
-			return eng, nil
 		}
-		e.live[folder] = eng
 		// Seed the overlay with the buffers open in this folder. Under mu:
 		// a didChange either updated s.docs before this or reaches the
 		// engine through setDocument after it.
@@ -106,6 +99,12 @@ func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
 			if rel, ok := relTo(eng.Root.Dir(), doc.path); ok {
 				eng.Root.SetDocument(rel, doc.text)
 			}
+		}
+		if e.gen != gen {
+			// Still changing: this caller uses it, later ones build anew.
+			e.retired = append(e.retired, eng)
+		} else {
+			e.live[folder] = eng
 		}
 		e.holdLocked(ctx, eng)
 		e.mu.Unlock()
