@@ -391,3 +391,34 @@ func TestBuildOvertakenBySettingsIsRedone(t *testing.T) {
 		t.Errorf("builds saw settings %q, want a second build with the new ones", settings)
 	}
 }
+
+// Removing the workspace folder replaces the engines: one no run holds is
+// closed at once, with every file under its state directory.
+func TestRemovedFolderClosesItsIdleEngine(t *testing.T) {
+	state := t.TempDir()
+	cf := newCountingFactory(state)
+	f := newFactoryFixture(t, map[string]string{"a.txt": "x\n"}, lsptest.Config{}, cf.build)
+	ctx := f.ctx()
+	if _, err := f.editor.ExecuteCommand(ctx, "ioh.runs", nil); err != nil {
+		t.Fatal(err)
+	}
+	if cf.count() != 1 || fdsUnder(t, cf.stateOf(1)) == 0 {
+		t.Fatalf("%d engines built, %d files open under the first's state directory; want 1 and some", cf.count(), fdsUnder(t, cf.stateOf(1)))
+	}
+	raw, err := json.Marshal(map[string]any{"event": map[string]any{
+		"added":   []any{},
+		"removed": []any{map[string]any{"uri": string(f.editor.URI("")), "name": "root"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.editor.Notify(ctx, "workspace/didChangeWorkspaceFolders", raw); err != nil {
+		t.Fatal(err)
+	}
+	if n := awaitClosed(t, ctx, cf); n != 1 {
+		t.Fatalf("engine %d closed, want 1", n)
+	}
+	if n := fdsUnder(t, cf.stateOf(1)); n > 0 {
+		t.Errorf("the removed folder's engine was closed but %d files under its state directory are still open", n)
+	}
+}
