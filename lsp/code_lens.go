@@ -10,6 +10,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
 // CodeLens: task files get "Run task" (and "Resume" for a run of that task
@@ -27,26 +28,26 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 		out = append(out, protocol.CodeLens{Range: top, Command: command(title, cmd, raw)})
 	}
 	if folder, err := s.folderFor(abs); err == nil && isTaskFile(folder, abs) {
-		lens("▶ Run task", cmdRun, map[string]string{"contract": string(p.TextDocument.URI)})
+		lens("▶ Run task", cmdRun, api.RunArgs{Contract: string(p.TextDocument.URI)})
 		seen := map[string]bool{}
 		for _, st := range s.runs.list() {
 			seen[st.id] = true
 			if st.contract == nil || st.contract.Path != abs || !resumable(st.outcome) {
 				continue
 			}
-			lens(fmt.Sprintf("↻ Resume %s (%s)", st.id, st.outcome), cmdResume, runRef{st.id})
+			lens(fmt.Sprintf("↻ Resume %s (%s)", st.id, st.outcome), cmdResume, api.RunRef{RunID: st.id})
 		}
 		for _, id := range s.budgetLenses(ctx, folder, abs) {
-			lens(fmt.Sprintf("↻ %s (%s)", continueTitle, id), cmdResume, runRef{id})
+			lens(fmt.Sprintf("↻ %s (%s)", continueTitle, id), cmdResume, api.RunRef{RunID: id})
 		}
 		for _, r := range s.storedResumable(ctx, folder, abs) {
 			if !seen[r.ID] {
-				lens(fmt.Sprintf("↻ Resume %s (%s)", r.ID, r.Shown(time.Now())), cmdResume, runRef{r.ID})
+				lens(fmt.Sprintf("↻ Resume %s (%s)", r.ID, r.Shown(time.Now())), cmdResume, api.RunRef{RunID: r.ID})
 			}
 		}
 	}
 	for _, st := range s.pendingAt(abs) {
-		ref := runRef{st.id}
+		ref := api.RunRef{RunID: st.id}
 		if st.proposal != nil && st.proposal.Report.NeedsHuman() {
 			lens("⚠ "+selfTouchLabel, cmdShowDiff, ref)
 		}

@@ -16,12 +16,6 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
-// runRef is {runId} (api.RunRef) where a composite literal without field
-// names is written.
-type runRef struct {
-	RunID string `json:"runId"`
-}
-
 // RunInfo is one entry of ioh.runs (declared in lsp/api).
 type RunInfo = api.RunInfo
 

@@ -55,28 +55,6 @@ func handle[A, R any](c api.Spec[A, R], f func(*Server, context.Context, A) (R, 
 	}
 }
 
-// handleRaw binds a handler that still reads its argument itself
-// (decodeArg): the argument is checked against the declaration first.
-func handleRaw[A, R any](c api.Spec[A, R], f commandFunc) commandFunc {
-	return func(s *Server, ctx context.Context, arg json.RawMessage) (any, error) {
-		if _, err := c.Decode(arg); err != nil {
-			return nil, invalidParams("%v", err)
-		}
-		return f(s, ctx, arg)
-	}
-}
-
-// decodeArg decodes an argument handleRaw has checked into v.
-func decodeArg(cmd string, arg json.RawMessage, v any, _ ...string) error {
-	if len(arg) == 0 || string(arg) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(arg, v); err != nil {
-		return invalidParams("%s: %v", cmd, err)
-	}
-	return nil
-}
-
 // commandTable is the dispatch of workspace/executeCommand: one entry per
 // command of api.All (TestEveryDeclaredCommandIsDispatched).
 var commandTable = map[string]commandFunc{
@@ -86,10 +64,10 @@ var commandTable = map[string]commandFunc{
 	cmdReject:     handle(api.Reject, (*Server).commandReject),
 	cmdCancel:     handle(api.Cancel, (*Server).commandCancel),
 	cmdResume:     handle(api.Resume, (*Server).commandResume),
-	cmdTrace:      handleRaw(api.Trace, (*Server).commandTrace),
+	cmdTrace:      handle(api.Trace, (*Server).commandTrace),
 	cmdRuns:       handle(api.Runs, (*Server).commandRuns),
 	cmdClearTrace: handle(api.ClearTrace, (*Server).commandClearTrace),
-	cmdShowDiff:   handleRaw(api.ShowDiff, (*Server).commandShowDiff),
+	cmdShowDiff:   handle(api.ShowDiff, (*Server).commandShowDiff),
 	cmdAllowOnce:  handle(api.AllowOnce, (*Server).commandAllowOnce),
 }
 

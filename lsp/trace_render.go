@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,30 +12,21 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
-// traceSummary is ioh.trace's result.
-type traceSummary struct {
-	RunInfo
-	Events  int            `json:"events"`
-	Types   map[string]int `json:"types"`
-	Summary string         `json:"summary,omitempty"`
-	File    string         `json:"file,omitempty"`
-}
+// traceSummary is ioh.trace's result (declared in lsp/api).
+type traceSummary = api.TraceSummary
 
 // commandTrace returns the run's trace summary, writes the rendered
 // markdown trace and opens it with window/showDocument when supported.
-func (s *Server) commandTrace(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a runRef
-	if err := decodeArg(cmdTrace, arg, &a, "runId"); err != nil {
-		return nil, err
-	}
+func (s *Server) commandTrace(ctx context.Context, a api.RunRef) (traceSummary, error) {
 	st, ok := s.runs.lookup(a.RunID)
 	if !ok {
 		// A run from before this session: read it from the trace store.
 		stored, err := s.storedRun(ctx, a.RunID)
 		if err != nil {
-			return nil, err
+			return traceSummary{}, err
 		}
 		st = stored
 	}
@@ -49,26 +39,22 @@ func (s *Server) commandTrace(ctx context.Context, arg json.RawMessage) (any, er
 	}
 	file, err := s.writeState(st.id+".trace.md", renderTrace(st))
 	if err != nil {
-		return nil, err
+		return traceSummary{}, err
 	}
 	sum.File = file
 	if err := s.open(ctx, file); err != nil {
-		return nil, err
+		return traceSummary{}, err
 	}
 	return sum, nil
 }
 
 // commandShowDiff shows a run's pending (or last proposed) change.
-func (s *Server) commandShowDiff(ctx context.Context, arg json.RawMessage) (any, error) {
-	var a runRef
-	if err := decodeArg(cmdShowDiff, arg, &a, "runId"); err != nil {
-		return nil, err
-	}
+func (s *Server) commandShowDiff(ctx context.Context, a api.RunRef) (api.Diff, error) {
 	diff, err := s.showDiff(ctx, a.RunID)
 	if err != nil {
-		return nil, err
+		return api.Diff{}, err
 	}
-	return map[string]string{"runId": a.RunID, "diff": diff}, nil
+	return api.Diff{RunID: a.RunID, Diff: diff}, nil
 }
 
 // showDiff writes the run's diff to a file and opens it.
