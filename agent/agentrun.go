@@ -292,6 +292,9 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 			if err := h.opts.Store.SetOutcome(ctx, r.ID, string(OutcomeCancelled), "", "interrupted", nil, ev); err != nil {
 				return nil, err
 			}
+			if h.opts.Events != nil {
+				h.opts.Events.Emit(ev) // a listing of the tree's runs sees it end
+			}
 		}
 	}
 	a.lastFP = cs.Fingerprint()

@@ -167,4 +167,17 @@ func TestResumeRedoesSpawn(t *testing.T) {
 	if diff := cmp.Diff(outcomes, []string{"applied", "cancelled", "unverified"}); diff != "" {
 		t.Errorf("tree outcomes (-got +want):\n%s", diff)
 	}
+	// The orphan's closing is emitted too, so a listing fed by the events
+	// (the language server's ioh.runs) does not keep it running.
+	var closed []string
+	f.sink.mu.Lock()
+	for _, e := range f.sink.ev {
+		if o, ok := e.Payload.(*trace.Outcome); ok && e.Parent == r.ID() && o.Reason != "" {
+			closed = append(closed, o.Outcome+": "+o.Reason)
+		}
+	}
+	f.sink.mu.Unlock()
+	if diff := cmp.Diff(closed, []string{"cancelled: interrupted; its parent redoes the step"}); diff != "" {
+		t.Errorf("emitted closings of orphaned sub-agents (-got +want):\n%s", diff)
+	}
 }

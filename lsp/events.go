@@ -52,8 +52,10 @@ func (k sink) Emit(e trace.Event) {
 			limitsFrom(st, p.Limits())
 			report = true
 		case *trace.Outcome:
-			// A sub-agent's end (the root's comes with its result).
-			if e.Parent != "" && st.outcome == agent.OutcomeRunning {
+			// A sub-agent's end (a root run's comes with its result); a
+			// later one (a resume closing what a crash left in flight)
+			// wins.
+			if e.Parent != "" {
 				st.outcome = agent.Outcome(p.Outcome)
 			}
 		}
