@@ -106,20 +106,49 @@ func goPowers(p string, src []byte) ([]string, error) {
 			}
 			return true
 		}
-		lit, ok := n.(*ast.BasicLit)
-		if !ok || (lit.Kind != token.STRING && lit.Kind != token.CHAR) {
+		if bin, ok := n.(*ast.BinaryExpr); ok && bin.Op == token.ADD {
+			// "/pr" + "oc": the concatenation of constants, as a whole
+			if s, ok := constString(bin); ok {
+				if why := forgeryText(s); why != "" {
+					out = append(out, why)
+				}
+				return false
+			}
 			return true
 		}
-		s, err := strconv.Unquote(lit.Value)
-		if err != nil {
-			return true
-		}
-		if why := forgeryText(s); why != "" {
-			out = append(out, why)
+		if s, ok := constString(n); ok {
+			if why := forgeryText(s); why != "" {
+				out = append(out, why)
+			}
 		}
 		return true
 	})
 	return out, nil
+}
+
+// constString evaluates a string or rune literal, or a sum of them.
+func constString(n ast.Node) (string, bool) {
+	switch n := n.(type) {
+	case *ast.BasicLit:
+		if n.Kind != token.STRING && n.Kind != token.CHAR {
+			return "", false
+		}
+		s, err := strconv.Unquote(n.Value)
+		return s, err == nil
+	case *ast.ParenExpr:
+		return constString(n.X)
+	case *ast.BinaryExpr:
+		if n.Op != token.ADD {
+			return "", false
+		}
+		a, ok := constString(n.X)
+		if !ok {
+			return "", false
+		}
+		b, ok := constString(n.Y)
+		return a + b, ok
+	}
+	return "", false
 }
 
 // forgeryText names what a string constant spells that the code under
@@ -155,7 +184,7 @@ var pyTakeoverWords = []string{
 	"_pytest", "pytest", "junitxml", "gc", "_getframe", "inspect", "__import__", "importlib",
 	"eval", "exec", "builtins", "__builtins__", "__dict__", "vars", "argv", "attrgetter",
 	"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "__traceback__",
-	"__globals__", "__subclasses__", "atexit",
+	"__globals__", "__subclasses__", "atexit", "orig_argv", "proc",
 }
 
 // pyIndirect finds a module's attribute looked up by a computed name

@@ -29,6 +29,8 @@ func TestTakeoverCodeIsMarked(t *testing.T) {
 		{"go syscall.Exit", "stats.go", []byte(meanGo), goFile("\t\"syscall\"\n", "\tsyscall.Exit(0)\n\treturn 0"), "imports syscall"},
 		{"go x/sys/unix aliased", "stats.go", []byte(meanGo), goFile("\tu \"golang.org/x/sys/unix\"\n", "\tu.Exit(0)\n\treturn 0"), "imports golang.org/x/sys/unix"},
 		{"go syscall there before", "stats.go", goFile("\t\"syscall\"\n", "\t_ = syscall.Getpid()\n\treturn 1"), goFile("\t\"syscall\"\n", "\t_ = syscall.Getpid()\n\treturn 2"), ""},
+		{"go /proc in pieces", "stats.go", []byte(meanGo), goFile("\t\"os\"\n", "\tos.ReadFile(\"/pr\" + (\"oc\" + \"/1/cmdline\"))\n\treturn 0"), "names /proc"},
+		{"py /proc in pieces", "stats.py", nil, []byte("def mean(xs):\n    open('/' + 'proc' + '/1/cmdline')\n"), "uses proc"},
 		{"go /proc", "stats.go", []byte(meanGo), goFile("\t\"os\"\n", "\tos.ReadFile(\"/proc/1/cmdline\")\n\treturn 0"), "names /proc"},
 		{"go framing byte", "stats.go", []byte(meanGo), goFile("\t\"fmt\"\n", "\tfmt.Print(\"\\x16--- PASS: TestMean\\n\")\n\treturn 0"), "framing byte"},
 		{"go result line", "stats.go", []byte(meanGo), goFile("\t\"fmt\"\n", "\tfmt.Print(\"--- PASS: TestMean\\n\")\n\treturn 0"), "go test result line"},
