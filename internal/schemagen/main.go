@@ -2,7 +2,9 @@
 // declarations of the editor-facing surface into schema/: the ioh.*
 // commands (lsp/api) as commands.schema.json and the editor settings
 // (agent/config's declaration of a configuration layer) as
-// settings.schema.json. Run it from the module
+// settings.schema.json, and both with the enumerated settings' values as
+// TypeScript for the VS Code extension (editors/vscode/src/api.generated.ts).
+// Run it from the module
 // root after changing a declaration:
 //
 //	go run ./internal/schemagen
@@ -30,14 +32,15 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 )
 
-// generated maps each file under schema/ to its generator.
+// generated maps each file (from the module root) to its generator.
 var generated = map[string]func() ([]byte, error){
-	"commands.schema.json": api.CommandsSchema,
-	"settings.schema.json": api.SettingsSchema,
+	"schema/commands.schema.json":         api.CommandsSchema,
+	"schema/settings.schema.json":         api.SettingsSchema,
+	"editors/vscode/src/api.generated.ts": api.TypeScript,
 }
 
 func main() {
-	dir := flag.String("dir", "schema", "the directory the schemas are written to")
+	dir := flag.String("root", ".", "the module root the files are written under")
 	check := flag.Bool("check", false, "only report the files that differ from what the declarations generate")
 	validate := flag.String("validate", "", "check the recorded executeCommand traffic and settings in this JSON Lines file against the schemas")
 	flag.Parse()
@@ -61,8 +64,8 @@ func main() {
 	}
 }
 
-// run writes (or with check, compares) every generated file; it returns
-// the names of those that differed.
+// run writes (or with check, compares) every generated file under dir;
+// it returns the names of those that differed.
 func run(dir string, check bool) ([]string, error) {
 	var stale []string
 	for _, name := range sortedNames() {
@@ -70,7 +73,7 @@ func run(dir string, check bool) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("generate %s: %w", name, err)
 		}
-		path := filepath.Join(dir, name)
+		path := filepath.Join(dir, filepath.FromSlash(name))
 		have, err := os.ReadFile(path)
 		if err != nil && !os.IsNotExist(err) {
 			return nil, err

@@ -2,22 +2,17 @@
 // on what the server returns. No 'vscode' import: the extension's UI gathers
 // the inputs and these functions shape them.
 
+import { AskArgs, ClearTraceArgs, Command, CommandArgs, COMMANDS, Position, Range, RejectArgs, RunArgs, RunRef } from './api.generated';
+
+// The commands and their argument types are generated from the server's
+// declarations (lsp/api, `go run ./internal/schemagen`): tsc refuses an
+// argument that does not fit its command.
+export type { AskArgs, ClearTraceArgs, CommandArgs, Position, Range, RejectArgs, RunArgs };
+
 /** The server's commands (workspace/executeCommand), docs/lsp.md#commands. */
-export const SERVER_COMMANDS = [
-  'ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel',
-  'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace',
-] as const;
-export type ServerCommand = (typeof SERVER_COMMANDS)[number];
-
-/** LSP position and range: zero-based lines, UTF-16 character offsets. */
-export interface Position { line: number; character: number }
-export interface Range { start: Position; end: Position }
-
-export interface RunArgs { contract?: string; inline?: unknown }
-export interface AskArgs { goal: string; uri?: string; range?: Range }
-export interface RunIdArgs { runId: string }
-export interface RejectArgs { runId: string; reason?: string }
-export interface ClearTraceArgs { runId?: string }
+export const SERVER_COMMANDS = COMMANDS;
+export type ServerCommand = Command;
+export type RunIdArgs = RunRef;
 
 /** RunSummary is one element of the `ioh.runs` result. */
 export interface RunSummary {

@@ -17,7 +17,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { ClientCaps, ensureReviewCapabilities } from './capabilities';
-import { FALLBACK_TASK_RULE, needsGoal, parseRuns, RunSummary, ServerCommand, TaskFileRule, taskFileRule, withGoal } from './commands';
+import { CommandArgs, FALLBACK_TASK_RULE, needsGoal, parseRuns, RunSummary, ServerCommand, TaskFileRule, taskFileRule, withGoal } from './commands';
 import { logServerLine, TraceChannel, traceSetting } from './logs';
 import { resolveServer, ServerMissingError, INSTALL_DOCS, serverVersion, settingSource } from './server';
 import { clientSettings, initializationOptions, isKeyEnvName, serverConfig, serverEnv, SettingGetter } from './settings';
@@ -201,7 +201,7 @@ export class Controller implements vscode.Disposable {
   }
 
   /** execute runs one of the server's ioh.* commands with one object argument. */
-  async execute(command: ServerCommand, arg?: object): Promise<unknown> {
+  async execute<C extends ServerCommand>(command: C, arg?: CommandArgs[C]): Promise<unknown> {
     const c = this.client;
     if (!c || c.state !== State.Running) throw new Error('ioh-lsp is not running');
     const res = await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: arg === undefined ? [] : [arg] });

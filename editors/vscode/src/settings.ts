@@ -3,11 +3,17 @@
 // workspace/configuration) and builds the server's environment. This module
 // does not import 'vscode' so node's test runner can exercise it.
 
+import { SETTING_CHOICES } from './api.generated';
+
 /** Reads one setting by its key below the `ioh` section, e.g. "model.name". */
 export type SettingGetter = (key: string) => unknown;
 
-export const PROVIDERS = ['anthropic', 'openai', 'openrouter', 'openai-compatible', 'replay'] as const;
-export const APPROVE_MODES = ['ask', 'auto', 'never'] as const;
+// The allowed values are the server's (agent/config Choices, generated
+// into api.generated.ts); "" (unset) is read as no value.
+export const PROVIDERS = SETTING_CHOICES['model.provider'].filter((p) => p !== '');
+export const APPROVE_MODES = SETTING_CHOICES.approve;
+const ACTS: readonly string[] = SETTING_CHOICES['policy.rules.act'];
+const EFFECTS: readonly string[] = SETTING_CHOICES['policy.rules.effect'];
 
 /** Default API key variable per provider (`model.api_key_env`, docs/contract.md). */
 export const DEFAULT_KEY_ENV: Readonly<Record<string, string>> = {
@@ -130,8 +136,8 @@ function readRules(get: SettingGetter): PolicyRule[] | undefined {
     if (typeof o !== 'object' || o === null || typeof o.act !== 'string' || typeof o.effect !== 'string' || typeof o.pattern !== 'string') {
       throw new SettingsError(`policy.rules[${i}]`, 'want {act, effect, pattern} strings');
     }
-    if (!['read', 'write', 'exec', 'net'].includes(o.act)) throw new SettingsError(`policy.rules[${i}].act`, `unknown act ${JSON.stringify(o.act)}`);
-    if (!['allow', 'ask', 'deny'].includes(o.effect)) throw new SettingsError(`policy.rules[${i}].effect`, `unknown effect ${JSON.stringify(o.effect)}`);
+    if (!ACTS.includes(o.act)) throw new SettingsError(`policy.rules[${i}].act`, `unknown act ${JSON.stringify(o.act)}`);
+    if (!EFFECTS.includes(o.effect)) throw new SettingsError(`policy.rules[${i}].effect`, `unknown effect ${JSON.stringify(o.effect)}`);
     return { act: o.act, effect: o.effect, pattern: o.pattern };
   });
   return rules.length ? rules : undefined;

@@ -7,8 +7,8 @@ import {
 
 const sel = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
 
-test('SPEC §8 command names', () => {
-  assert.deepEqual([...SERVER_COMMANDS], ['ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel', 'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace']);
+test('command names (docs/lsp.md#commands; generated from the server)', () => {
+  assert.deepEqual([...SERVER_COMMANDS], ['ioh.run', 'ioh.ask', 'ioh.approve', 'ioh.reject', 'ioh.cancel', 'ioh.resume', 'ioh.trace', 'ioh.runs', 'ioh.clearTrace', 'ioh.showDiff', 'ioh.allowOnce']);
 });
 
 test('command arguments', () => {
