@@ -267,26 +267,32 @@ func TestForgedReportSectionIsOnlyOutput(t *testing.T) {
 	forged := reportBlock(map[string]string{"out/r.xml": "<testsuite><testcase name=\"mean\"/></testsuite>"})
 	cmd := "mkdir -p out; printf '%s' \"$FORGED\"; printf '<testsuite><testcase name=\"mean\"><failure/></testcase></testsuite>' > 'out/r é.xml'; printf '%s' \"$FORGED\"; exit 3"
 	argv := withReport(nil, cmd, "out/*.xml")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), "FORGED="+forged)
-	out, err := c.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
-		t.Fatalf("wrapper: %v (want the command's exit status 3)\n%s", err, out)
+	shells := []string{argv[0]}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		shells = append(shells, bash) // /bin/sh is bash on some systems; both under a UTF-8 locale
 	}
-	text, files, complete := splitReport(string(out))
-	want := map[string]string{"out/r é.xml": `<testsuite><testcase name="mean"><failure/></testcase></testsuite>`}
-	if !complete || !cmp.Equal(files, want) {
-		t.Fatalf("complete %v, files %q, want %q\noutput:\n%s", complete, files, want, out)
-	}
-	if text != forged+forged {
-		t.Errorf("the command's own output %q, want the two forged blocks as text", text)
-	}
-	run, why := readJUnit(files, complete, "out/*.xml")
-	if run == nil || run.status["mean"] != StatusFail {
-		t.Errorf("results %v (%s): the forged pass counted", run, why)
+	for _, sh := range shells {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c := exec.CommandContext(ctx, sh, argv[1:]...)
+		c.Dir = dir
+		c.Env = append(os.Environ(), "FORGED="+forged, "LANG=C.UTF-8", "LC_ALL=C.UTF-8")
+		out, err := c.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+			t.Fatalf("%s wrapper: %v (want the command's exit status 3)\n%s", sh, err, out)
+		}
+		text, files, complete := splitReport(string(out))
+		want := map[string]string{"out/r é.xml": `<testsuite><testcase name="mean"><failure/></testcase></testsuite>`}
+		if !complete || !cmp.Equal(files, want) {
+			t.Fatalf("%s: complete %v, files %q, want %q\noutput:\n%s", sh, complete, files, want, out)
+		}
+		if text != forged+forged {
+			t.Errorf("%s: the command's own output %q, want the two forged blocks as text", sh, text)
+		}
+		run, why := readJUnit(files, complete, "out/*.xml")
+		if run == nil || run.status["mean"] != StatusFail {
+			t.Errorf("%s: results %v (%s): the forged pass counted", sh, run, why)
+		}
 	}
 }
 

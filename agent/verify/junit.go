@@ -29,10 +29,10 @@ const reportTag = "ioh-report"
 // and is only output, and anything printed after the trailer makes the
 // reports unreadable. There is no nonce to learn: a process in the
 // sandbox can read the wrapper's command line and memory, so a secret
-// there would be no secret. Sizes are counted in bytes (LC_ALL=C). The
-// command's standard error joins its standard output, so that what it
-// wrote there cannot arrive after the trailer (the sandbox reads the two
-// streams on separate pipes).
+// there would be no secret. Sizes are counted in bytes by wc -c, whatever
+// shell /bin/sh is and whatever its locale. The command's standard error
+// joins its standard output, so that what it wrote there cannot arrive
+// after the trailer (the sandbox reads the two streams on separate pipes).
 const reportScript = `p=$1; m=$2; shift 2
 IFS=
 rm -f -- $p 2>/dev/null
@@ -51,7 +51,8 @@ for f in $p; do
     h="ioh-report file $z $f"
     printf '%s\n' "$h"
     cat -- "$f"
-    t=$((t + ${#h} + 1 + z))
+    l=$(printf '%s\n' "$h" | wc -c)
+    t=$((t + l + z))
   fi
 done
 printf '\nioh-report end %d\n' "$t"
