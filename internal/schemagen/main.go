@@ -3,7 +3,8 @@
 // commands (lsp/api) as commands.schema.json and the editor settings
 // (agent/config's declaration of a configuration layer) as
 // settings.schema.json, and both with the enumerated settings' values as
-// TypeScript for the VS Code extension (editors/vscode/src/api.generated.ts).
+// TypeScript for the VS Code extension (editors/vscode/src/api.generated.ts)
+// and Lua for the Neovim plugin (editors/neovim/lua/ioh/api.lua).
 // Run it from the module
 // root after changing a declaration:
 //
@@ -37,6 +38,7 @@ var generated = map[string]func() ([]byte, error){
 	"schema/commands.schema.json":         api.CommandsSchema,
 	"schema/settings.schema.json":         api.SettingsSchema,
 	"editors/vscode/src/api.generated.ts": api.TypeScript,
+	"editors/neovim/lua/ioh/api.lua":      api.Lua,
 }
 
 func main() {

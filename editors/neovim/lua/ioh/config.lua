@@ -45,15 +45,27 @@ for _, k in ipairs(M.KNOWN) do
   KNOWN_SET[k] = true
 end
 
-local PROVIDERS = { anthropic = true, openai = true, openrouter = true, ["openai-compatible"] = true, replay = true }
-local APPROVE = { ask = true, auto = true, never = true }
-local MODEL_KEYS = { provider = true, name = true, base_url = true, api_key_env = true, cassette = true, fallback = true }
-local BUDGET_KEYS = { steps = true, tokens = true, cost_usd = true, wall = true }
-local ACTS = { read = true, write = true, exec = true, net = true }
-local EFFECTS = { allow = true, ask = true, deny = true }
+-- The keys and values setup{} checks before the server does are the
+-- server's own (ioh.api is generated from its declarations).
+local api = require("ioh.api")
+local function set(list, drop)
+  local out = {}
+  for _, v in ipairs(list) do
+    if v ~= drop then
+      out[v] = true
+    end
+  end
+  return out
+end
+local PROVIDERS = set(api.CHOICES["model.provider"], "")
+local APPROVE = set(api.CHOICES.approve)
+local MODEL_KEYS = set(api.KEYS.model)
+local BUDGET_KEYS = set(api.KEYS.budget)
+local ACTS = set(api.CHOICES["policy.rules.act"])
+local EFFECTS = set(api.CHOICES["policy.rules.effect"])
 
 --- CHOICES are the values setup{} checks before the server does; the tests
---- hold them equal to schema/settings.schema.json (the server's own).
+--- hold them equal to schema/settings.schema.json.
 M.CHOICES = {
   ["model.provider"] = PROVIDERS,
   approve = APPROVE,
@@ -83,7 +95,7 @@ local function check_model(m)
     end
   end
   if m.provider and m.provider ~= "" and not PROVIDERS[m.provider] then
-    fail("model.provider", "want anthropic, openai, openrouter, openai-compatible or replay, got " .. m.provider)
+    fail("model.provider", "want one of " .. table.concat(vim.tbl_filter(function(p) return p ~= "" end, api.CHOICES["model.provider"]), ", ") .. ", got " .. m.provider)
   end
   if m.api_key_env and m.api_key_env ~= "" and not (m.api_key_env:match("_API_KEY$") or m.api_key_env:match("_TOKEN$")) then
     fail("model.api_key_env", "must name a variable ending in _API_KEY or _TOKEN")
