@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -54,7 +55,7 @@ type Field struct {
 // sorted by key: what MarshalJSON writes beside the frame, and what
 // the renderer shows.
 func (e Event) Fields() ([]Field, error) {
-	own := map[string]json.RawMessage{}
+	var own []Field
 	if e.Payload != nil {
 		if t := e.Payload.EventType(); t != e.Type {
 			return nil, fmt.Errorf("event of type %q carries a %s payload", e.Type, t)
@@ -64,33 +65,115 @@ func (e Event) Fields() ([]Field, error) {
 			return nil, err
 		}
 	}
-	for _, k := range e.absent {
-		delete(own, k)
-	}
-	for k, v := range e.Extra {
-		if !frameKeys[k] {
-			own[k] = v
+	if len(e.absent) > 0 || len(e.Extra) > 0 {
+		kept := own[:0]
+		for _, f := range own {
+			if _, over := e.Extra[f.Key]; !over && !slices.Contains(e.absent, f.Key) {
+				kept = append(kept, f)
+			}
+		}
+		own = kept
+		for k, v := range e.Extra {
+			if !frameKeys[k] {
+				own = append(own, Field{k, v})
+			}
 		}
 	}
-	out := make([]Field, 0, len(own))
-	for k, v := range own {
-		out = append(out, Field{k, v})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
+	sort.Slice(own, func(i, j int) bool { return own[i].Key < own[j].Key })
+	return own, nil
 }
 
-// payloadFields is a payload's JSON object as its keys and values.
-func payloadFields(p Payload) (map[string]json.RawMessage, error) {
+// payloadFields is a payload's JSON object as its members, in the
+// order encoding/json writes them.
+func payloadFields(p Payload) ([]Field, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", p.EventType(), err)
+	}
+	if fs, ok := members(b); ok {
+		return fs, nil
 	}
 	m := map[string]json.RawMessage{}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", p.EventType(), err)
 	}
-	return m, nil
+	fs := make([]Field, 0, len(m))
+	for k, v := range m {
+		fs = append(fs, Field{k, v})
+	}
+	return fs, nil
+}
+
+// members splits a compact JSON object, as encoding/json writes one,
+// into its members without decoding the values; false for anything else
+// (spaces, a key that is escaped or not plain ASCII), which the caller
+// then decodes the slow way.
+func members(b []byte) ([]Field, bool) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, false
+	}
+	var out []Field
+	i := 1
+	for i < len(b)-1 {
+		if b[i] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(b[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		key := string(b[i+1 : i+1+end])
+		for _, c := range key {
+			if c < ' ' || c == '\\' || c >= 0x7f {
+				return nil, false // escaped or not plain ASCII: not a key a payload writes
+			}
+		}
+		i += end + 2
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i++
+		start := i
+		i = valueEnd(b, i)
+		if i <= start || i >= len(b) {
+			return nil, false
+		}
+		out = append(out, Field{key, json.RawMessage(b[start:i])})
+		if b[i] == ',' {
+			i++
+			if i >= len(b)-1 {
+				return nil, false // a trailing comma
+			}
+		}
+	}
+	return out, i == len(b)-1
+}
+
+// valueEnd returns where the compact JSON value starting at b[i] ends:
+// the index of the comma or closing brace after it; -1 at a space
+// outside a string.
+func valueEnd(b []byte, i int) int {
+	depth, inString := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return -1
+		case c == '{' || c == '[':
+			depth++
+		case (c == '}' || c == ']') && depth == 0, c == ',' && depth == 0:
+			return i
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return i
 }
 
 // MarshalJSON writes the event as one flat object, its keys sorted.
@@ -156,7 +239,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		delete(m, k)
 	}
 	p := payloadFor(e.Type, func(k string) bool { _, ok := m[k]; return ok })
-	var produced map[string]json.RawMessage
+	produced := map[string]json.RawMessage{}
 	if p != nil {
 		if err := json.Unmarshal(b, p); err != nil {
 			var te *json.UnmarshalTypeError
@@ -164,14 +247,17 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 				return fmt.Errorf("decode %s event: %w", e.Type, err)
 			}
 		}
-		var err error
-		if produced, err = payloadFields(p); err != nil {
+		fs, err := payloadFields(p)
+		if err != nil {
 			return fmt.Errorf("decode %s event: %w", e.Type, err)
+		}
+		for _, f := range fs {
+			produced[f.Key] = f.Value
 		}
 		e.Payload = p
 	}
 	for k, v := range m {
-		if pv, ok := produced[k]; ok && bytes.Equal(compact(pv), compact(v)) {
+		if pv, ok := produced[k]; ok && (bytes.Equal(pv, v) || bytes.Equal(pv, compact(v))) {
 			continue
 		}
 		if e.Extra == nil {

@@ -310,3 +310,37 @@ func TestOldTraceDatabaseReadsTyped(t *testing.T) {
 		t.Errorf("%d of %d events typed", typed, len(evs))
 	}
 }
+
+// members splits a valid JSON object exactly as decoding it would (or
+// declines it), and never panics on anything else.
+func FuzzMembers(f *testing.F) {
+	for _, line := range corpus(&testing.T{}) {
+		f.Add(line)
+	}
+	f.Add([]byte(`{"a\"b":1}`))
+	f.Add([]byte(`{"a":"}\\"","b":[{"c":"]"}]}`))
+	f.Add([]byte(`{"a":1,}`))
+	f.Add([]byte(`{"a" :1}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fs, ok := members(in)
+		if !ok || !json.Valid(in) {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(in, &m); err != nil {
+			t.Fatalf("%s: split into %d members but is not an object: %v", in, len(fs), err)
+		}
+		split := map[string]json.RawMessage{}
+		for _, f := range fs {
+			split[f.Key] = f.Value // the last of a repeated key, as decoding keeps
+		}
+		if len(split) != len(m) {
+			t.Fatalf("%s: %d members, decoding finds %d", in, len(split), len(m))
+		}
+		for k, v := range split {
+			if !bytes.Equal(v, m[k]) {
+				t.Fatalf("%s: member %q = %s, decoding finds %s", in, k, v, m[k])
+			}
+		}
+	})
+}
