@@ -179,17 +179,22 @@ func forgeryText(s string) string {
 var pyTakeoverWords = []string{
 	"_exit", "execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe",
 	"spawnv", "spawnve", "spawnl", "spawnle", "spawnvp", "spawnlp", "posix_spawn", "posix_spawnp",
-	"fork", "forkpty", "getppid", "system", "popen",
+	"fork", "forkpty", "getppid",
 	"subprocess", "multiprocessing", "pty", "posix", "ctypes", "cffi",
 	"_pytest", "pytest", "junitxml", "gc", "_getframe", "inspect", "__import__", "importlib",
-	"eval", "exec", "builtins", "__builtins__", "__dict__", "vars", "argv", "attrgetter",
+	"eval", "exec", "builtins", "__builtins__", "argv", "attrgetter",
 	"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "__traceback__",
 	"__globals__", "__subclasses__", "atexit", "orig_argv", "proc",
 }
 
 // pyIndirect finds a module's attribute looked up by a computed name
-// (getattr(os, "_ex" + "it")), which the word list cannot see.
-var pyIndirect = newLazyRE(`getattr\(\s*(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\b`)
+// (getattr(os, "_ex" + "it"), vars(os)[…], os.__dict__[…]), which the
+// word list cannot see; pySystem os.system and os.popen (the bare words
+// are too common: platform.system()).
+var (
+	pyIndirect = newLazyRE(`\b(getattr|vars)\(\s*(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\b|\b(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\s*\.\s*__dict__`)
+	pySystem   = newLazyRE(`\bos\s*\.\s*(system|popen)\b|\bfrom\s+(os|posix)\s+import\b.*\b(system|popen)\b`)
+)
 
 // pyTakeover is goTakeover for a Python module (not a test module or
 // conftest, which are marked as test files): the words of
@@ -221,6 +226,9 @@ func pyPowers(src []byte) []string {
 		}
 		if pyIndirect.MatchString(t) {
 			out = append(out, "looks up a module attribute by a computed name")
+		}
+		if pySystem.MatchString(t) {
+			out = append(out, "uses os.system or os.popen")
 		}
 		for _, w := range identifiers(t) {
 			if words[w] {
