@@ -38,7 +38,7 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 	}
 	if a := p.Approve; a != nil {
 		switch {
-		case !slices.Contains(Choices["approve"], *a):
+		case !slices.Contains(Choices()["approve"], *a):
 			return p.errAt("$.approve", "approve: want ask, auto or never, got %q", *a)
 		case untrusted:
 			warn("approve", untrustedWhy)
@@ -90,7 +90,7 @@ func (c *Config) mergeModel(p *parsed, untrusted bool, warn func(key, why string
 	if m == nil {
 		return nil
 	}
-	if m.Provider != nil && !slices.Contains(Choices["model.provider"], *m.Provider) {
+	if m.Provider != nil && !slices.Contains(Choices()["model.provider"], *m.Provider) {
 		return p.errAt("$.model.provider", "model.provider: unknown provider %q (want one of %s)", *m.Provider, strings.Join(contract.Providers, ", "))
 	}
 	if m.APIKeyEnv != nil && !validKeyEnv(*m.APIKeyEnv) {
@@ -100,7 +100,7 @@ func (c *Config) mergeModel(p *parsed, untrusted bool, warn func(key, why string
 		if !validKeyEnv(f.APIKeyEnv) {
 			return p.errAt(fmt.Sprintf("$.model.fallback[%d].api_key_env", i), "model.fallback[%d].api_key_env: %q must end in _API_KEY or _TOKEN", i, f.APIKeyEnv)
 		}
-		if !slices.Contains(Choices["model.fallback.provider"], f.Provider) {
+		if !slices.Contains(Choices()["model.fallback.provider"], f.Provider) {
 			return p.errAt(fmt.Sprintf("$.model.fallback[%d].provider", i), "model.fallback[%d].provider: unknown provider %q", i, f.Provider)
 		}
 	}
@@ -240,7 +240,7 @@ func (c *Config) mergeSandbox(p *parsed, kind source, untrusted bool, warn func(
 	}
 	if r := s.Require; r != nil {
 		switch {
-		case !slices.Contains(Choices["sandbox.require"], *r):
+		case !slices.Contains(Choices()["sandbox.require"], *r):
 			return p.errAt("$.sandbox.require", "sandbox.require: want linux, landlock or floor, got %q", *r)
 		case kind != fromUser:
 			warn("sandbox.require", "it is only read from the user config")

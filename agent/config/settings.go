@@ -1,6 +1,8 @@
 package config
 
 import (
+	"sync"
+
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 )
@@ -17,25 +19,30 @@ type Settings = file
 
 // Choices are the values an enumerated key takes, by its dotted path
 // ("policy.rules.act": the act of each rule); "" for a provider leaves
-// the choice to the next layer.
-var Choices = map[string][]string{
-	"approve":                 {ApproveAsk, ApproveAuto, ApproveNever},
-	"model.provider":          append([]string{""}, contract.Providers...),
-	"model.fallback.provider": append([]string{""}, contract.Providers...),
-	"policy.rules.act":        {string(policy.ActRead), string(policy.ActWrite), string(policy.ActExec), string(policy.ActNet)},
-	"policy.rules.effect":     {string(policy.Allow), string(policy.Ask), string(policy.Deny)},
-	"sandbox.require":         {"linux", "landlock", "floor"},
-}
+// the choice to the next layer. These tables are built on first use, not
+// in the package's init (which every start of the binary runs).
+var Choices = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"approve":                 {ApproveAsk, ApproveAuto, ApproveNever},
+		"model.provider":          append([]string{""}, contract.Providers...),
+		"model.fallback.provider": append([]string{""}, contract.Providers...),
+		"policy.rules.act":        {string(policy.ActRead), string(policy.ActWrite), string(policy.ActExec), string(policy.ActNet)},
+		"policy.rules.effect":     {string(policy.Allow), string(policy.Ask), string(policy.Deny)},
+		"sandbox.require":         {"linux", "landlock", "floor"},
+	}
+})
 
 // Defaults are the values a key has when no layer sets it.
-var Defaults = map[string]any{
-	"approve":         ApproveAsk,
-	"sandbox.require": RequireDefault,
-	"budget.steps":    contract.DefaultSteps,
-	"budget.tokens":   contract.DefaultTokens,
-	"budget.cost_usd": contract.DefaultCostUSD,
-	"budget.wall":     contract.DefaultWall.String(),
-}
+var Defaults = sync.OnceValue(func() map[string]any {
+	return map[string]any{
+		"approve":         ApproveAsk,
+		"sandbox.require": RequireDefault,
+		"budget.steps":    contract.DefaultSteps,
+		"budget.tokens":   contract.DefaultTokens,
+		"budget.cost_usd": contract.DefaultCostUSD,
+		"budget.wall":     contract.DefaultWall.String(),
+	}
+})
 
 // KeyEnvPattern is what model.api_key_env (and a fallback's) must match:
 // a variable ending in _API_KEY or _TOKEN, so a configuration cannot send
@@ -43,22 +50,26 @@ var Defaults = map[string]any{
 const KeyEnvPattern = `^$|(_API_KEY|_TOKEN)$`
 
 // Patterns are the keys whose strings must match a regular expression.
-var Patterns = map[string]string{
-	"model.api_key_env":          KeyEnvPattern,
-	"model.fallback.api_key_env": KeyEnvPattern,
-}
+var Patterns = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"model.api_key_env":          KeyEnvPattern,
+		"model.fallback.api_key_env": KeyEnvPattern,
+	}
+})
 
 // Docs say what a key is for, in the settings schema.
-var Docs = map[string]string{
-	"model":           "the default model of runs whose contract names none",
-	"approve":         "ask: review each change in the editor; never: leave it pending; auto is honoured only from the user config",
-	"budget":          "default budgets of a run (a contract's own budget wins)",
-	"budget.wall":     "a Go duration such as 15m",
-	"policy.rules":    "policy rules of this layer: {act, effect, pattern}",
-	"trusted":         "workspace roots whose .ioh/config.yaml may add allow rules (read from the user config only)",
-	"prices":          "per-model prices in dollars per million tokens, over the built-in table",
-	"sandbox":         "extra masked, writable and readable paths and default limits of the sandbox",
-	"sandbox.require": "the weakest sandbox tier model-produced code may run under (read from the user config only)",
-	"mcp":             "MCP servers whose tools the agent may call (user config and editor settings only)",
-	"telemetry":       "OpenTelemetry export of runs (user config only)",
-}
+var Docs = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"model":           "the default model of runs whose contract names none",
+		"approve":         "ask: review each change in the editor; never: leave it pending; auto is honoured only from the user config",
+		"budget":          "default budgets of a run (a contract's own budget wins)",
+		"budget.wall":     "a Go duration such as 15m",
+		"policy.rules":    "policy rules of this layer: {act, effect, pattern}",
+		"trusted":         "workspace roots whose .ioh/config.yaml may add allow rules (read from the user config only)",
+		"prices":          "per-model prices in dollars per million tokens, over the built-in table",
+		"sandbox":         "extra masked, writable and readable paths and default limits of the sandbox",
+		"sandbox.require": "the weakest sandbox tier model-produced code may run under (read from the user config only)",
+		"mcp":             "MCP servers whose tools the agent may call (user config and editor settings only)",
+		"telemetry":       "OpenTelemetry export of runs (user config only)",
+	}
+})

@@ -35,15 +35,18 @@ type Info struct {
 	Args       reflect.Type
 	Result     reflect.Type
 	NoArgument bool
-	// NeedsArgument: Decode refuses the command without an argument.
-	NeedsArgument bool
+	decodeNil  func() error
 }
 
-// Info describes c.
+// NeedsArgument reports whether the command is refused without an
+// argument (asked of Decode, so it cannot disagree with it).
+func (i Info) NeedsArgument() bool { return i.decodeNil() != nil }
+
+// Info describes c. It does no work beyond naming the types: All is built
+// on every start of the binary.
 func (c Spec[A, R]) Info() Info {
-	_, err := c.Decode(nil)
 	return Info{Name: c.Name, Doc: c.Doc, Args: reflect.TypeFor[A](), Result: reflect.TypeFor[R](),
-		NoArgument: c.NoArgument, NeedsArgument: err != nil}
+		NoArgument: c.NoArgument, decodeNil: func() error { _, err := c.Decode(nil); return err }}
 }
 
 // RunRef is {runId}: the argument of commands about one run and the

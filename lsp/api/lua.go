@@ -39,9 +39,9 @@ func Lua() ([]byte, error) {
 	b.WriteString("}\n\n")
 	b.WriteString("--- CHOICES are the values an enumerated setting takes, by dotted key.\n")
 	b.WriteString("M.CHOICES = {\n")
-	for _, k := range slices.Sorted(mapsKeys(config.Choices)) {
-		q := make([]string, len(config.Choices[k]))
-		for i, v := range config.Choices[k] {
+	for _, k := range slices.Sorted(mapsKeys(config.Choices())) {
+		q := make([]string, len(config.Choices()[k]))
+		for i, v := range config.Choices()[k] {
 			q[i] = quote(v)
 		}
 		fmt.Fprintf(&b, "  [%s] = %s,\n", quote(k), luaList(q))

@@ -40,7 +40,7 @@ func CommandsSchema() ([]byte, error) {
 			"command":   map[string]any{"const": c.Name},
 			"arguments": arguments,
 		}}
-		if c.NeedsArgument {
+		if c.NeedsArgument() {
 			arguments["minItems"] = 1
 			branch["required"] = []any{"command", "arguments"}
 		}

@@ -14,9 +14,9 @@ const SettingsSchemaID = "https://github.com/ioh-lsp/ioh-lsp/schema/settings.sch
 // SettingsSchema generates schema/settings.schema.json (JSON Schema draft
 // 2020-12): the editor's `ioh` settings section (initializationOptions.ioh,
 // workspace/configuration), which is one configuration layer as
-// config.Settings declares it, with config.Choices as enums,
-// config.Patterns, config.Defaults and config.Docs. Every key is optional
-// and an unknown key is an error, as the server reads it.
+// config.Settings declares it, with config.Choices as enums and
+// config.Patterns, config.Defaults and config.Docs. Every key is
+// optional and an unknown key is an error, as the server reads it.
 func SettingsSchema() ([]byte, error) {
 	top, err := settingsNode(reflect.TypeFor[config.Settings](), "")
 	if err != nil {
@@ -84,20 +84,20 @@ func settingsNode(t reflect.Type, path string) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("settings %s: no JSON Schema for %s", path, t)
 	}
-	if c, ok := config.Choices[path]; ok {
+	if c, ok := config.Choices()[path]; ok {
 		enum := make([]any, len(c))
 		for i, v := range c {
 			enum[i] = v
 		}
 		n["enum"] = enum
 	}
-	if p, ok := config.Patterns[path]; ok {
+	if p, ok := config.Patterns()[path]; ok {
 		n["pattern"] = p
 	}
-	if d, ok := config.Defaults[path]; ok {
+	if d, ok := config.Defaults()[path]; ok {
 		n["default"] = d
 	}
-	if d, ok := config.Docs[path]; ok {
+	if d, ok := config.Docs()[path]; ok {
 		n["description"] = d
 	}
 	return n, nil

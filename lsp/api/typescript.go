@@ -44,14 +44,14 @@ func TypeScript() ([]byte, error) {
 
 	b.WriteString("\n/** The values the enumerated settings take (agent/config Choices), by dotted key. */\n")
 	b.WriteString("export const SETTING_CHOICES = {\n")
-	keys := make([]string, 0, len(config.Choices))
-	for k := range config.Choices {
+	keys := make([]string, 0, len(config.Choices()))
+	for k := range config.Choices() {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		vals := make([]string, len(config.Choices[k]))
-		for i, v := range config.Choices[k] {
+		vals := make([]string, len(config.Choices()[k]))
+		for i, v := range config.Choices()[k] {
 			vals[i] = quote(v)
 		}
 		fmt.Fprintf(&b, "  %s: [%s],\n", quote(k), strings.Join(vals, ", "))
