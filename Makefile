@@ -43,10 +43,10 @@ test-cross:
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./sandbox/...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./sandbox/...
 
-# schema: regenerate schema/commands.schema.json, settings.schema.json and
-# the VS Code extension's editors/vscode/src/api.generated.ts from their Go
-# declarations (lsp/api, agent/config); lint-fast fails while a checked-in
-# one differs.
+# schema: regenerate schema/commands.schema.json, settings.schema.json, the
+# VS Code extension's src/api.generated.ts and the Neovim plugin's
+# lua/ioh/api.lua from their Go declarations (lsp/api, agent/config);
+# lint-fast fails while a checked-in one differs.
 schema:
 	$(GO) run ./internal/schemagen
 
