@@ -86,7 +86,7 @@ fi
 cmds=("$IOH_LSP version" "$work/hello/hello" "$work/nocgo version")
 [ -z "$floor" ] || cmds+=("$floor")
 hyperfine -N --style none --warmup 20 --runs "$runs" --export-json "$work/start.json" "${cmds[@]}" >/dev/null
-mean() { jq -r ".results[$1].mean" "$work/start.json"; }
+med() { jq -r ".results[$1].median" "$work/start.json"; }
 minw() { jq -r ".results[$1].min" "$work/start.json"; }
 cpu() { jq -r "(.results[$1].user + .results[$1].system)" "$work/start.json"; }
 
@@ -103,8 +103,8 @@ EOF
 }
 
 echo
-echo "start-up (mean of $runs, wall | min wall | CPU user+sys | minor page faults):"
-row() { printf '  %-34s %6s ms | %6s ms | %6s ms | %5s\n' "$1" "$(ms "$(mean "$2")")" "$(ms "$(minw "$2")")" "$(ms "$(cpu "$2")")" "$3"; }
+echo "start-up ($runs runs each: median wall | min wall | mean CPU user+sys | minor page faults):"
+row() { printf '  %-34s %6s ms | %6s ms | %6s ms | %5s\n' "$1" "$(ms "$(med "$2")")" "$(ms "$(minw "$2")")" "$(ms "$(cpu "$2")")" "$3"; }
 # shellcheck disable=SC2086
 row "ioh-lsp version" 0 "$(faults $IOH_LSP version)"
 row "hello-world Go binary" 1 "$(faults "$work/hello/hello")"
@@ -112,25 +112,25 @@ row "hello-world Go binary" 1 "$(faults "$work/hello/hello")"
 row "ioh-lsp version, CGO_ENABLED=0" 2 "$(faults "$work/nocgo" version)"
 # shellcheck disable=SC2086
 [ -z "$floor" ] || row "floor: same binary, no package init" 3 "$(faults $floor)"
-echo "  ratio version/hello               $(ratio "$(mean 0)" "$(mean 1)") (min $(ratio "$(minw 0)" "$(minw 1)"), CPU $(ratio "$(cpu 0)" "$(cpu 1)"))   (goal <= 1.5)"
-echo "  ratio version/hello, no cgo       $(ratio "$(mean 2)" "$(mean 1)") (min $(ratio "$(minw 2)" "$(minw 1)"), CPU $(ratio "$(cpu 2)" "$(cpu 1)"))"
+echo "  ratio version/hello (median)      $(ratio "$(med 0)" "$(med 1)") (min $(ratio "$(minw 0)" "$(minw 1)"), CPU $(ratio "$(cpu 0)" "$(cpu 1)"))   (goal <= 1.5)"
+echo "  ratio version/hello, no cgo       $(ratio "$(med 2)" "$(med 1)") (min $(ratio "$(minw 2)" "$(minw 1)"), CPU $(ratio "$(cpu 2)" "$(cpu 1)"))"
 if [ -n "$floor" ]; then
-	echo "  ratio floor/hello                 $(ratio "$(mean 3)" "$(mean 1)") (min $(ratio "$(minw 3)" "$(minw 1)"), CPU $(ratio "$(cpu 3)" "$(cpu 1)"))   (no package init can go under this)"
-	echo "  package inits' share of version   $(ms "$(awk -v a="$(mean 0)" -v b="$(mean 3)" 'BEGIN { print a - b }')") ms of $(ms "$(mean 0)") ms"
+	echo "  ratio floor/hello                 $(ratio "$(med 3)" "$(med 1)") (min $(ratio "$(minw 3)" "$(minw 1)"), CPU $(ratio "$(cpu 3)" "$(cpu 1)"))   (no package init can go under this)"
+	echo "  package inits' share of version   $(ms "$(awk -v a="$(cpu 0)" -v b="$(cpu 3)" 'BEGIN { print a - b }')") ms of $(ms "$(cpu 0)") ms CPU"
 fi
 echo "  binary: $(($(stat -c %s "$IOH_LSP") / 1048576)) MB, hello $(($(stat -c %s "$work/hello/hello") / 1048576)) MB; $(file -b "$IOH_LSP" | grep -o 'statically linked\|dynamically linked')"
 
 # The package initializers of one `version` (inittrace prints one line per
 # package whose init does work: "init PKG @T ms, C ms clock, B bytes, A allocs").
 for i in 1 2 3 4 5; do GODEBUG=inittrace=1 "$IOH_LSP" version 2>&1 >/dev/null; done |
-	awk '/^init / { c[$2] += $5; b[$2] = $8; a[$2] = $10; n[$2]++ }
+	awk '/^init / { if (!($2 in c) || $5 < c[$2]) c[$2] = $5; b[$2] = $8; a[$2] = $10 }
 	END {
-		for (p in c) { printf "%d %d %.3f %s\n", b[p], a[p], c[p] / n[p], p; tb += b[p]; ta += a[p]; tc += c[p] / n[p]; k++ }
+		for (p in c) { printf "%d %d %.3f %s\n", b[p], a[p], c[p], p; tb += b[p]; ta += a[p]; tc += c[p]; k++ }
 		printf "TOTAL %d %d %d %.2f\n", k, tb, ta, tc
 	}' | sort -rn >"$work/inits.txt"
 read -r _ k tb ta tc < <(grep '^TOTAL' "$work/inits.txt")
 echo
-echo "package initializers of \`ioh-lsp version\`: $k run, $((tb / 1024)) KB in $ta allocations, $tc ms clock (mean of 5)"
+echo "package initializers of \`ioh-lsp version\`: $k run, $((tb / 1024)) KB in $ta allocations, $tc ms clock (each package's best of 5 runs)"
 echo "  costliest by bytes (KB, allocations, ms clock):"
 grep -v '^TOTAL' "$work/inits.txt" | head -12 | awk '{ printf "    %6.1f %6d %6.3f  %s\n", $1 / 1024, $2, $3, $4 }'
 own=$(grep -c ' github.com/ioh-lsp/' "$work/inits.txt" || true)
