@@ -160,6 +160,9 @@ func verdictOf(rep *verify.Report) *trace.Verdict {
 // checkRunEvent is the verification event of one check run.
 func checkRunEvent(c verify.CheckResult) *trace.CheckRun {
 	var locs []trace.Location
+	if c.Locations != nil {
+		locs = make([]trace.Location, 0, len(c.Locations)) // [] stays [], as the report has it
+	}
 	for _, l := range c.Locations {
 		locs = append(locs, trace.Location{Path: l.Path, Line: l.Line, Col: l.Col, Message: l.Message})
 	}
