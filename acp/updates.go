@@ -433,25 +433,6 @@ func str(m map[string]any, k string) string {
 	}
 }
 
-func num(m map[string]any, k string) float64 {
-	switch v := m[k].(type) {
-	case float64:
-		return v
-	case float32:
-		return float64(v)
-	case int:
-		return float64(v)
-	case int64:
-		return float64(v)
-	case int32:
-		return float64(v)
-	case json.Number:
-		f, _ := v.Float64()
-		return f
-	}
-	return 0
-}
-
 func strs(m map[string]any, k string) []string {
 	switch v := m[k].(type) {
 	case []string:
