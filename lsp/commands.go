@@ -135,7 +135,7 @@ func (s *Server) commandApprove(ctx context.Context, a api.ApproveArgs) (api.Dec
 		act.Answer = agent.AllowRun
 	}
 	if out, ok, err := s.answerAct(ctx, a.RunID, act); ok {
-		return resultAs[api.Decided](out, err)
+		return out, err
 	}
 	if held, err := s.answerHeld(ctx, a.RunID, true, ""); held {
 		if err != nil {
@@ -144,7 +144,7 @@ func (s *Server) commandApprove(ctx context.Context, a api.ApproveArgs) (api.Dec
 		return s.awaitOutcome(ctx, a.RunID)
 	}
 	if out, ok, err := s.applyPending(ctx, a.RunID); ok {
-		return resultAs[api.Decided](out, err)
+		return out, err
 	}
 	eng, err := s.engineOf(ctx, a.RunID)
 	if err != nil {
@@ -165,7 +165,7 @@ func (s *Server) commandReject(ctx context.Context, a api.RejectArgs) (api.Decid
 		reason = "rejected in the editor"
 	}
 	if out, ok, err := s.answerAct(ctx, a.RunID, agent.Decision{Answer: agent.Deny, Reason: reason}); ok {
-		return resultAs[api.Decided](out, err)
+		return out, err
 	}
 	if held, err := s.answerHeld(ctx, a.RunID, false, reason); held {
 		if err != nil {

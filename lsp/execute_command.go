@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,24 +92,4 @@ func (s *Server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		return nil, fmt.Errorf("encode %s result: %w", p.Command, err)
 	}
 	return protocol.LSPAny(raw), nil
-}
-
-// resultAs turns a result built elsewhere as a generic JSON object (a
-// deferred act's answer, a pending change applied through the editor)
-// into the command's declared result type.
-func resultAs[R any](out any, err error) (R, error) {
-	var r R
-	if err != nil {
-		return r, err
-	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		return r, fmt.Errorf("encode result: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return r, fmt.Errorf("result %s does not fit %T: %w", raw, r, err)
-	}
-	return r, nil
 }

@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/lsp/api"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
@@ -235,24 +236,24 @@ func quoteLines(lines []string) string {
 // gave up) through the editor: the plain edit, rebased first if the user
 // typed since, then records what became of it. ok is false when the run
 // has no such change here (the harness applies a stored one).
-func (s *Server) applyPending(ctx context.Context, id string) (any, bool, error) {
+func (s *Server) applyPending(ctx context.Context, id string) (api.Decided, bool, error) {
 	st, found := s.runs.lookup(id)
 	s.mu.Lock()
 	can := s.caps.applyEdit
 	s.mu.Unlock()
 	if !found || !can || st.proposal == nil || st.held != nil || st.outcome != agent.OutcomeAwaitingApproval || st.folder == "" {
-		return nil, false, nil
+		return api.Decided{}, false, nil
 	}
 	if _, _, err := s.buildEdit(st.folder, st.proposal.Changes.Changes(), id, st.proposal.Summary, false); err != nil {
-		return nil, false, nil // the editor cannot carry it (errCannotExpress): the harness writes it
+		return api.Decided{}, false, nil // the editor cannot carry it (errCannotExpress): the harness writes it
 	}
 	eng, err := s.engineOf(ctx, id)
 	if err != nil {
-		return nil, false, nil
+		return api.Decided{}, false, nil
 	}
 	d, err := s.review(ctx, st.folder, st.proposal, false)
 	if err != nil {
-		return nil, true, err
+		return api.Decided{}, true, err
 	}
 	var res *agent.Result
 	switch d.Answer {
@@ -261,15 +262,15 @@ func (s *Server) applyPending(ctx context.Context, id string) (any, bool, error)
 	case agent.Deny:
 		res, err = eng.Harness.Reject(ctx, id, d.Reason)
 	default:
-		return map[string]string{"runId": id, "outcome": string(agent.OutcomeAwaitingApproval)}, true, nil
+		return api.Decided{RunID: id, Outcome: string(agent.OutcomeAwaitingApproval)}, true, nil
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("approve %s: %w", id, err)
+		return api.Decided{}, true, fmt.Errorf("approve %s: %w", id, err)
 	}
 	s.recordResult(id, res)
 	if res.Outcome == agent.OutcomeRejected {
 		s.clearRun(id)
 	}
 	s.refreshLenses()
-	return map[string]string{"runId": id, "outcome": string(res.Outcome)}, true, nil
+	return api.Decided{RunID: id, Outcome: string(res.Outcome)}, true, nil
 }
