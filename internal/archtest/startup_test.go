@@ -124,10 +124,12 @@ func TestInitCompilesFindsWhatRunsAtInit(t *testing.T) {
 // that go into cmd/ioh-lsp on each platform the binary is built for.
 func moduleSourceFiles(t *testing.T) []string {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	seen := map[string]bool{}
 	var files []string
 	for _, goos := range []string{"linux", "darwin", "windows"} {
-		cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Dir,GoFiles,CgoFiles", "./cmd/ioh-lsp")
+		cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=ImportPath,Dir,GoFiles,CgoFiles", "./cmd/ioh-lsp")
 		cmd.Dir = "../.."
 		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64")
 		var stderr bytes.Buffer
