@@ -76,8 +76,9 @@ func (a *agentRun) takeRetries() []trace.Event {
 }
 
 // policyFor builds the policy of a contract over the harness's layers: the
-// task layer holds the contract's rules (narrowing only), its write scope
-// and its protected paths (verify.protect and the contract file itself).
+// contract's protected paths (verify.protect and the contract file itself)
+// in a built-in layer of their own, which no grant lifts, then the task
+// layer with the contract's rules (narrowing only) and its write scope.
 func (h *Harness) policyFor(c *contract.Contract, parent *policy.Policy) (*policy.Policy, error) {
 	if err := policy.Narrowing(c.Policy.Rules); err != nil {
 		return nil, fmt.Errorf("task policy: %w", err)
@@ -93,7 +94,14 @@ func (h *Harness) policyFor(c *contract.Contract, parent *policy.Policy) (*polic
 	if rel := h.contractRel(c.Path); rel != "" {
 		protect = append(protect, rel)
 	}
-	task := policy.LayerRules{Layer: policy.LayerTask, Rules: append(append([]policy.Rule(nil), c.Policy.Rules...), policy.ProtectRules(protect)...)}
+	if rules := policy.ProtectRules(protect); len(rules) > 0 {
+		p, err := base.With(policy.LayerRules{Layer: policy.LayerBuiltin, Rules: rules})
+		if err != nil {
+			return nil, err
+		}
+		base = p
+	}
+	task := policy.LayerRules{Layer: policy.LayerTask, Rules: append([]policy.Rule(nil), c.Policy.Rules...)}
 	task.Rules = append(task.Rules, policy.ScopeRule(c.Scope.Write).Rules...)
 	return base.With(task)
 }

@@ -8,12 +8,12 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 )
 
-// A run that the policy stopped at an act (a write to a file no rule
-// allows, the network) can be tried again with that one act allowed
-// once: the editor's "Allow once" quick fix on a policy-denied
-// diagnostic. The new run starts on the same harness (its store, its
-// policy layers); the grant is part of its state, so a resumed run keeps
-// it until it is used.
+// A run that the policy stopped at an act (a write outside the task's
+// scope, a command a config rule denies) can be tried again with that one
+// act allowed once: the editor's "Allow once" quick fix on a
+// policy-denied diagnostic (docs/policy.md#allow-once). The new run
+// starts on the same harness (its store, its policy layers); the grant is
+// part of its state, so a resumed run keeps it until it is used.
 
 // Grant allows one act once: Act on exactly Target, as the denied
 // verdict named them (policy.Verdict's Act and Target, which the trace's
@@ -24,11 +24,15 @@ type Grant struct {
 }
 
 // StartAllowingOnce starts c as Start does, with g allowed once. The first
-// act of the run whose verdict names exactly g's act and target, and that
-// the run's policy refuses or asks about only for want of an allow, is
-// allowed and the grant is used up: a deny rule in any layer still wins
-// (a grant is an allow rule in the layer of the user's answers), and the
-// same act a second time is judged as if there had been no grant.
+// act of the run whose target is exactly g's (as the policy judges it:
+// the clean path, and for a symlink the path it resolves to as well) and
+// that a rule of the user, editor, workspace, task or remembered layer
+// refuses or asks about is allowed, its policy event naming the layer
+// "grant", and the grant is used up; the same act a second time is judged
+// as if there had been no grant. The user's grant never lifts the
+// built-in layer (protected paths, verify.protect, the contract file; the
+// ask before reading a file that holds secrets) nor a path outside the
+// workspace: such an act is judged as without it (policy.Granting).
 func (h *Harness) StartAllowingOnce(ctx context.Context, c *contract.Contract, g Grant) (*Run, error) {
 	a, err := h.newRoot(ctx, c)
 	if err != nil {
@@ -38,32 +42,36 @@ func (h *Harness) StartAllowingOnce(ctx context.Context, c *contract.Contract, g
 	return h.launch(ctx, a), nil
 }
 
-// grantOnce returns v, or, when a grant of the run names exactly v's act
-// and target and the policy with that grant allows act, the allowing
-// verdict; the grant is then used up.
+// grantOnce returns v, the run's verdict on act, or, when a grant of the
+// run covers act and judged with it act fares better than v, that verdict;
+// the grant is then used up. The act is judged by judge, the one function
+// that decides every act, on the run's policy with the grant
+// (policy.Granting), so the grant sees the act exactly as the check did.
 func (a *agentRun) grantOnce(act tools.Act, v policy.Verdict) policy.Verdict {
 	if v.Effect == policy.Allow {
 		return v
 	}
 	for i, g := range a.st.Grants {
-		if g.Act != v.Act || g.Target != v.Target {
+		if g.Act != act.Act {
 			continue
 		}
-		// The grant as a rule is consulted for this exact act only, so a
-		// target that reads as a wider pattern allows nothing else; one
-		// that is no valid pattern grants nothing.
-		p, err := a.pol.With(policy.LayerRules{Layer: policy.LayerRemembered,
-			Rules: []policy.Rule{{Act: g.Act, Effect: policy.Allow, Pattern: g.Target}}})
-		if err != nil {
-			return v
-		}
-		granted := judge(p, act)
-		if granted.Effect != policy.Allow {
-			return v
+		granted := judge(a.pol.Granting(g.Act, g.Target), act)
+		if rank(granted.Effect) >= rank(v.Effect) {
+			continue
 		}
 		a.st.Grants = append(a.st.Grants[:i:i], a.st.Grants[i+1:]...)
-		granted.Reason = "allowed once by the user (" + v.Reason + ")"
 		return granted
 	}
 	return v
+}
+
+// rank orders effects from allow to deny.
+func rank(e policy.Effect) int {
+	switch e {
+	case policy.Allow:
+		return 0
+	case policy.Ask:
+		return 1
+	}
+	return 2
 }

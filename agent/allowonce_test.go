@@ -2,10 +2,15 @@ package agent
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 // A grant allows its act exactly once, on the same harness: the first
@@ -84,5 +89,119 @@ func TestGrantDoesNotBeatADenyRule(t *testing.T) {
 	res := reqs[1].Messages[2].ToolResults
 	if len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].Content, "denied by policy") || !strings.Contains(res[0].Content, "builtin") {
 		t.Fatalf("write of .git/config with a grant answered %+v, want denied by the builtin layer", res)
+	}
+}
+
+// policyOf lists the run's policy verdicts on target, as layer/effect.
+func policyOf(t *testing.T, f *fixture, run, target string) []string {
+	t.Helper()
+	evs, err := f.store.Events(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if p, ok := e.Payload.(*trace.Policy); ok && p.Target == target {
+			out = append(out, p.Layer+"/"+p.Effect)
+		}
+	}
+	return out
+}
+
+// The user's grant outranks the task's scope: a write outside scope.write
+// that the task denies is allowed once, its policy event naming the layer
+// "grant", and the same write a second time is denied by the task again.
+// Control: without the grant both writes are denied.
+func TestGrantLiftsTheTaskScopeOnce(t *testing.T) {
+	turns := map[string][]turn{"": {
+		say(10, "write_file", args{"path": "docs/a.md", "content": "granted\n"}),
+		say(10, "write_file", args{"path": "docs/a.md", "content": "again\n"}),
+		say(10, "finish", args{"summary": "wrote the doc"}),
+	}}
+	scoped := func() *contract.Contract {
+		c := goal("document it")
+		c.Scope.Write = []string{"src/**"}
+		return c
+	}
+	files := map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n"}
+
+	ctl := newFixture(t, files, turns)
+	res := ctl.run(t, scoped())
+	if got := policyOf(t, ctl, res.RunID, "docs/a.md"); !slices.Equal(got, []string{"task/deny", "task/deny"}) {
+		t.Fatalf("control: without a grant the writes were judged %v, want denied twice by the task", got)
+	}
+
+	f := newFixture(t, files, turns)
+	r, err := f.h.StartAllowingOnce(context.Background(), scoped(), Grant{Act: policy.ActWrite, Target: "docs/a.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = r.Wait()
+	if got := policyOf(t, f, res.RunID, "docs/a.md"); !slices.Equal(got, []string{"grant/allow", "task/deny"}) {
+		t.Errorf("with a grant the writes were judged %v, want allowed by the grant, then denied by the task", got)
+	}
+	reqs := f.prov.requests()
+	if len(reqs) < 3 {
+		t.Fatalf("%d model calls, want 3", len(reqs))
+	}
+	first, second := reqs[1].Messages[2].ToolResults, reqs[2].Messages[4].ToolResults
+	if len(first) != 1 || first[0].IsError {
+		t.Errorf("the granted write answered %+v, want it done", first)
+	}
+	if len(second) != 1 || !second[0].IsError || !strings.Contains(second[0].Content, "denied by policy") {
+		t.Errorf("the second write answered %+v, want it denied", second)
+	}
+	if res.Outcome != OutcomeApplied {
+		t.Fatalf("outcome %s (%v), want applied", res.Outcome, res.Err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "docs", "a.md")); string(b) != "granted\n" {
+		t.Errorf("docs/a.md = %q after the run, want the granted write", b)
+	}
+}
+
+// A grant covers the act's final form only: a grant of docs/a.md neither
+// opens docs/../lib/a.md (lib/a.md) nor, when docs/a.md is a symlink to a
+// file outside the scope, the file it resolves to. Control: the same
+// grant on a plain docs/a.md allows the write.
+func TestGrantCoversOnlyTheFinalForm(t *testing.T) {
+	turns := map[string][]turn{"": {
+		say(10, "write_file", args{"path": "docs/../lib/a.md", "content": "x\n"},
+			"write_file", args{"path": "docs/a.md", "content": "y\n"}),
+		say(10, "finish", args{"summary": "tried"}),
+	}}
+	c := goal("document it")
+	c.Scope.Write = []string{"src/**"}
+	g := Grant{Act: policy.ActWrite, Target: "docs/a.md"}
+
+	plain := newFixture(t, map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n"}, turns)
+	r, err := plain.h.StartAllowingOnce(context.Background(), c, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Wait()
+	if got := policyOf(t, plain, res.RunID, "docs/a.md"); !slices.Equal(got, []string{"grant/allow"}) {
+		t.Fatalf("control: a plain docs/a.md with its grant was judged %v, want allowed by the grant", got)
+	}
+	if got := policyOf(t, plain, res.RunID, "lib/a.md"); len(got) == 0 || got[0] != "task/deny" {
+		t.Errorf("docs/../lib/a.md with a grant of docs/a.md was judged %v, want denied by the task", got)
+	}
+
+	linked := newFixture(t, map[string]string{"src/a.go": "package a\n", "lib/b.md": "keep\n"}, turns)
+	if err := os.MkdirAll(filepath.Join(linked.dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../lib/b.md", filepath.Join(linked.dir, "docs", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	r, err = linked.h.StartAllowingOnce(context.Background(), c, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = r.Wait()
+	if got := policyOf(t, linked, res.RunID, "docs/a.md"); len(got) == 0 || got[0] != "task/deny" {
+		t.Errorf("docs/a.md, a link to lib/b.md, with a grant of docs/a.md was judged %v, want denied by the task", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(linked.dir, "lib", "b.md")); string(b) != "keep\n" {
+		t.Errorf("lib/b.md = %q, want it untouched", b)
 	}
 }

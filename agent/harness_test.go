@@ -123,7 +123,9 @@ func TestPolicyDeniesProtectedAndScope(t *testing.T) {
 			layers[p.Target] = p.Layer + "/" + p.Effect
 		}
 	}
-	want := map[string]string{".git/config": "builtin/deny", "docs/x.md": "task/deny", "src/a_test.go": "task/deny", "src/b.go": "default/allow"}
+	// verify.protect is a built-in protection (a layer of its own that no
+	// "Allow once" grant lifts), the scope a task rule.
+	want := map[string]string{".git/config": "builtin/deny", "docs/x.md": "task/deny", "src/a_test.go": "builtin/deny", "src/b.go": "default/allow"}
 	if diff := cmp.Diff(layers, want); diff != "" {
 		t.Errorf("verdicts (-got +want):\n%s", diff)
 	}

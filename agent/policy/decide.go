@@ -33,15 +33,32 @@ func Default(act Act) Effect {
 //  5. else the act's default (LayerDefault, Rule nil).
 //
 // Among rules of the winning effect the first match in the lowest layer is
-// named, so a protected path reports its built-in rule.
+// named, except that a deny of a layer no grant can lift (the built-in
+// one) is named before any other deny, so a protected path reports its
+// built-in rule wherever its layer sits. A policy made by Granting then
+// passes over, for the granted act only, the layers a grant lifts.
 func (p *Policy) decide(act Act, subject string, t *target) Verdict {
+	v := p.pick(act, subject, t, false)
+	if p.grant == nil || v.Effect == Allow || !p.grant.covers(act, t) {
+		return v
+	}
+	return p.granted(act, subject, t, v)
+}
+
+// pick decides act from the rules of every layer, or with fixedOnly from
+// those of the layers no grant lifts (Grantable false).
+func (p *Policy) pick(act Act, subject string, t *target, fixedOnly bool) Verdict {
 	type hit struct {
 		rule  Rule
 		layer Layer
 	}
 	var first [4]*hit // indexed by rank(effect)
-	var remembered *hit
+	var remembered, fixedDeny *hit
 	for _, l := range p.layers {
+		lifted := Grantable(l.layer.Layer)
+		if fixedOnly && lifted {
+			continue
+		}
 		for _, cr := range l.rules {
 			if cr.rule.Act != act {
 				continue
@@ -56,11 +73,16 @@ func (p *Policy) decide(act Act, subject string, t *target) Verdict {
 			if cr.rule.Effect == Allow && l.layer.Layer == LayerRemembered && remembered == nil {
 				remembered = h
 			}
+			if cr.rule.Effect == Deny && !lifted && fixedDeny == nil {
+				fixedDeny = h
+			}
 		}
 	}
-	pick := first[rank(Deny)]
+	pick := fixedDeny
 	switch {
 	case pick != nil:
+	case first[rank(Deny)] != nil:
+		pick = first[rank(Deny)]
 	case remembered != nil:
 		pick = remembered
 	case first[rank(Ask)] != nil:

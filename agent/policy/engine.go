@@ -14,6 +14,7 @@ var ErrInvalidRule = errors.New("invalid policy rule")
 // concurrent use; With returns a new Policy.
 type Policy struct {
 	layers []compiledLayer
+	grant  *grant // the user's one-time grant (Granting), nil for none
 }
 
 type compiledLayer struct {
@@ -60,7 +61,7 @@ func (p *Policy) With(l LayerRules) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	np := &Policy{layers: make([]compiledLayer, 0, len(p.layers)+1)}
+	np := &Policy{layers: make([]compiledLayer, 0, len(p.layers)+1), grant: p.grant}
 	np.layers = append(np.layers, p.layers...)
 	np.layers = append(np.layers, cl)
 	return np, nil
@@ -90,7 +91,7 @@ func (p *Policy) Explain(act Act, subject string) Verdict {
 	if act == ActExec {
 		return p.decide(act, subject, &target{argv: strings.Fields(subject)})
 	}
-	t, v, ok := p.prepare(act, subject)
+	t, v, ok := prepare(act, subject)
 	if !ok {
 		return v
 	}
@@ -119,14 +120,15 @@ func (p *Policy) CheckWrite(lexical, resolved string) Verdict {
 // CheckPath decides a read or write whose lexical target resolves (through
 // symlinks) to resolved; both are workspace-relative slash paths, resolved
 // "" when it is the same. The stricter verdict wins, so a symlink cannot
-// launder a protected path.
+// launder a protected path; of two equal ones a grant's is named, so a
+// grant that only the resolved path needed shows as used.
 func (p *Policy) CheckPath(act Act, lexical, resolved string) Verdict {
 	v := p.Check(act, lexical)
 	if resolved == "" || resolved == lexical {
 		return v
 	}
 	r := p.Check(act, resolved)
-	if rank(r.Effect) > rank(v.Effect) {
+	if rank(r.Effect) > rank(v.Effect) || (r.Effect == v.Effect && r.Layer == LayerGrant && v.Layer != LayerGrant) {
 		r.Target = lexical
 		r.Reason = fmt.Sprintf("resolves to %s: %s", resolved, r.Reason)
 		return r
@@ -135,7 +137,7 @@ func (p *Policy) CheckPath(act Act, lexical, resolved string) Verdict {
 }
 
 // prepare normalises a read/write/net target.
-func (p *Policy) prepare(act Act, raw string) (*target, Verdict, bool) {
+func prepare(act Act, raw string) (*target, Verdict, bool) {
 	switch act {
 	case ActRead, ActWrite:
 		clean, ok := CleanPath(raw)

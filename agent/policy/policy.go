@@ -42,6 +42,10 @@ const (
 	LayerWorkspace  Layer = "workspace"
 	LayerTask       Layer = "task"
 	LayerRemembered Layer = "remembered"
+	// LayerGrant marks a verdict the user's one-time grant decided (the
+	// editor's "Allow once"): not a layer of rules, the name a granted
+	// act's verdict carries (see Policy.Granting).
+	LayerGrant Layer = "grant"
 	// LayerDefault marks a verdict that no rule matched.
 	LayerDefault Layer = "default"
 )
