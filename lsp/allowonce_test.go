@@ -1,12 +1,17 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/lsp/lsptest"
 )
 
@@ -70,5 +75,178 @@ func TestAllowOnceRerunsOnTheSameEngine(t *testing.T) {
 	case n := <-cf.closed:
 		t.Errorf("engine %d closed during the session", n)
 	default:
+	}
+}
+
+// scopedTo is an inline contract replaying cassette whose writes are
+// limited to scope, with one sandboxed check.
+func scopedTo(goal, cassette string, scope []string, check []string) map[string]any {
+	c := inline(goal, cassette, check)
+	c["inline"].(map[string]any)["scope"] = map[string]any{"write": scope}
+	return c
+}
+
+func writeCall(path, content string) call {
+	return call{Name: "write_file", Args: map[string]any{"path": path, "content": content}}
+}
+
+// policyEvents lists a run's policy verdicts on target, as layer/effect,
+// from the folder's trace store.
+func (f *fixture) policyEvents(ctx context.Context, id, target string) []string {
+	f.t.Helper()
+	e := f.harness(ctx, nil)
+	defer e.Close()
+	evs, err := e.Store.Events(ctx, id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range evs {
+		if p, ok := ev.Payload.(*trace.Policy); ok && p.Target == target {
+			out = append(out, p.Layer+"/"+p.Effect)
+		}
+	}
+	return out
+}
+
+// policyDiag waits for the run's policy-denied diagnostic on rel.
+func (f *fixture) policyDiag(ctx context.Context, id, rel string) protocol.Diagnostic {
+	f.t.Helper()
+	uri := f.editor.URI(rel)
+	var d protocol.Diagnostic
+	_, err := f.editor.Await(ctx, "policy-denied diagnostic of run "+id+" on "+rel, func(s lsptest.State) bool {
+		for _, x := range s.Diagnostics[uri] {
+			if m, _ := x.Message.(protocol.String); strings.Contains(string(m), "run "+id+",") && x.Code == protocol.String("policy-denied") {
+				d = x
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
+// "Allow once" on a write the task's scope denies re-runs the task with
+// that write allowed once: the re-run's write succeeds and its change is
+// applied, the policy event naming the grant; the same write a second
+// time in that run is denied again (by the task) and marked again. Before,
+// a grant was an allow below every deny, so the quick fix re-ran the task
+// only for it to be denied the same way.
+func TestAllowOnceLiftsATaskScopeDenial(t *testing.T) {
+	f := newFixture(t, map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n"}, lsptest.Config{})
+	ctx := f.ctx()
+	cas := f.cassette([]call{writeCall("docs/a.md", "new\n")}, []call{writeCall("docs/a.md", "again\n")}, finish("documented"))
+	id := f.start(ctx, "ioh.run", scopedTo("document it", cas, []string{"src/**"}, []string{"grep", "-q", "new", "docs/a.md"}))
+	if end := f.awaitEnd(ctx, id); !strings.Contains(end, "denied") {
+		t.Fatalf("run ended %q, want denied by the task's scope", end)
+	}
+	d := f.policyDiag(ctx, id, "docs/a.md")
+	if m := string(d.Message.(protocol.String)); !strings.Contains(m, "layer task") || strings.Contains(m, "cannot be allowed") {
+		t.Errorf("policy diagnostic says %q, want the task layer and no refusal", m)
+	}
+	actions, err := f.editor.CodeActions(ctx, "docs/a.md", d.Range, []protocol.Diagnostic{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow, ok := lsptest.FindAction(actions, "Allow once")
+	if !ok {
+		t.Fatalf("no Allow once quick fix in %v", actions)
+	}
+	if allow.Kind == nil || *allow.Kind != protocol.CodeActionKindQuickFix || allow.Title != "Allow once: write docs/a.md" {
+		t.Errorf("Allow once action = %q (kind %v)", allow.Title, allow.Kind)
+	}
+	raw, err := f.editor.ApplyCodeAction(ctx, allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct{ RunID string }
+	if err := json.Unmarshal(raw, &ref); err != nil || ref.RunID == "" || ref.RunID == id {
+		t.Fatalf("Allow once answered %s", raw)
+	}
+	if end := f.awaitEnd(ctx, ref.RunID); !strings.HasPrefix(end, "completed: applied") {
+		t.Fatalf("re-run ended %q, want completed: applied", end)
+	}
+	if got := f.read("docs/a.md"); got != "new\n" {
+		t.Errorf("docs/a.md = %q, want the granted write", got)
+	}
+	if got := f.policyEvents(ctx, ref.RunID, "docs/a.md"); !slices.Equal(got, []string{"grant/allow", "task/deny"}) {
+		t.Errorf("the re-run's verdicts on docs/a.md = %v, want allowed by the grant, then denied by the task", got)
+	}
+	if got := f.policyEvents(ctx, id, "docs/a.md"); !slices.Equal(got, []string{"task/deny", "task/deny"}) {
+		t.Errorf("control: the first run's verdicts on docs/a.md = %v, want denied twice by the task", got)
+	}
+	// The second write of the re-run is marked, at its step, with the
+	// quick fix again.
+	d2 := f.policyDiag(ctx, ref.RunID, "docs/a.md")
+	if m := string(d2.Message.(protocol.String)); !strings.Contains(m, "step 2") {
+		t.Errorf("the re-run's denial says %q, want step 2", m)
+	}
+}
+
+// A grant covers the act's final form only. A grant of docs/a.md does not
+// allow docs/a.md/../../lib/a.md (lib/a.md), and one of docs/link.md, a
+// link to lib/b.md outside the scope, does not open lib/b.md: the re-run
+// writes docs/a.md (the control in the same run) and nothing else.
+func TestAllowOnceCoversOnlyTheFinalForm(t *testing.T) {
+	f := newFixture(t, map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n", "lib/b.md": "keep\n"}, lsptest.Config{})
+	if err := os.Symlink("../lib/b.md", filepath.Join(f.dir, "docs", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := f.ctx()
+	cas := f.cassette(
+		[]call{writeCall("docs/a.md/../../lib/a.md", "x\n")},
+		[]call{writeCall("docs/link.md", "y\n")},
+		[]call{writeCall("docs/a.md", "new\n")},
+		finish("documented"))
+	id := f.start(ctx, "ioh.run", scopedTo("document it", cas, []string{"src/**"}, []string{"grep", "-q", "new", "docs/a.md"}))
+	f.awaitEnd(ctx, id)
+	for _, rel := range []string{"lib/a.md", "docs/link.md", "docs/a.md"} {
+		f.policyDiag(ctx, id, rel)
+	}
+
+	allow := func(target string) (string, string) {
+		t.Helper()
+		raw, err := f.editor.ExecuteCommand(ctx, "ioh.allowOnce", map[string]string{"runId": id, "act": "write", "target": target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ref struct{ RunID string }
+		if err := json.Unmarshal(raw, &ref); err != nil || ref.RunID == "" {
+			t.Fatalf("ioh.allowOnce answered %s", raw)
+		}
+		return ref.RunID, f.awaitEnd(ctx, ref.RunID)
+	}
+	linkRun, end := allow("docs/link.md")
+	if !strings.Contains(end, "denied") {
+		t.Errorf("the re-run granted docs/link.md ended %q, want denied", end)
+	}
+	if got := f.policyEvents(ctx, linkRun, "docs/link.md"); !slices.Equal(got, []string{"task/deny"}) {
+		t.Errorf("docs/link.md, a link to lib/b.md, with its grant was judged %v, want denied by the task", got)
+	}
+	if got := f.read("lib/b.md"); got != "keep\n" {
+		t.Errorf("lib/b.md = %q, want it untouched", got)
+	}
+
+	aRun, end := allow("docs/a.md")
+	if !strings.HasPrefix(end, "completed: applied") {
+		t.Fatalf("the re-run granted docs/a.md ended %q, want completed: applied", end)
+	}
+	if got := f.policyEvents(ctx, aRun, "lib/a.md"); !slices.Equal(got, []string{"task/deny"}) {
+		t.Errorf("docs/a.md/../../lib/a.md with a grant of docs/a.md was judged %v, want denied by the task", got)
+	}
+	if got := f.policyEvents(ctx, aRun, "docs/a.md"); !slices.Equal(got, []string{"grant/allow"}) {
+		t.Errorf("docs/a.md with its grant was judged %v, want allowed by the grant", got)
+	}
+	if got := f.read("docs/a.md"); got != "new\n" {
+		t.Errorf("docs/a.md = %q, want the granted write", got)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "lib", "a.md")); !os.IsNotExist(err) {
+		t.Errorf("lib/a.md exists (%v), want it never written", err)
+	}
+	if got := f.read("lib/b.md"); got != "keep\n" {
+		t.Errorf("lib/b.md = %q, want it untouched", got)
 	}
 }

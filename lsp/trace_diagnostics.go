@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
@@ -78,8 +79,14 @@ func (s *Server) publishHeld(folder string, p *agent.Proposal) {
 	s.setDiags(p.Run, kindHeld, entries)
 }
 
-// onPolicy puts a Warning `policy-denied` at a denied read or write, with
-// an "Allow once" quick fix (see code_action.go).
+// onPolicy puts a Warning `policy-denied` at a denied read or write (an
+// exec or net denial on the task file). Where a grant can lift the
+// deciding layer (policy.Grantable: a rule of the user, editor,
+// workspace or task), the diagnostic's data names the act and target and
+// code_action.go offers the "Allow once" quick fix. A denial no grant
+// lifts (a protected path, verify.protect, a path outside the workspace,
+// the network's default) gets no quick fix, which would always fail: its
+// data leaves the act out and its message says why.
 func (s *Server) onPolicy(run string, step int, p *trace.Policy) {
 	if p.Effect != "deny" {
 		return
@@ -102,7 +109,15 @@ func (s *Server) onPolicy(run string, step int, p *trace.Policy) {
 	if p.Layer != "" {
 		msg += " (layer " + p.Layer + ")"
 	}
+	data := diagData{RunID: run, Kind: kindPolicy, Act: act, Target: target}
+	if layer := policy.Layer(p.Layer); !policy.Grantable(layer) {
+		data.Act, data.Target = "", ""
+		if layer == policy.LayerBuiltin {
+			msg += ": the path is protected (docs/policy.md#protected-paths) and cannot be allowed from the editor"
+		} else {
+			msg += ": " + p.Reason + "; this cannot be allowed from the editor"
+		}
+	}
 	rng := lineRange(s.fileText(abs), 1)
-	s.addDiag(run, kindPolicy, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityWarning, msg,
-		diagData{RunID: run, Kind: kindPolicy, Act: act, Target: target}, codePolicyDeny)})
+	s.addDiag(run, kindPolicy, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityWarning, msg, data, codePolicyDeny)})
 }
