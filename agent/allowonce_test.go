@@ -70,9 +70,9 @@ func TestStartAllowingOnceAllowsTheActOnce(t *testing.T) {
 	}
 }
 
-// A grant is an allow in the layer of the user's answers: a deny rule
-// still wins (the built-in protection of .git).
-func TestGrantDoesNotBeatADenyRule(t *testing.T) {
+// A grant never lifts the built-in layer: a write of .git/config is
+// denied by the built-in protection with or without it.
+func TestGrantDoesNotBeatTheBuiltinLayer(t *testing.T) {
 	f := newFixture(t, map[string]string{"a.txt": "a\n"}, map[string][]turn{"": {
 		say(10, "write_file", args{"path": ".git/config", "content": "x"}),
 		say(10, "finish", args{"summary": "gave up"}),
@@ -114,8 +114,8 @@ func policyOf(t *testing.T, f *fixture, run, target string) []string {
 // Control: without the grant both writes are denied.
 func TestGrantLiftsTheTaskScopeOnce(t *testing.T) {
 	turns := map[string][]turn{"": {
-		say(10, "write_file", args{"path": "docs/a.md", "content": "granted\n"}),
-		say(10, "write_file", args{"path": "docs/a.md", "content": "again\n"}),
+		say(10, "write_file", args{"path": "notes/a.md", "content": "granted\n"}),
+		say(10, "write_file", args{"path": "notes/a.md", "content": "again\n"}),
 		say(10, "finish", args{"summary": "wrote the doc"}),
 	}}
 	scoped := func() *contract.Contract {
@@ -123,21 +123,21 @@ func TestGrantLiftsTheTaskScopeOnce(t *testing.T) {
 		c.Scope.Write = []string{"src/**"}
 		return c
 	}
-	files := map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n"}
+	files := map[string]string{"src/a.go": "package a\n", "notes/a.md": "old\n"}
 
 	ctl := newFixture(t, files, turns)
 	res := ctl.run(t, scoped())
-	if got := policyOf(t, ctl, res.RunID, "docs/a.md"); !slices.Equal(got, []string{"task/deny", "task/deny"}) {
+	if got := policyOf(t, ctl, res.RunID, "notes/a.md"); !slices.Equal(got, []string{"task/deny", "task/deny"}) {
 		t.Fatalf("control: without a grant the writes were judged %v, want denied twice by the task", got)
 	}
 
 	f := newFixture(t, files, turns)
-	r, err := f.h.StartAllowingOnce(context.Background(), scoped(), Grant{Act: policy.ActWrite, Target: "docs/a.md"})
+	r, err := f.h.StartAllowingOnce(context.Background(), scoped(), Grant{Act: policy.ActWrite, Target: "notes/a.md"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res = r.Wait()
-	if got := policyOf(t, f, res.RunID, "docs/a.md"); !slices.Equal(got, []string{"grant/allow", "task/deny"}) {
+	if got := policyOf(t, f, res.RunID, "notes/a.md"); !slices.Equal(got, []string{"grant/allow", "task/deny"}) {
 		t.Errorf("with a grant the writes were judged %v, want allowed by the grant, then denied by the task", got)
 	}
 	reqs := f.prov.requests()
@@ -154,43 +154,43 @@ func TestGrantLiftsTheTaskScopeOnce(t *testing.T) {
 	if res.Outcome != OutcomeApplied {
 		t.Fatalf("outcome %s (%v), want applied", res.Outcome, res.Err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(f.dir, "docs", "a.md")); string(b) != "granted\n" {
-		t.Errorf("docs/a.md = %q after the run, want the granted write", b)
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "notes", "a.md")); string(b) != "granted\n" {
+		t.Errorf("notes/a.md = %q after the run, want the granted write", b)
 	}
 }
 
-// A grant covers the act's final form only: a grant of docs/a.md neither
-// opens docs/../lib/a.md (lib/a.md) nor, when docs/a.md is a symlink to a
+// A grant covers the act's final form only: a grant of notes/a.md neither
+// opens notes/../lib/a.md (lib/a.md) nor, when notes/a.md is a symlink to a
 // file outside the scope, the file it resolves to. Control: the same
-// grant on a plain docs/a.md allows the write.
+// grant on a plain notes/a.md allows the write.
 func TestGrantCoversOnlyTheFinalForm(t *testing.T) {
 	turns := map[string][]turn{"": {
-		say(10, "write_file", args{"path": "docs/../lib/a.md", "content": "x\n"},
-			"write_file", args{"path": "docs/a.md", "content": "y\n"}),
+		say(10, "write_file", args{"path": "notes/../lib/a.md", "content": "x\n"},
+			"write_file", args{"path": "notes/a.md", "content": "y\n"}),
 		say(10, "finish", args{"summary": "tried"}),
 	}}
 	c := goal("document it")
 	c.Scope.Write = []string{"src/**"}
-	g := Grant{Act: policy.ActWrite, Target: "docs/a.md"}
+	g := Grant{Act: policy.ActWrite, Target: "notes/a.md"}
 
-	plain := newFixture(t, map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n"}, turns)
+	plain := newFixture(t, map[string]string{"src/a.go": "package a\n", "notes/a.md": "old\n"}, turns)
 	r, err := plain.h.StartAllowingOnce(context.Background(), c, g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := r.Wait()
-	if got := policyOf(t, plain, res.RunID, "docs/a.md"); !slices.Equal(got, []string{"grant/allow"}) {
-		t.Fatalf("control: a plain docs/a.md with its grant was judged %v, want allowed by the grant", got)
+	if got := policyOf(t, plain, res.RunID, "notes/a.md"); !slices.Equal(got, []string{"grant/allow"}) {
+		t.Fatalf("control: a plain notes/a.md with its grant was judged %v, want allowed by the grant", got)
 	}
 	if got := policyOf(t, plain, res.RunID, "lib/a.md"); len(got) == 0 || got[0] != "task/deny" {
-		t.Errorf("docs/../lib/a.md with a grant of docs/a.md was judged %v, want denied by the task", got)
+		t.Errorf("notes/../lib/a.md with a grant of notes/a.md was judged %v, want denied by the task", got)
 	}
 
 	linked := newFixture(t, map[string]string{"src/a.go": "package a\n", "lib/b.md": "keep\n"}, turns)
-	if err := os.MkdirAll(filepath.Join(linked.dir, "docs"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(linked.dir, "notes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("../lib/b.md", filepath.Join(linked.dir, "docs", "a.md")); err != nil {
+	if err := os.Symlink("../lib/b.md", filepath.Join(linked.dir, "notes", "a.md")); err != nil {
 		t.Fatal(err)
 	}
 	r, err = linked.h.StartAllowingOnce(context.Background(), c, g)
@@ -198,8 +198,8 @@ func TestGrantCoversOnlyTheFinalForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = r.Wait()
-	if got := policyOf(t, linked, res.RunID, "docs/a.md"); len(got) == 0 || got[0] != "task/deny" {
-		t.Errorf("docs/a.md, a link to lib/b.md, with a grant of docs/a.md was judged %v, want denied by the task", got)
+	if got := policyOf(t, linked, res.RunID, "notes/a.md"); len(got) == 0 || got[0] != "task/deny" {
+		t.Errorf("notes/a.md, a link to lib/b.md, with a grant of notes/a.md was judged %v, want denied by the task", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(linked.dir, "lib", "b.md")); string(b) != "keep\n" {
 		t.Errorf("lib/b.md = %q, want it untouched", b)

@@ -39,8 +39,11 @@ func (s *Server) answerAct(ctx context.Context, id string, d agent.Decision) (ou
 
 // allowOnce re-runs the task of run id, whose act the policy denied, on
 // the folder's engine with that one act allowed once (the "Allow once"
-// quick fix): the same harness and trace store, no second engine. A deny
-// rule in any layer still wins.
+// quick fix): the same harness and trace store, no second engine. The
+// grant lifts a deny or ask of the user, editor, workspace, task or
+// remembered layer for exactly that act and target, never the built-in
+// layer (docs/policy.md#allow-once): onPolicy offers the quick fix only
+// where it can succeed.
 func (s *Server) allowOnce(ctx context.Context, id, act, target string) (string, error) {
 	st, ok := s.runs.lookup(id)
 	if !ok || st.contract == nil {

@@ -136,18 +136,18 @@ func (f *fixture) policyDiag(ctx context.Context, id, rel string) protocol.Diagn
 // a grant was an allow below every deny, so the quick fix re-ran the task
 // only for it to be denied the same way.
 func TestAllowOnceLiftsATaskScopeDenial(t *testing.T) {
-	f := newFixture(t, map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n"}, lsptest.Config{})
+	f := newFixture(t, map[string]string{"src/a.go": "package a\n", "notes/a.md": "old\n"}, lsptest.Config{})
 	ctx := f.ctx()
-	cas := f.cassette([]call{writeCall("docs/a.md", "new\n")}, []call{writeCall("docs/a.md", "again\n")}, finish("documented"))
-	id := f.start(ctx, "ioh.run", scopedTo("document it", cas, []string{"src/**"}, []string{"grep", "-q", "new", "docs/a.md"}))
+	cas := f.cassette([]call{writeCall("notes/a.md", "new\n")}, []call{writeCall("notes/a.md", "again\n")}, finish("documented"))
+	id := f.start(ctx, "ioh.run", scopedTo("document it", cas, []string{"src/**"}, []string{"grep", "-q", "new", "notes/a.md"}))
 	if end := f.awaitEnd(ctx, id); !strings.Contains(end, "denied") {
 		t.Fatalf("run ended %q, want denied by the task's scope", end)
 	}
-	d := f.policyDiag(ctx, id, "docs/a.md")
+	d := f.policyDiag(ctx, id, "notes/a.md")
 	if m := string(d.Message.(protocol.String)); !strings.Contains(m, "layer task") || strings.Contains(m, "cannot be allowed") {
 		t.Errorf("policy diagnostic says %q, want the task layer and no refusal", m)
 	}
-	actions, err := f.editor.CodeActions(ctx, "docs/a.md", d.Range, []protocol.Diagnostic{d})
+	actions, err := f.editor.CodeActions(ctx, "notes/a.md", d.Range, []protocol.Diagnostic{d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestAllowOnceLiftsATaskScopeDenial(t *testing.T) {
 	if !ok {
 		t.Fatalf("no Allow once quick fix in %v", actions)
 	}
-	if allow.Kind == nil || *allow.Kind != protocol.CodeActionKindQuickFix || allow.Title != "Allow once: write docs/a.md" {
+	if allow.Kind == nil || *allow.Kind != protocol.CodeActionKindQuickFix || allow.Title != "Allow once: write notes/a.md" {
 		t.Errorf("Allow once action = %q (kind %v)", allow.Title, allow.Kind)
 	}
 	raw, err := f.editor.ApplyCodeAction(ctx, allow)
@@ -169,41 +169,53 @@ func TestAllowOnceLiftsATaskScopeDenial(t *testing.T) {
 	if end := f.awaitEnd(ctx, ref.RunID); !strings.HasPrefix(end, "completed: applied") {
 		t.Fatalf("re-run ended %q, want completed: applied", end)
 	}
-	if got := f.read("docs/a.md"); got != "new\n" {
-		t.Errorf("docs/a.md = %q, want the granted write", got)
+	if got := f.read("notes/a.md"); got != "new\n" {
+		t.Errorf("notes/a.md = %q, want the granted write", got)
 	}
-	if got := f.policyEvents(ctx, ref.RunID, "docs/a.md"); !slices.Equal(got, []string{"grant/allow", "task/deny"}) {
-		t.Errorf("the re-run's verdicts on docs/a.md = %v, want allowed by the grant, then denied by the task", got)
+	if got := f.policyEvents(ctx, ref.RunID, "notes/a.md"); !slices.Equal(got, []string{"grant/allow", "task/deny"}) {
+		t.Errorf("the re-run's verdicts on notes/a.md = %v, want allowed by the grant, then denied by the task", got)
 	}
-	if got := f.policyEvents(ctx, id, "docs/a.md"); !slices.Equal(got, []string{"task/deny", "task/deny"}) {
-		t.Errorf("control: the first run's verdicts on docs/a.md = %v, want denied twice by the task", got)
+	if got := f.policyEvents(ctx, id, "notes/a.md"); !slices.Equal(got, []string{"task/deny", "task/deny"}) {
+		t.Errorf("control: the first run's verdicts on notes/a.md = %v, want denied twice by the task", got)
+	}
+	// The trace the editor opens says who allowed it.
+	raw, err = f.editor.ExecuteCommand(ctx, "ioh.trace", map[string]string{"runId": ref.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct{ File string }
+	if err := json.Unmarshal(raw, &sum); err != nil || sum.File == "" {
+		t.Fatalf("ioh.trace answered %s", raw)
+	}
+	if md, err := os.ReadFile(sum.File); err != nil || !strings.Contains(string(md), `layer="grant"`) {
+		t.Errorf("the re-run's rendered trace does not name the grant (%v):\n%s", err, md)
 	}
 	// The second write of the re-run is marked, at its step, with the
 	// quick fix again.
-	d2 := f.policyDiag(ctx, ref.RunID, "docs/a.md")
+	d2 := f.policyDiag(ctx, ref.RunID, "notes/a.md")
 	if m := string(d2.Message.(protocol.String)); !strings.Contains(m, "step 2") {
 		t.Errorf("the re-run's denial says %q, want step 2", m)
 	}
 }
 
-// A grant covers the act's final form only. A grant of docs/a.md does not
-// allow docs/a.md/../../lib/a.md (lib/a.md), and one of docs/link.md, a
+// A grant covers the act's final form only. A grant of notes/a.md does not
+// allow notes/a.md/../../lib/a.md (lib/a.md), and one of notes/link.md, a
 // link to lib/b.md outside the scope, does not open lib/b.md: the re-run
-// writes docs/a.md (the control in the same run) and nothing else.
+// writes notes/a.md (the control in the same run) and nothing else.
 func TestAllowOnceCoversOnlyTheFinalForm(t *testing.T) {
-	f := newFixture(t, map[string]string{"src/a.go": "package a\n", "docs/a.md": "old\n", "lib/b.md": "keep\n"}, lsptest.Config{})
-	if err := os.Symlink("../lib/b.md", filepath.Join(f.dir, "docs", "link.md")); err != nil {
+	f := newFixture(t, map[string]string{"src/a.go": "package a\n", "notes/a.md": "old\n", "lib/b.md": "keep\n"}, lsptest.Config{})
+	if err := os.Symlink("../lib/b.md", filepath.Join(f.dir, "notes", "link.md")); err != nil {
 		t.Fatal(err)
 	}
 	ctx := f.ctx()
 	cas := f.cassette(
-		[]call{writeCall("docs/a.md/../../lib/a.md", "x\n")},
-		[]call{writeCall("docs/link.md", "y\n")},
-		[]call{writeCall("docs/a.md", "new\n")},
+		[]call{writeCall("notes/a.md/../../lib/a.md", "x\n")},
+		[]call{writeCall("notes/link.md", "y\n")},
+		[]call{writeCall("notes/a.md", "new\n")},
 		finish("documented"))
-	id := f.start(ctx, "ioh.run", scopedTo("document it", cas, []string{"src/**"}, []string{"grep", "-q", "new", "docs/a.md"}))
+	id := f.start(ctx, "ioh.run", scopedTo("document it", cas, []string{"src/**"}, []string{"grep", "-q", "new", "notes/a.md"}))
 	f.awaitEnd(ctx, id)
-	for _, rel := range []string{"lib/a.md", "docs/link.md", "docs/a.md"} {
+	for _, rel := range []string{"lib/a.md", "notes/link.md", "notes/a.md"} {
 		f.policyDiag(ctx, id, rel)
 	}
 
@@ -219,29 +231,29 @@ func TestAllowOnceCoversOnlyTheFinalForm(t *testing.T) {
 		}
 		return ref.RunID, f.awaitEnd(ctx, ref.RunID)
 	}
-	linkRun, end := allow("docs/link.md")
+	linkRun, end := allow("notes/link.md")
 	if !strings.Contains(end, "denied") {
-		t.Errorf("the re-run granted docs/link.md ended %q, want denied", end)
+		t.Errorf("the re-run granted notes/link.md ended %q, want denied", end)
 	}
-	if got := f.policyEvents(ctx, linkRun, "docs/link.md"); !slices.Equal(got, []string{"task/deny"}) {
-		t.Errorf("docs/link.md, a link to lib/b.md, with its grant was judged %v, want denied by the task", got)
+	if got := f.policyEvents(ctx, linkRun, "notes/link.md"); !slices.Equal(got, []string{"task/deny"}) {
+		t.Errorf("notes/link.md, a link to lib/b.md, with its grant was judged %v, want denied by the task", got)
 	}
 	if got := f.read("lib/b.md"); got != "keep\n" {
 		t.Errorf("lib/b.md = %q, want it untouched", got)
 	}
 
-	aRun, end := allow("docs/a.md")
+	aRun, end := allow("notes/a.md")
 	if !strings.HasPrefix(end, "completed: applied") {
-		t.Fatalf("the re-run granted docs/a.md ended %q, want completed: applied", end)
+		t.Fatalf("the re-run granted notes/a.md ended %q, want completed: applied", end)
 	}
 	if got := f.policyEvents(ctx, aRun, "lib/a.md"); !slices.Equal(got, []string{"task/deny"}) {
-		t.Errorf("docs/a.md/../../lib/a.md with a grant of docs/a.md was judged %v, want denied by the task", got)
+		t.Errorf("notes/a.md/../../lib/a.md with a grant of notes/a.md was judged %v, want denied by the task", got)
 	}
-	if got := f.policyEvents(ctx, aRun, "docs/a.md"); !slices.Equal(got, []string{"grant/allow"}) {
-		t.Errorf("docs/a.md with its grant was judged %v, want allowed by the grant", got)
+	if got := f.policyEvents(ctx, aRun, "notes/a.md"); !slices.Equal(got, []string{"grant/allow"}) {
+		t.Errorf("notes/a.md with its grant was judged %v, want allowed by the grant", got)
 	}
-	if got := f.read("docs/a.md"); got != "new\n" {
-		t.Errorf("docs/a.md = %q, want the granted write", got)
+	if got := f.read("notes/a.md"); got != "new\n" {
+		t.Errorf("notes/a.md = %q, want the granted write", got)
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, "lib", "a.md")); !os.IsNotExist(err) {
 		t.Errorf("lib/a.md exists (%v), want it never written", err)

@@ -329,7 +329,7 @@ func (s *Server) commandClearTrace(ctx context.Context, a api.ClearTraceArgs) (a
 }
 
 // commandAllowOnce re-runs a task whose act was denied, with that one act
-// allowed once (actanswer.go; a deny rule in any layer still wins).
+// allowed once (actanswer.go; the built-in layer still wins).
 func (s *Server) commandAllowOnce(ctx context.Context, a api.AllowOnceArgs) (api.RunRef, error) {
 	id, err := s.allowOnce(ctx, a.RunID, a.Act, a.Target)
 	if err != nil {

@@ -39,9 +39,9 @@ type grant struct {
 // (CleanPath for a path, lower-cased host and port for the network), equal
 // to target as a string is decided as the built-in layer and the act's
 // default decide it, and allowed (layer LayerGrant) where neither denies
-// nor asks. The comparison is exact, never a glob: a grant of "docs/*"
-// covers a file named "docs/*" only, and one of "docs/a.md" does not
-// cover "docs/../.git/config" (that is ".git/config"). CheckPath judges a
+// nor asks. The comparison is exact, never a glob: a grant of "notes/*"
+// covers a file named "notes/*" only, and one of "notes/a.md" does not
+// cover "notes/../.git/config" (that is ".git/config"). CheckPath judges a
 // symlink's lexical and resolved paths each on its own, so a grant of a
 // link's name does not open the file it resolves to. A target that no
 // act can have (a path outside the workspace) grants nothing. Every other

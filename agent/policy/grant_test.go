@@ -29,7 +29,7 @@ func TestGrantingLiftsWrittenRules(t *testing.T) {
 		was    Effect
 		layer  Layer
 	}{
-		{ActWrite, "docs/a.md", Deny, LayerTask},        // outside the scope
+		{ActWrite, "notes/a.md", Deny, LayerTask},       // outside the scope
 		{ActWrite, "vendor/x.go", Deny, LayerWorkspace}, // workspace config
 		{ActWrite, "src/gen/z.go", Ask, LayerEditor},    // editor settings ask
 		{ActExec, "rm -rf build", Deny, LayerUser},      // user config
@@ -106,21 +106,21 @@ func TestGrantingIsExact(t *testing.T) {
 	granted := func(grant, lexical, resolved string) Verdict {
 		return p.Granting(ActWrite, grant).CheckPath(ActWrite, lexical, resolved)
 	}
-	if v := granted("docs/a.md", "./docs/x/../a.md", ""); v.Effect != Allow || v.Layer != LayerGrant {
-		t.Errorf("docs/a.md spelt ./docs/x/../a.md = %+v, want the grant", v)
+	if v := granted("notes/a.md", "./notes/x/../a.md", ""); v.Effect != Allow || v.Layer != LayerGrant {
+		t.Errorf("notes/a.md spelt ./notes/x/../a.md = %+v, want the grant", v)
 	}
 	for _, c := range []struct{ grant, lexical, resolved string }{
-		{"docs/a.md", "docs/../.git/config", ""},
-		{"docs/a.md", "docs/../lib/a.md", ""},
-		{"docs/a.md", "docs/a.md/x", ""},
-		{"docs/a.md", "docs/a.mdx", ""},
-		{"docs/*", "docs/a.md", ""},
-		{"docs/**", "docs/a.md", ""},
-		{"DOCS/A.MD", "docs/a.md", ""},
-		{"docs/a.md", "docs/a.md", "lib/b.md"},       // a link to a file outside the scope
-		{"docs/a.md", "docs/a.md", ".git/hooks/pre"}, // a link into .git
-		{"/docs/a.md", "docs/a.md", ""},
-		{"", "docs/a.md", ""},
+		{"notes/a.md", "notes/../.git/config", ""},
+		{"notes/a.md", "notes/../lib/a.md", ""},
+		{"notes/a.md", "notes/a.md/x", ""},
+		{"notes/a.md", "notes/a.mdx", ""},
+		{"notes/*", "notes/a.md", ""},
+		{"notes/**", "notes/a.md", ""},
+		{"NOTES/A.MD", "notes/a.md", ""},
+		{"notes/a.md", "notes/a.md", "lib/b.md"},       // a link to a file outside the scope
+		{"notes/a.md", "notes/a.md", ".git/hooks/pre"}, // a link into .git
+		{"/notes/a.md", "notes/a.md", ""},
+		{"", "notes/a.md", ""},
 	} {
 		if v := granted(c.grant, c.lexical, c.resolved); v.Effect != Deny {
 			t.Errorf("grant %q, write %q (resolves to %q) = %+v, want denied", c.grant, c.lexical, c.resolved, v)
@@ -128,8 +128,8 @@ func TestGrantingIsExact(t *testing.T) {
 	}
 	// A link inside the scope to the granted file: both paths are allowed,
 	// and the grant, which the resolved path needed, is named.
-	if v := granted("docs/a.md", "src/link.md", "docs/a.md"); v.Effect != Allow || v.Layer != LayerGrant {
-		t.Errorf("src/link.md resolving to the granted docs/a.md = %+v, want the grant named", v)
+	if v := granted("notes/a.md", "src/link.md", "notes/a.md"); v.Effect != Allow || v.Layer != LayerGrant {
+		t.Errorf("src/link.md resolving to the granted notes/a.md = %+v, want the grant named", v)
 	}
 	// Exec: the argv joined by single spaces, as the verdict names it.
 	if v := p.Granting(ActExec, "rm -rf build").CheckArgv([]string{"rm", "-rf", "build", "src"}); v.Effect != Deny {

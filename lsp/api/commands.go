@@ -220,7 +220,7 @@ var (
 	ShowDiff = Spec[RunRef, Diff]{Name: "ioh.showDiff",
 		Doc: "Show a run's pending (or last proposed) change as a unified diff."}
 	AllowOnce = Spec[AllowOnceArgs, RunRef]{Name: "ioh.allowOnce",
-		Doc: "Run a task again, on the same engine, with one denied act allowed once (a deny rule in any layer still wins)."}
+		Doc: "Run a task again, on the same engine, with one denied act allowed once, over any rule of the user, editor, workspace or task (a protected path stays denied)."}
 )
 
 // All lists every command, in the order initialize advertises them.
