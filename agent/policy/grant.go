@@ -37,9 +37,9 @@ type grant struct {
 // Granting returns a copy of p in which act on target is granted: an act
 // whose target is, after the same normalisation the check applies
 // (CleanPath for a path, lower-cased host and port for the network), equal
-// to target as a string is decided as the built-in layer and the act's
-// default decide it, and allowed (layer LayerGrant) where neither denies
-// nor asks. The comparison is exact, never a glob: a grant of "notes/*"
+// to target as a string is allowed (layer LayerGrant) unless a rule of
+// the built-in layer denies or asks about it, or the act's default is
+// deny; the rules of the other layers are passed over. The comparison is exact, never a glob: a grant of "notes/*"
 // covers a file named "notes/*" only, and one of "notes/a.md" does not
 // cover "notes/../.git/config" (that is ".git/config"). CheckPath judges a
 // symlink's lexical and resolved paths each on its own, so a grant of a
