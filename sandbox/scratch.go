@@ -78,7 +78,7 @@ func goCacheScratch(scratch, env []string, private, prog string) ([]string, []Me
 		}
 		env = append(withoutVar(env, "GOCACHE"), "GOCACHE="+private,
 			fmt.Sprintf("GOCACHEPROG='%s' %s '%s' '%s'", prog, gocacheArg, dir, private))
-		mechs = append(mechs, Mechanism{"scratch-layer", StateApplied, dir + ": the go command reads the host cache in place and stores into a private cache discarded with the run (GOCACHEPROG)"})
+		mechs = append(mechs, Mechanism{"scratch-layer", StateApplied, dir + ": the go command reads the host cache in place and stores into a private cache discarded with the run (GOCACHEPROG " + prog + ")"})
 	}
 	return env, mechs
 }
