@@ -34,6 +34,9 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	start := time.Now()
 	cfg.HostUID = os.Getuid()
 	cg, cgMechs := newCgroup(cfg.Limits)
+	if cg != nil {
+		warmCgroupMove() // spawner_linux.go
+	}
 	defer cg.remove()
 	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
 

@@ -33,6 +33,7 @@ func TestTierContainmentOtherModes(t *testing.T) {
 		t.Skip("bubblewrap is not installed: cannot take user namespaces away")
 	}
 	bin := helperPath(t)
+	smallInit(t) // built next to bin, where the re-runs look for it
 	home := outsideDir(t)
 	type mode struct {
 		name     string

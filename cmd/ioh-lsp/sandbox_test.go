@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -113,6 +114,10 @@ func TestSandboxDoctorCLI(t *testing.T) {
 	code, out, _ = runCLI(t, "sandbox", "doctor")
 	if code != 0 || !strings.Contains(out, "a run gets the "+rep.Backend+" tier here") {
 		t.Errorf("doctor text: code %d\n%s", code, out)
+	}
+	// A test binary has no build stamp, so no init program of its own.
+	if runtime.GOOS == "linux" && !strings.Contains(out, "stages run in: this binary re-executes itself for each stage: this binary was built without `make build`") {
+		t.Errorf("doctor does not say what runs the stages:\n%s", out)
 	}
 	if code, _, _ := runCLI(t, "sandbox", "doctor", "extra"); code != 2 {
 		t.Errorf("doctor with an argument: code %d, want 2", code)
