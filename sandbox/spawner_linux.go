@@ -143,4 +143,3 @@ func warmCgroupMove() {
 		}
 	}()
 }
-
