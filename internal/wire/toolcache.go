@@ -61,15 +61,18 @@ func toolchainEnv(getenv func(string) string) []string {
 const noModuleIndex = "GODEBUG=goindex=0"
 
 // toolchainScratch lists the host caches that sandboxed commands may write
-// into a private layer (sandbox.Spec.Scratch, the linux tier's overlay):
-// the build cache, when it exists. Every cache write then succeeds and is
+// into a private layer (sandbox.Spec.Scratch: an overlay in the linux tier;
+// in the landlock and floor tiers a private GOCACHE served by the sandbox's
+// gocache stage as GOCACHEPROG, which reads host hits in place): the build
+// cache, when it exists. Every cache write then succeeds and is
 // discarded with the run, the host cache is never written, and hits are
 // still read from it. It is what makes `go list -export` work there, which
 // go/packages tools (staticcheck, golangci-lint) run for every package:
 // unlike `go build`, it fails when it cannot store a package it had to
 // compile, and staticcheck then reports "matched no packages" and exits 0,
-// a check that passes without checking anything. Other tiers keep the
-// cache read-only (noModuleIndex still lets go build, vet and test run).
+// a check that passes without checking anything. A go older than 1.24
+// ignores GOCACHEPROG and starts from the empty private cache there (correct,
+// slower); noModuleIndex keeps go build, vet and test working either way.
 func toolchainScratch(getenv func(string) string) []string {
 	dir := goCache(getenv)
 	if dir == "" {
