@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -62,6 +63,7 @@ func smallInit(t *testing.T) (dir, stamp string) {
 		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-buildid="+stampPrefix+stamp,
 			"-o", filepath.Join(dir, InitProgramName), "github.com/ioh-lsp/ioh-lsp/cmd/ioh-sandbox-init")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
+		cmd.Dir = moduleRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			smallInitErr = err
 			t.Logf("%s", out)
@@ -74,6 +76,18 @@ func smallInit(t *testing.T) (dir, stamp string) {
 		t.Fatalf("build the init program: %v", smallInitErr)
 	}
 	return dir, smallInitStamp
+}
+
+// moduleRoot is this module's directory, from this file's path: a test
+// binary built with go test -c may run anywhere (bench/sandbox.sh).
+func moduleRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if root := filepath.Dir(filepath.Dir(file)); ok {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			return root
+		}
+	}
+	return ".."
 }
 
 // useProgram makes p this process's stage program for the test.
