@@ -193,12 +193,22 @@ func restrictSelf(cfg *initConfig, allRlimits bool) ([]Mechanism, error) {
 		return nil, err
 	}
 	mechs = append(mechs, lm...)
-	noNet := cfg.Tier == BackendLandlock && !cfg.Network
+	fm, err := filterAndDropCaps(cfg, cfg.Tier == BackendLandlock && !cfg.Network)
+	if err != nil {
+		return nil, err
+	}
+	return append(mechs, fm...), nil
+}
+
+// filterAndDropCaps is the last part of restricting the thread that will
+// exec the command, shared by both tiers: the seccomp deny-list, with
+// noNet the socket filter, then an empty capability set.
+func filterAndDropCaps(cfg *initConfig, noNet bool) ([]Mechanism, error) {
 	m, err := applySeccomp(seccompOpts{DenyNetwork: noNet})
 	if err != nil {
 		return nil, err
 	}
-	mechs = append(mechs, m)
+	mechs := []Mechanism{m}
 	if noNet {
 		m, err := applySocketFilter()
 		if err != nil {

@@ -109,24 +109,11 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 	}
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
 	mechs = append(mechs, lm...)
-	noNet := !cfg.Network
-	m, err := applySeccomp(seccompOpts{DenyNetwork: noNet})
+	fm, err := filterAndDropCaps(cfg, !cfg.Network)
 	if err != nil {
 		return nil, err
 	}
-	mechs = append(mechs, m)
-	if noNet {
-		m, err := applySocketFilter()
-		if err != nil {
-			return nil, err
-		}
-		mechs = append(mechs, m)
-	}
-	cm, err := dropCapsFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("drop capabilities: %w", err)
-	}
-	mechs = append(mechs, cm)
+	mechs = append(mechs, fm...)
 	mechs = append(mechs, Mechanism{"runner-outside", StateApplied, "restrictions bind the command's thread only; the runner stays outside its domain"})
 	return mechs, nil
 }
