@@ -20,18 +20,8 @@ if [ ! -x "$IOH_LSP" ] || [ ! -x "$(dirname "$IOH_LSP")/ioh-sandbox-init" ]; the
 	IOH_LSP=$repo/bin/ioh-lsp
 fi
 INIT=$(dirname "$IOH_LSP")/ioh-sandbox-init
-missing=""
-for p in hyperfine:hyperfine bwrap:bubblewrap jq:jq; do
-	command -v "${p%%:*}" >/dev/null 2>&1 || missing="$missing ${p#*:}"
-done
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" = 0 ]; then
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-	else
-		echo "bench/sandbox.sh: missing$missing (install them, or run as root)" >&2
-		exit 1
-	fi
-fi
+. "$repo/bench/lib.bash"
+need bench/sandbox.sh hyperfine:hyperfine bwrap:bubblewrap jq:jq
 
 work=$(mktemp -d /var/tmp/ioh-bench-sandbox.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -44,7 +34,6 @@ REEXEC=$work/reexec/ioh-lsp
 runs=${BENCH_RUNS:-100}
 
 mean_ms() { jq -r ".results[$2].mean * 1000" "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 fmt() { awk -v a="$1" 'BEGIN { printf "%.2f", a }'; }
 

@@ -28,25 +28,14 @@ if [ ! -x "$IOH_LSP" ]; then
 	echo "building $IOH_LSP" >&2
 	(cd "$repo" && go build -o "$IOH_LSP" ./cmd/ioh-lsp)
 fi
-missing=""
-for p in hyperfine:hyperfine jq:jq python3:python3; do
-	command -v "${p%%:*}" >/dev/null 2>&1 || missing="$missing ${p#*:}"
-done
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" = 0 ]; then
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
-	else
-		echo "bench/startup.sh: missing$missing (install them, or run as root)" >&2
-		exit 1
-	fi
-fi
+. "$repo/bench/lib.bash"
+need bench/startup.sh hyperfine:hyperfine jq:jq python3:python3
 
 work=$(mktemp -d /var/tmp/ioh-bench-startup.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 runs=${BENCH_RUNS:-200}
 
 ms() { awk -v a="$1" 'BEGIN { printf "%.2f", a * 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), kernel $(uname -r), $(go version | cut -d' ' -f3)"
 
