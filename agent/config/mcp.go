@@ -10,7 +10,8 @@ import (
 
 // MCPServer is one entry of `mcp.servers` (docs/mcp.md#mcp-servers-as-tools): a stdio server
 // (Command, run contained) or a streamable HTTP one (URL), and the tools
-// of it the model sees.
+// of it the model sees. It has mcptool.Server's fields in its order, so
+// the wiring converts one to the other (keep them alike).
 type MCPServer struct {
 	Name    string
 	Command []string

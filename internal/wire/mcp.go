@@ -22,10 +22,9 @@ const ACPSource = "acp client"
 func newMCP(cfg *config.Config, o Options, sb contain.Sandbox) (*mcptool.Manager, error) {
 	var servers []mcptool.Server
 	for _, s := range cfg.MCP {
-		servers = append(servers, mcptool.Server{
-			Name: s.Name, Command: s.Command, Dir: s.Dir, Env: s.Env, Network: s.Network,
-			URL: s.URL, Tools: s.Tools, Timeout: s.Timeout, Source: s.Source,
-		})
+		// The config's entry is the manager's type field for field (a
+		// conversion: the compiler keeps the two the same).
+		servers = append(servers, mcptool.Server(s))
 	}
 	for _, s := range o.MCPServers {
 		if s.Source == "" {
