@@ -13,7 +13,6 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Export limits. An export that the collector keeps refusing with
@@ -58,10 +57,7 @@ func (x *httpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	if len(spans) == 0 {
 		return nil
 	}
-	body, err := exportRequest(spans)
-	if err != nil {
-		return err
-	}
+	body := exportRequest(spans)
 	ctx, cancel := context.WithTimeout(ctx, exportTimeout)
 	defer cancel()
 	backoff := firstBackoff
@@ -165,43 +161,16 @@ func rejectedSpans(reply []byte, contentType string) int64 {
 	if len(reply) == 0 || !strings.HasPrefix(contentType, "application/x-protobuf") {
 		return 0
 	}
-	partial, ok := field(reply, 1, protowire.BytesType)
+	partial, ok := field(reply, 1, wireBytes)
 	if !ok {
 		return 0
 	}
-	v, ok := field(partial, 1, protowire.VarintType)
+	v, ok := field(partial, 1, wireVarint)
 	if !ok {
 		return 0
 	}
-	n, _ := protowire.ConsumeVarint(v)
+	n, _ := consumeVarint(v)
 	return int64(n)
-}
-
-// field returns the raw value of the last occurrence of field num of
-// wire type typ in a protobuf message (for a bytes field, its contents).
-func field(b []byte, num protowire.Number, typ protowire.Type) ([]byte, bool) {
-	var out []byte
-	found := false
-	for len(b) > 0 {
-		n, t, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return nil, false
-		}
-		b = b[l:]
-		vl := protowire.ConsumeFieldValue(n, t, b)
-		if vl < 0 {
-			return nil, false
-		}
-		if n == num && t == typ {
-			out, found = b[:vl], true
-			if t == protowire.BytesType {
-				v, _ := protowire.ConsumeBytes(b[:vl])
-				out = v
-			}
-		}
-		b = b[vl:]
-	}
-	return out, found
 }
 
 // Shutdown stops the exporter: later exports fail at once. Spans still
