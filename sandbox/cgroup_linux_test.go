@@ -119,3 +119,59 @@ func TestCgroupStaleSwept(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandBornInRunGroups: the command (and what it forks) is in the
+// run's v1 memory and pids groups from its first instruction, in both
+// tiers and through the spawn stage, although the caller never moves a
+// process (the stage's forking thread joins them itself, awaitGo). The
+// control is the caller's own groups, which are not the run's.
+func TestCommandBornInRunGroups(t *testing.T) {
+	v1Groups(t)
+	own := func(controller string) string {
+		return "/" + strings.TrimPrefix(strings.TrimPrefix(v1Own(controller), filepath.Join("/sys/fs/cgroup", controller)), "/")
+	}
+	check := func(t *testing.T, output string) {
+		t.Helper()
+		for _, c := range []string{"memory", "pids"} {
+			var path string
+			for _, line := range strings.Split(output, "\n") {
+				if f := strings.SplitN(line, ":", 3); len(f) == 3 && f[1] == c {
+					path = f[2]
+				}
+			}
+			if path == own(c) || !strings.Contains(path, "/"+cgroupPrefix) {
+				t.Errorf("%s group of the command %q, want a run's group (%s…), not the caller's %q:\n%s", c, path, cgroupPrefix, own(c), output)
+			}
+		}
+	}
+	argv := []string{"sh", "-c", "cat /proc/self/cgroup; sh -c 'cat /proc/self/cgroup' >/dev/null"}
+	limits := Limits{Memory: 256 << 20, Procs: 64}
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			out, output := runTier(t, Spec{Argv: argv, Backend: tier, Limits: limits})
+			if out.ExitCode != 0 {
+				t.Fatalf("exit %d:\n%s", out.ExitCode, output)
+			}
+			check(t, output)
+		})
+	}
+	t.Run("spawn stage", func(t *testing.T) {
+		requireLinuxBackend(t)
+		old := spawnerThreshold
+		spawnerThreshold = -1
+		t.Cleanup(func() { spawnerThreshold = old })
+		out, output := runTier(t, Spec{Argv: argv, Backend: BackendLinux, Limits: limits})
+		if out.ExitCode != 0 {
+			t.Fatalf("exit %d:\n%s", out.ExitCode, output)
+		}
+		check(t, output)
+	})
+	t.Run("control", func(t *testing.T) {
+		output := control(t, t.TempDir(), "cat", "/proc/self/cgroup")
+		for _, c := range []string{"memory", "pids"} {
+			if !strings.Contains(output, ":"+c+":"+own(c)+"\n") {
+				t.Errorf("uncontained, the %s group is not the caller's %q:\n%s", c, own(c), output)
+			}
+		}
+	})
+}

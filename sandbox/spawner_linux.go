@@ -1,13 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,7 +97,7 @@ func spawnMain() int {
 	cmd := exec.Command("/proc/self/exe", initArg)
 	cmd.Env = []string{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r, st}
+	cmd.ExtraFiles = append([]*os.File{r, st}, passJoinFiles(cfg)...)
 	cmd.SysProcAttr = initAttr(uintptr(flags))
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("start init child: %w", err))
@@ -114,32 +113,16 @@ func spawnMain() int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// warmCgroupMove starts, in the background, the wait that moving the
-// run's stage into its cgroups would otherwise begin only after the stage
-// is started. Every move of a process between cgroups takes the kernel's
-// global cgroup_threadgroup_rwsem for writing, which first waits for an
-// RCU grace period (5-45 ms on this machine under load, 1-4 idle); a move
-// that starts while another one waits shares its grace period and then
-// takes about 0.1 ms. So a no-op move, of one of this process's own
-// threads into the group it is already in, is made first, while the
-// caller prepares and starts the stage; the real move then finds the
-// grace period (nearly) over. It is called once the run's groups exist:
-// the move holds cgroup_mutex while it waits, so a group made during it
-// would wait too. Best effort: only where this process may write its own
-// v1 group (root with v1 memory or pids hierarchies). The goroutine ends
-// after one write.
-func warmCgroupMove() {
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		for _, c := range []string{"memory", "pids"} {
-			f, err := os.OpenFile(filepath.Join(v1Own(c), "tasks"), os.O_WRONLY, 0)
-			if err != nil {
-				continue
-			}
-			_, _ = f.WriteString(strconv.Itoa(unix.Gettid()))
-			f.Close()
-			return
-		}
-	}()
+// passJoinFiles returns the cgroup "tasks" files the caller passed this
+// stage (cfg says how many), to pass on to init at the same descriptors.
+func passJoinFiles(cfg []byte) []*os.File {
+	var c struct {
+		CgroupJoin int `json:"cgroup_join"`
+	}
+	_ = json.NewDecoder(bytes.NewReader(cfg)).Decode(&c)
+	var fs []*os.File
+	for i := 0; i < c.CgroupJoin && i < maxJoinFiles; i++ {
+		fs = append(fs, os.NewFile(uintptr(joinFD+i), "cgroup tasks"))
+	}
+	return fs
 }

@@ -34,11 +34,14 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	start := time.Now()
 	cfg.HostUID = os.Getuid()
 	cg, cgMechs := newCgroup(cfg.Limits)
-	if cg != nil {
-		warmCgroupMove() // spawner_linux.go
-	}
 	defer cg.remove()
 	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
+	joinFiles, err := cg.taskFiles()
+	if err != nil {
+		return nil, fmt.Errorf("%w: open the run's cgroups: %w", ErrSetup, err)
+	}
+	defer closeAll(joinFiles)
+	cfg.CgroupJoin = len(joinFiles)
 
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
@@ -57,7 +60,8 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	defer cancel()
 	cmd := r.cmd
 	cmd.Env = []string{} // the stage's own environment stays empty
-	cmd.ExtraFiles = []*os.File{cfgR, stW}
+	// fds 3 (config), 4 (status), then from joinFD the v1 tasks files
+	cmd.ExtraFiles = append([]*os.File{cfgR, stW}, joinFiles...)
 	cmd.Stdin = s.Stdin
 	cmd.WaitDelay = 5 * time.Second // a stuck stdin reader must not hang the run
 	overflow := make(chan struct{}, 1)
@@ -73,16 +77,17 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	}
 	cfgR.Close()
 	stW.Close()
+	closeAll(joinFiles)
 	abort := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	// The config goes first, so the stage starts and builds its root
-	// while it is moved into the run's cgroups (a v1 memory cgroup's move
-	// waits for an RCU grace period); "go" then lets it fork the command,
-	// which is born in them (awaitGo, init_linux.go).
+	// while a v2 group is joined; "go" then lets it fork the command,
+	// which is born in the run's groups (awaitGo, init_linux.go, joins
+	// the v1 groups from the forking thread).
 	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
 		abort()
 		return nil, fmt.Errorf("%w: send config: %w", ErrSetup, err)
 	}
-	if cg != nil {
+	if cg != nil && cg.v2 != "" {
 		if err := cg.join(cmd.Process.Pid); err != nil {
 			abort()
 			return nil, fmt.Errorf("%w: join cgroup: %w", ErrSetup, err)
