@@ -219,7 +219,7 @@ func writeFile(dir, name string, v int64) error {
 }
 
 // join moves pid into the v2 group. The v1 groups are joined by the
-// stage itself (taskFiles).
+// stage itself (taskPaths).
 func (c *cgroup) join(pid int) error {
 	if c == nil || c.v2 == "" {
 		return nil
@@ -227,39 +227,28 @@ func (c *cgroup) join(pid int) error {
 	return writeFile(c.v2, "cgroup.procs", int64(pid))
 }
 
-// taskFiles opens the v1 groups' "tasks" files for the stage, which
-// writes "0" to each from the thread that then forks the command: the
-// kernel moves that one thread, and the command it forks is born in the
-// groups. Moving a whole process (cgroup.procs) takes the global
-// cgroup_threadgroup_rwsem for writing, which waits for an RCU grace
-// period (6-15 ms per run here, 45 ms under load); a thread that moves
-// itself needs no such lock (kernel 6.0 and later; older kernels take it
-// anyway, which is only slower). The permission check uses the
-// credentials of the opener, this caller, so the stage needs no rights of
-// its own over the hierarchy. Close them once the stage has started.
-func (c *cgroup) taskFiles() ([]*os.File, error) {
+// taskPaths are the v1 groups' "tasks" files. The stage opens them as
+// soon as it has its config (it still sees the host's /sys/fs/cgroup)
+// and writes "0" to each from the thread that then forks the command
+// (awaitGo): the kernel moves that one thread, and the command it forks
+// is born in the groups. Moving a whole process (cgroup.procs) takes the
+// global cgroup_threadgroup_rwsem for writing, which waits for an RCU
+// grace period (6-15 ms per run here, 45 ms under load); a thread that
+// moves itself needs no such lock (kernel 6.0 and later; older kernels
+// take it anyway, which is only slower). The stage has the caller's
+// credentials on the host (its user namespace maps root to the caller),
+// so it may write where the caller may.
+func (c *cgroup) taskPaths() []string {
 	if c == nil {
-		return nil, nil
+		return nil
 	}
-	var fs []*os.File
+	var ps []string
 	for _, d := range []string{c.memory, c.pids} {
-		if d == "" {
-			continue
+		if d != "" {
+			ps = append(ps, filepath.Join(d, "tasks"))
 		}
-		f, err := os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
-		if err != nil {
-			closeAll(fs)
-			return nil, err
-		}
-		fs = append(fs, f)
 	}
-	return fs, nil
-}
-
-func closeAll(fs []*os.File) {
-	for _, f := range fs {
-		f.Close()
-	}
+	return ps
 }
 
 // memoryApplied and pidsApplied say which caps the groups carry.
@@ -339,3 +328,9 @@ func (c *cgroup) removeDir(d string) {
 }
 
 func waitBriefly() { time.Sleep(2 * time.Millisecond) }
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}

@@ -163,9 +163,13 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 	}
 	goLine.r, goLine.f = io.MultiReader(dec.Buffered(), cfgF), cfgF
 	goLine.join = nil
-	for i := 0; i < cfg.CgroupJoin && i < maxJoinFiles; i++ {
-		unix.CloseOnExec(joinFD + i)
-		goLine.join = append(goLine.join, os.NewFile(uintptr(joinFD+i), "cgroup tasks"))
+	for _, p := range cfg.CgroupTasks {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			closeAll(goLine.join)
+			return cfg, stF, report, fail, fmt.Errorf("open the run's cgroup: %w", err)
+		}
+		goLine.join = append(goLine.join, f)
 	}
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	return cfg, stF, report, fail, nil
@@ -177,17 +181,9 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 var goLine struct {
 	r io.Reader
 	f *os.File
-	// join: the v1 groups' "tasks" files the caller passed (CgroupJoin).
+	// join: the run's v1 groups' "tasks" files (CgroupTasks), open.
 	join []*os.File
 }
-
-// joinFD is the first descriptor at which a stage finds the v1 cgroup
-// "tasks" files (after the config, 3, and the status, 4); maxJoinFiles
-// bounds how many it takes (memory and pids).
-const (
-	joinFD       = 5
-	maxJoinFiles = 2
-)
 
 // awaitGo blocks until the caller's "go", then moves the calling thread
 // into the run's v1 cgroups (a write of "0", this thread, to each "tasks"

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -97,7 +96,7 @@ func spawnMain() int {
 	cmd := exec.Command("/proc/self/exe", initArg)
 	cmd.Env = []string{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = append([]*os.File{r, st}, passJoinFiles(cfg)...)
+	cmd.ExtraFiles = []*os.File{r, st}
 	cmd.SysProcAttr = initAttr(uintptr(flags))
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("start init child: %w", err))
@@ -111,18 +110,4 @@ func spawnMain() int {
 	}
 	_ = cmd.Wait()
 	return cmd.ProcessState.ExitCode()
-}
-
-// passJoinFiles returns the cgroup "tasks" files the caller passed this
-// stage (cfg says how many), to pass on to init at the same descriptors.
-func passJoinFiles(cfg []byte) []*os.File {
-	var c struct {
-		CgroupJoin int `json:"cgroup_join"`
-	}
-	_ = json.NewDecoder(bytes.NewReader(cfg)).Decode(&c)
-	var fs []*os.File
-	for i := 0; i < c.CgroupJoin && i < maxJoinFiles; i++ {
-		fs = append(fs, os.NewFile(uintptr(joinFD+i), "cgroup tasks"))
-	}
-	return fs
 }

@@ -19,10 +19,10 @@ type initConfig struct {
 	// matching rlimits are not needed.
 	CgroupMemory bool `json:"cgroup_memory"`
 	CgroupPids   bool `json:"cgroup_pids"`
-	// CgroupJoin is how many v1 "tasks" files of the run's groups the
-	// caller passed, open, from fd 5 (joinFD) on: the stage writes "0"
-	// to each from the thread that forks the command (awaitGo).
-	CgroupJoin int `json:"cgroup_join,omitempty"`
+	// CgroupTasks are the "tasks" files of the run's v1 groups: the
+	// stage opens them at once and writes "0" to each from the thread
+	// that forks the command (awaitGo).
+	CgroupTasks []string `json:"cgroup_tasks,omitempty"`
 	// HostUID is the caller's uid outside, for the report.
 	HostUID int `json:"host_uid"`
 	// Probe: set everything up, report, and exit without running Argv.

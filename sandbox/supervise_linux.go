@@ -36,12 +36,7 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	cg, cgMechs := newCgroup(cfg.Limits)
 	defer cg.remove()
 	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
-	joinFiles, err := cg.taskFiles()
-	if err != nil {
-		return nil, fmt.Errorf("%w: open the run's cgroups: %w", ErrSetup, err)
-	}
-	defer closeAll(joinFiles)
-	cfg.CgroupJoin = len(joinFiles)
+	cfg.CgroupTasks = cg.taskPaths()
 
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
@@ -60,8 +55,7 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	defer cancel()
 	cmd := r.cmd
 	cmd.Env = []string{} // the stage's own environment stays empty
-	// fds 3 (config), 4 (status), then from joinFD the v1 tasks files
-	cmd.ExtraFiles = append([]*os.File{cfgR, stW}, joinFiles...)
+	cmd.ExtraFiles = []*os.File{cfgR, stW}
 	cmd.Stdin = s.Stdin
 	cmd.WaitDelay = 5 * time.Second // a stuck stdin reader must not hang the run
 	overflow := make(chan struct{}, 1)
@@ -77,7 +71,6 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	}
 	cfgR.Close()
 	stW.Close()
-	closeAll(joinFiles)
 	abort := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	// The config goes first, so the stage starts and builds its root
 	// while a v2 group is joined; "go" then lets it fork the command,
