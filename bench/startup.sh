@@ -4,32 +4,32 @@
 # `ioh-lsp version` is measured side by side with programs built by the same
 # toolchain in the same run:
 #   hello      a hello-world Go program (the goal: version <= 1.5x hello);
+#   cgo        `ioh-lsp version` built with cgo, as a plain `go build` or
+#              `go install` does when a C compiler is present (net, os/user
+#              and go-landlock's psx then use libc: the dynamic loader,
+#              libc and psx's pthread set-up run at every start); make build
+#              and make install build without cgo, a static binary;
 #   floor      this very binary with every package initializer skipped: the
 #              same source built with a one-line overlay of runtime/proc.go
 #              that exits before the package inits when argv[1] is
 #              __ioh_floor (the Go runtime's own cost for a binary this size,
-#              which no change to our packages can go under), also built
-#              with CGO_ENABLED=0;
-#   no-cgo     `ioh-lsp version` built with CGO_ENABLED=0 (the default build
-#              links libc dynamically when a C compiler is present: net,
-#              os/user and go-landlock's psx use cgo; the dynamic loader,
-#              libc and pthread start-up are most of the floor);
+#              which no change to our packages can go under), also with cgo;
 # then per command the minor page faults (getrusage of the child), and the
 # package initializers of `version` from GODEBUG=inittrace=1: how many ran,
 # the bytes and allocations they made, the costliest by bytes.
 # The floor builds recompile everything against the patched runtime once
-# (a few minutes on 2 cores; cached after). Needs hyperfine, jq, python3,
-# go; installs the Debian packages when root.
+# (a few minutes on 2 cores; cached after). Needs python3 and go; installs
+# python3 when root.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 IOH_LSP=${IOH_LSP:-$repo/bin/ioh-lsp}
 if [ ! -x "$IOH_LSP" ]; then
 	echo "building $IOH_LSP" >&2
-	(cd "$repo" && go build -o "$IOH_LSP" ./cmd/ioh-lsp)
+	(cd "$repo" && CGO_ENABLED=0 go build -o "$IOH_LSP" ./cmd/ioh-lsp)
 fi
 . "$repo/bench/lib.bash"
-need bench/startup.sh hyperfine:hyperfine jq:jq python3:python3
+need bench/startup.sh python3:python3
 
 work=$(mktemp -d /var/tmp/ioh-bench-startup.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -65,9 +65,9 @@ if grep -qF "$anchor" "$proc"; then
 		}
 		{ print }' "$proc" >"$work/proc.go"
 	printf '{"Replace":{"%s":"%s"}}\n' "$proc" "$work/proc.go" >"$work/overlay.json"
-	(cd "$repo" && go build -overlay "$work/overlay.json" -o "$work/floor" ./cmd/ioh-lsp)
-	(cd "$repo" && CGO_ENABLED=0 go build -overlay "$work/overlay.json" -o "$work/floor-nocgo" ./cmd/ioh-lsp)
-	if [ "$("$work/floor" __ioh_floor 2>&1)" = floor ] && [ "$("$work/floor-nocgo" __ioh_floor 2>&1)" = floor ]; then
+	(cd "$repo" && CGO_ENABLED=0 go build -overlay "$work/overlay.json" -o "$work/floor" ./cmd/ioh-lsp)
+	(cd "$repo" && CGO_ENABLED=1 go build -overlay "$work/overlay.json" -o "$work/floor-cgo" ./cmd/ioh-lsp)
+	if [ "$("$work/floor" __ioh_floor 2>&1)" = floor ] && [ "$("$work/floor-cgo" __ioh_floor 2>&1)" = floor ]; then
 		floor=yes
 	else
 		echo "(floor not measured: the patched runtime did not exit before the package inits)"
@@ -76,55 +76,69 @@ else
 	echo "(floor not measured: this Go version's runtime.main has no line starting '$anchor')"
 fi
 
-(cd "$repo" && CGO_ENABLED=0 go build -o "$work/nocgo" ./cmd/ioh-lsp)
+(cd "$repo" && CGO_ENABLED=1 go build -o "$work/cgo" ./cmd/ioh-lsp)
 
 # Every program is measured from a copy made the same way: how many page
-# faults a start takes depends on how the file came into the page cache
-# (the kernel maps a whole large folio per fault), and a file just written
-# by the linker and the same file copied differ by 30% in faults.
+# faults a start takes depends on how the file came into the page cache,
+# since the kernel maps a whole large folio per fault. A cgo build is
+# linked by GNU ld, whose large writes leave the file in folios of up to
+# 2 MB; Go's own linker (every static build) writes through a memory
+# mapping, which leaves 4 KB pages. Just built, the cgo binary thus took
+# 594 faults against the static one's 739, and seemed the faster; copied
+# (or read back from disk after eviction) the same two files take 740-750
+# against 656-710. This bench compares copies.
 mkdir "$work/run"
-for b in "$IOH_LSP:ioh-lsp" "$work/hello/hello:hello" "$work/nocgo:nocgo" "$work/floor:floor" "$work/floor-nocgo:floor-nocgo"; do
+for b in "$IOH_LSP:ioh-lsp" "$work/hello/hello:hello" "$work/cgo:cgo" "$work/floor:floor" "$work/floor-cgo:floor-cgo"; do
 	if [ -f "${b%%:*}" ]; then cp "${b%%:*}" "$work/run/${b#*:}"; fi
 done
 IOH_LSP=$work/run/ioh-lsp
 hello=$work/run/hello
-cmds=("$IOH_LSP version" "$hello" "$work/run/nocgo version")
-[ -z "$floor" ] || cmds+=("$work/run/floor __ioh_floor" "$work/run/floor-nocgo __ioh_floor")
-hyperfine -N --style none --warmup 20 --runs "$runs" --export-json "$work/start.json" "${cmds[@]}" >/dev/null
-med() { jq -r ".results[$1].median" "$work/start.json"; }
-minw() { jq -r ".results[$1].min" "$work/start.json"; }
-cpu() { jq -r "(.results[$1].user + .results[$1].system)" "$work/start.json"; }
 
-# minor page faults per start: getrusage(RUSAGE_CHILDREN) over 50 runs.
-faults() {
-	python3 - "$@" <<'EOF'
-import resource, subprocess, sys
-n = 50
-before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
-for _ in range(n):
-    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
-print(round((resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before) / n))
-EOF
-}
+# The programs run in turn, one start of each per round (the order turning
+# each round), so load from elsewhere on a shared machine falls on all of
+# them alike; per start: wall time, CPU (user+sys, the child's rusage)
+# and minor page faults. A program that fails stops the bench.
+labels=("ioh-lsp version" "hello-world Go binary" "ioh-lsp version, built with cgo")
+cmds=("$IOH_LSP version" "$hello" "$work/run/cgo version")
+if [ -n "$floor" ]; then
+	labels+=("floor: same binary, no package init" "floor, built with cgo")
+	cmds+=("$work/run/floor __ioh_floor" "$work/run/floor-cgo __ioh_floor")
+fi
+python3 - "$runs" "${cmds[@]}" >"$work/start.tsv" <<'PY'
+import os, statistics, sys, time
+runs, cmds = int(sys.argv[1]), [c.split() for c in sys.argv[2:]]
+null = os.open(os.devnull, os.O_WRONLY)
+got = [([], [], []) for _ in cmds]
+for r in range(20 + runs):  # the first 20 rounds warm up
+    for k in range(len(cmds)):
+        i = (k + r) % len(cmds)
+        t0 = time.perf_counter()
+        pid = os.posix_spawn(cmds[i][0], cmds[i], os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, null, 1)])
+        _, status, ru = os.wait4(pid, 0)
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit("bench/startup.sh: %s failed (%d)" % (" ".join(cmds[i]), os.waitstatus_to_exitcode(status)))
+        if r >= 20:
+            for l, v in zip(got[i], (wall, ru.ru_utime + ru.ru_stime, ru.ru_minflt)):
+                l.append(v)
+for wall, cpu, flt in got:
+    print("%.6f %.6f %.6f %d" % (statistics.median(wall), min(wall), statistics.median(cpu), statistics.median(flt)))
+PY
+col() { awk -v n="$(($1 + 1))" -v f="$2" 'NR == n { print $f }' "$work/start.tsv"; }
+med() { col "$1" 1; }
+minw() { col "$1" 2; }
+cpu() { col "$1" 3; }
 
 echo
-echo "start-up ($runs runs each: median wall | min wall | mean CPU user+sys | minor page faults):"
-row() { printf '  %-34s %6s ms | %6s ms | %6s ms | %5s\n' "$1" "$(ms "$(med "$2")")" "$(ms "$(minw "$2")")" "$(ms "$(cpu "$2")")" "$3"; }
-# shellcheck disable=SC2086
-row "ioh-lsp version" 0 "$(faults $IOH_LSP version)"
-row "hello-world Go binary" 1 "$(faults "$hello")"
-# shellcheck disable=SC2086
-row "ioh-lsp version, CGO_ENABLED=0" 2 "$(faults "$work/run/nocgo" version)"
-# shellcheck disable=SC2086
-if [ -n "$floor" ]; then
-	row "floor: same binary, no package init" 3 "$(faults "$work/run/floor" __ioh_floor)"
-	row "floor, CGO_ENABLED=0" 4 "$(faults "$work/run/floor-nocgo" __ioh_floor)"
-fi
+echo "start-up ($runs rounds, the programs in turn: median wall | min wall | median CPU user+sys | minor page faults):"
+for i in "${!labels[@]}"; do
+	printf '  %-38s %6s ms | %6s ms | %6s ms | %5s\n' "${labels[$i]}" "$(ms "$(med "$i")")" "$(ms "$(minw "$i")")" "$(ms "$(cpu "$i")")" "$(col "$i" 4)"
+done
 echo "  ratio version/hello (median)      $(ratio "$(med 0)" "$(med 1)") (min $(ratio "$(minw 0)" "$(minw 1)"), CPU $(ratio "$(cpu 0)" "$(cpu 1)"))   (goal <= 1.5)"
-echo "  ratio version/hello, no cgo       $(ratio "$(med 2)" "$(med 1)") (min $(ratio "$(minw 2)" "$(minw 1)"), CPU $(ratio "$(cpu 2)" "$(cpu 1)"))"
+echo "  ratio version/hello, with cgo     $(ratio "$(med 2)" "$(med 1)") (min $(ratio "$(minw 2)" "$(minw 1)"), CPU $(ratio "$(cpu 2)" "$(cpu 1)"))"
 if [ -n "$floor" ]; then
 	echo "  ratio floor/hello                 $(ratio "$(med 3)" "$(med 1)") (min $(ratio "$(minw 3)" "$(minw 1)"), CPU $(ratio "$(cpu 3)" "$(cpu 1)"))   (no package init can go under this)"
-	echo "  ratio floor/hello, no cgo         $(ratio "$(med 4)" "$(med 1)") (min $(ratio "$(minw 4)" "$(minw 1)"), CPU $(ratio "$(cpu 4)" "$(cpu 1)"))"
+	echo "  ratio floor/hello, with cgo       $(ratio "$(med 4)" "$(med 1)") (min $(ratio "$(minw 4)" "$(minw 1)"), CPU $(ratio "$(cpu 4)" "$(cpu 1)"))"
 	echo "  package inits' share of version   $(ms "$(awk -v a="$(cpu 0)" -v b="$(cpu 3)" 'BEGIN { print a - b }')") ms of $(ms "$(cpu 0)") ms CPU"
 fi
 echo "  binary: $(($(stat -c %s "$IOH_LSP") / 1048576)) MB, hello $(($(stat -c %s "$hello") / 1048576)) MB; $(file -b "$IOH_LSP" | grep -o 'statically linked\|dynamically linked')"
