@@ -106,17 +106,21 @@ func goInits(p string, src []byte) ([]goInit, error) {
 
 // pureCalls are standard functions whose call in a variable initialiser
 // runs no code of the workspace's.
-var pureCalls = map[string]bool{
-	"errors.New": true, "fmt.Errorf": true, "regexp.MustCompile": true,
-	"strings.NewReplacer": true, "time.Date": true, "big.NewInt": true,
-}
+var pureCalls = &lazyValue[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"errors.New": true, "fmt.Errorf": true, "regexp.MustCompile": true,
+		"strings.NewReplacer": true, "time.Date": true, "big.NewInt": true,
+	}
+}}
 
-var goBuiltins = map[string]bool{
-	"make": true, "new": true, "len": true, "cap": true, "append": true, "min": true, "max": true,
-	"string": true, "byte": true, "rune": true, "int": true, "int8": true, "int16": true, "int32": true,
-	"int64": true, "uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
-	"float32": true, "float64": true, "bool": true, "uintptr": true, "complex": true,
-}
+var goBuiltins = &lazyValue[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"make": true, "new": true, "len": true, "cap": true, "append": true, "min": true, "max": true,
+		"string": true, "byte": true, "rune": true, "int": true, "int8": true, "int16": true, "int32": true,
+		"int64": true, "uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
+		"float32": true, "float64": true, "bool": true, "uintptr": true, "complex": true,
+	}
+}}
 
 // callsCode reports whether evaluating e can call code other than
 // builtins, conversions to composite literal types and pureCalls from the
@@ -136,14 +140,14 @@ func callsCode(e ast.Expr, imports map[string]string) bool {
 		}
 		switch fn := call.Fun.(type) {
 		case *ast.Ident:
-			if goBuiltins[fn.Name] {
+			if goBuiltins.get()[fn.Name] {
 				return true
 			}
 		case *ast.SelectorExpr:
 			if pkg, ok := fn.X.(*ast.Ident); ok {
 				ip, imported := imports[pkg.Name]
 				std := imported && !strings.Contains(ip, ".")
-				if std && pureCalls[ip[strings.LastIndex(ip, "/")+1:]+"."+fn.Sel.Name] {
+				if std && pureCalls.get()[ip[strings.LastIndex(ip, "/")+1:]+"."+fn.Sel.Name] {
 					return true
 				}
 			}

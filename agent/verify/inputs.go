@@ -17,25 +17,27 @@ import (
 // toolInputs are files that change what a tool does when it runs, keyed by
 // the program's base name: a change set that edits them can weaken a check
 // without touching the code under test.
-var toolInputs = map[string][]string{
-	"make":    {"Makefile", "makefile", "GNUmakefile", "**/*.mk"},
-	"npm":     {"package.json", ".npmrc"},
-	"npx":     {"package.json", ".npmrc"},
-	"yarn":    {"package.json", ".yarnrc", ".yarnrc.yml"},
-	"pnpm":    {"package.json", ".npmrc"},
-	"node":    {"package.json"},
-	"pytest":  {"**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"},
-	"python":  {"**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "**/sitecustomize.py", "**/usercustomize.py"},
-	"python3": {"**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "**/sitecustomize.py", "**/usercustomize.py"},
-	"cargo":   {"Cargo.toml", "**/build.rs", ".cargo/config.toml", ".cargo/config"},
-	"go":      {"go.mod", "go.work", "**/go.mod"},
-	"tsc":     {"tsconfig.json", "**/tsconfig*.json"},
-	"eslint":  {".eslintrc*", "eslint.config.*"},
-	"jest":    {"jest.config.*", "package.json"},
-	"vitest":  {"vitest.config.*", "vite.config.*"},
-	"sh":      {},
-	"bash":    {},
-}
+var toolInputs = &lazyValue[map[string][]string]{build: func() map[string][]string {
+	return map[string][]string{
+		"make":    {"Makefile", "makefile", "GNUmakefile", "**/*.mk"},
+		"npm":     {"package.json", ".npmrc"},
+		"npx":     {"package.json", ".npmrc"},
+		"yarn":    {"package.json", ".yarnrc", ".yarnrc.yml"},
+		"pnpm":    {"package.json", ".npmrc"},
+		"node":    {"package.json"},
+		"pytest":  {"**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"},
+		"python":  {"**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "**/sitecustomize.py", "**/usercustomize.py"},
+		"python3": {"**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "**/sitecustomize.py", "**/usercustomize.py"},
+		"cargo":   {"Cargo.toml", "**/build.rs", ".cargo/config.toml", ".cargo/config"},
+		"go":      {"go.mod", "go.work", "**/go.mod"},
+		"tsc":     {"tsconfig.json", "**/tsconfig*.json"},
+		"eslint":  {".eslintrc*", "eslint.config.*"},
+		"jest":    {"jest.config.*", "package.json"},
+		"vitest":  {"vitest.config.*", "vite.config.*"},
+		"sh":      {},
+		"bash":    {},
+	}
+}}
 
 // TouchedInputs returns a line for each check whose command or inputs the
 // change set touches: its program when named by a path, the script an
@@ -49,10 +51,12 @@ func TouchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 }
 
 // interpreters run the script named by their first operand.
-var interpreters = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "python": true, "python3": true,
-	"node": true, "deno": true, "bun": true, "ruby": true, "perl": true, "php": true,
-}
+var interpreters = &lazyValue[map[string]bool]{build: func() map[string]bool {
+	return map[string]bool{
+		"sh": true, "bash": true, "dash": true, "zsh": true, "python": true, "python3": true,
+		"node": true, "deno": true, "bun": true, "ruby": true, "perl": true, "php": true,
+	}
+}}
 
 // touchedInputs is TouchedInputs split in two: holds are changes to what a
 // check runs or how (its program or script, option files, the tool's
@@ -100,7 +104,7 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 		for _, w := range words {
 			start := segment && !strings.Contains(w, "=")
 			if start {
-				prog, scriptNext, segment = path.Base(w), interpreters[path.Base(w)], false
+				prog, scriptNext, segment = path.Base(w), interpreters.get()[path.Base(w)], false
 			}
 			positional := !strings.HasPrefix(w, "-")
 			valueOf := optionValue
@@ -131,7 +135,7 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 			}
 		}
 		for _, prog := range programs(words) {
-			for _, p := range matching(touched, toolInputs[prog]) {
+			for _, p := range matching(touched, toolInputs.get()[prog]) {
 				report(p, "which configures "+prog)
 			}
 		}
@@ -144,20 +148,25 @@ func touchedInputs(v contract.Verify, changes []workspace.Change, contractPath s
 // ./hook.js`, `pytest -c ci.ini`, `make -f other.mk`): a changed file there
 // changes what the check runs or how, like `--option=FILE`. Keyed by the
 // program's base name; "" holds the long options of any program.
-var valueOptions = map[string]map[string]bool{
-	"": {"--config": true, "--config-file": true, "--rcfile": true, "--require": true, "--import": true,
-		"--loader": true, "--experimental-loader": true, "--env-file": true, "--manifest-path": true,
-		"--setupFiles": true, "--setup-files": true, "--rootdir": true, "--confcutdir": true, "--makefile": true},
-	"go":      {"-exec": true, "-toolexec": true, "-overlay": true, "-modfile": true, "--exec": true, "--toolexec": true, "--overlay": true, "--modfile": true},
-	"make":    {"-f": true, "--file": true},
-	"node":    {"-r": true},
-	"pytest":  {"-c": true},
-	"python":  {"-c": true},
-	"python3": {"-c": true},
-	"jest":    {"-c": true},
-}
+var valueOptions = &lazyValue[map[string]map[string]bool]{build: func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"": {"--config": true, "--config-file": true, "--rcfile": true, "--require": true, "--import": true,
+			"--loader": true, "--experimental-loader": true, "--env-file": true, "--manifest-path": true,
+			"--setupFiles": true, "--setup-files": true, "--rootdir": true, "--confcutdir": true, "--makefile": true},
+		"go":      {"-exec": true, "-toolexec": true, "-overlay": true, "-modfile": true, "--exec": true, "--toolexec": true, "--overlay": true, "--modfile": true},
+		"make":    {"-f": true, "--file": true},
+		"node":    {"-r": true},
+		"pytest":  {"-c": true},
+		"python":  {"-c": true},
+		"python3": {"-c": true},
+		"jest":    {"-c": true},
+	}
+}}
 
-func takesValue(prog, opt string) bool { return valueOptions[""][opt] || valueOptions[prog][opt] }
+func takesValue(prog, opt string) bool {
+	opts := valueOptions.get()
+	return opts[""][opt] || opts[prog][opt]
+}
 
 // argPaths returns the workspace-relative paths an argument could name.
 func argPaths(w string) []string {

@@ -49,7 +49,7 @@ func Parse(output string, o ParseOptions) []Location {
 	return p.out
 }
 
-var ansi = newLazyRE(`\x1b\[[0-9;?]*[A-Za-z]`)
+var ansi = &lazyRE{pat: `\x1b\[[0-9;?]*[A-Za-z]`}
 
 // parser holds the state the multi-line formats need.
 type parser struct {

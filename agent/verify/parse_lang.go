@@ -7,27 +7,27 @@ import (
 )
 
 var (
-	goFailRe    = newLazyRE(`^\s*--- FAIL: `)
-	goTestLocRe = newLazyRE(`^\s+([^\s:]+\.go):(\d+): (.*)$`)
-	goPkgRe     = newLazyRE(`^(?:FAIL|ok)\s+(\S+)(?:\s|$)`)
+	goFailRe    = &lazyRE{pat: `^\s*--- FAIL: `}
+	goTestLocRe = &lazyRE{pat: `^\s+([^\s:]+\.go):(\d+): (.*)$`}
+	goPkgRe     = &lazyRE{pat: `^(?:FAIL|ok)\s+(\S+)(?:\s|$)`}
 
-	rustHeadRe     = newLazyRE(`^(error|warning)(\[\w+\])?: (.+)$`)
-	rustArrowRe    = newLazyRE(`^\s*--> (.+?):(\d+):(\d+)$`)
-	rustPanicRe    = newLazyRE(`panicked at (.+?):(\d+):(\d+):$`)
-	rustPanicOldRe = newLazyRE(`panicked at '(.*)', (.+?):(\d+):(\d+)$`)
+	rustHeadRe     = &lazyRE{pat: `^(error|warning)(\[\w+\])?: (.+)$`}
+	rustArrowRe    = &lazyRE{pat: `^\s*--> (.+?):(\d+):(\d+)$`}
+	rustPanicRe    = &lazyRE{pat: `panicked at (.+?):(\d+):(\d+):$`}
+	rustPanicOldRe = &lazyRE{pat: `panicked at '(.*)', (.+?):(\d+):(\d+)$`}
 
-	pyFrameRe = newLazyRE(`^\s*File "(.+)", line (\d+)`)
+	pyFrameRe = &lazyRE{pat: `^\s*File "(.+)", line (\d+)`}
 
-	tsParenRe  = newLazyRE(`^(.+?)\((\d+),(\d+)\): (?:error|warning) (TS\d+: .*)$`)
-	tsPrettyRe = newLazyRE(`^(.+?):(\d+):(\d+) - (?:error|warning) (TS\d+: .*)$`)
+	tsParenRe  = &lazyRE{pat: `^(.+?)\((\d+),(\d+)\): (?:error|warning) (TS\d+: .*)$`}
+	tsPrettyRe = &lazyRE{pat: `^(.+?):(\d+):(\d+) - (?:error|warning) (TS\d+: .*)$`}
 
-	jsErrRe   = newLazyRE(`^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: .*)$`)
-	jsFrameRe = newLazyRE(`^\s+at (?:.*? \()?(.+?):(\d+):(\d+)\)?$`)
-	jsTestRe  = newLazyRE(`^\s*not ok \d+ - (.*)$`)
-	jsLocRe   = newLazyRE(`^\s+location: '(.+):(\d+):(\d+)'$`)
+	jsErrRe   = &lazyRE{pat: `^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: .*)$`}
+	jsFrameRe = &lazyRE{pat: `^\s+at (?:.*? \()?(.+?):(\d+):(\d+)\)?$`}
+	jsTestRe  = &lazyRE{pat: `^\s*not ok \d+ - (.*)$`}
+	jsLocRe   = &lazyRE{pat: `^\s+location: '(.+):(\d+):(\d+)'$`}
 
-	eslintRe  = newLazyRE(`^\s+(\d+):(\d+)\s+(?:error|warning)\s+(.+?)(?:\s{2,}[\w@/-]+)?$`)
-	genericRe = newLazyRE(`(?:^|[\s(\[]|: )((?:[A-Za-z]:)?[^\s:()\[\]"'<>|,]+):(\d+)(?::(\d+))?:(?:\s+(.*))?$`)
+	eslintRe  = &lazyRE{pat: `^\s+(\d+):(\d+)\s+(?:error|warning)\s+(.+?)(?:\s{2,}[\w@/-]+)?$`}
+	genericRe = &lazyRE{pat: `(?:^|[\s(\[]|: )((?:[A-Za-z]:)?[^\s:()\[\]"'<>|,]+):(\d+)(?::(\d+))?:(?:\s+(.*))?$`}
 )
 
 // line feeds one output line (colour codes removed) through the

@@ -52,16 +52,18 @@ func marked(p string) bool { return matchAny(p, testFiles) || matchAny(p, checkC
 // panics under go test's -test.paniconexit0; syscall.Exit does not),
 // replace it (exec), write another process's descriptors or memory, or
 // rewrite the testing package's state.
-var goForbiddenImports = map[string]string{
-	"syscall":                  "imports syscall (raw exit, exec, kill)",
-	"golang.org/x/sys/unix":    "imports golang.org/x/sys/unix (raw exit, exec, kill)",
-	"golang.org/x/sys/windows": "imports golang.org/x/sys/windows (raw exit, process control)",
-	"unsafe":                   "imports unsafe (can rewrite the test runner's memory)",
-	"C":                        "uses cgo (C code can end or rewrite the process)",
-	"plugin":                   "imports plugin (loads code at run time)",
-	"os/exec":                  "imports os/exec (a child process can write the go command's output)",
-	"testing":                  "imports testing outside a test file (code that can tell it is under test)",
-}
+var goForbiddenImports = &lazyValue[map[string]string]{build: func() map[string]string {
+	return map[string]string{
+		"syscall":                  "imports syscall (raw exit, exec, kill)",
+		"golang.org/x/sys/unix":    "imports golang.org/x/sys/unix (raw exit, exec, kill)",
+		"golang.org/x/sys/windows": "imports golang.org/x/sys/windows (raw exit, process control)",
+		"unsafe":                   "imports unsafe (can rewrite the test runner's memory)",
+		"C":                        "uses cgo (C code can end or rewrite the process)",
+		"plugin":                   "imports plugin (loads code at run time)",
+		"os/exec":                  "imports os/exec (a child process can write the go command's output)",
+		"testing":                  "imports testing outside a test file (code that can tell it is under test)",
+	}
+}}
 
 // goPowers lists a Go file's takeover findings, one entry per occurrence.
 func goPowers(p string, src []byte) ([]string, error) {
@@ -77,7 +79,7 @@ func goPowers(p string, src []byte) ([]string, error) {
 	osName := ""
 	for _, im := range f.Imports {
 		ip, _ := strconv.Unquote(im.Path.Value)
-		if why, ok := goForbiddenImports[ip]; ok {
+		if why, ok := goForbiddenImports.get()[ip]; ok {
 			out = append(out, why)
 		}
 		if ip == "os" {
@@ -192,8 +194,8 @@ var pyTakeoverWords = []string{
 // word list cannot see; pySystem os.system and os.popen (the bare words
 // are too common: platform.system()).
 var (
-	pyIndirect = newLazyRE(`\b(getattr|vars)\(\s*(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\b|\b(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\s*\.\s*__dict__`)
-	pySystem   = newLazyRE(`\bos\s*\.\s*(system|popen)\b|\bfrom\s+(os|posix)\s+import\b.*\b(system|popen)\b`)
+	pyIndirect = &lazyRE{pat: `\b(getattr|vars)\(\s*(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\b|\b(os|sys|posix|nt|subprocess|builtins|signal|ctypes|atexit)\s*\.\s*__dict__`}
+	pySystem   = &lazyRE{pat: `\bos\s*\.\s*(system|popen)\b|\bfrom\s+(os|posix)\s+import\b.*\b(system|popen)\b`}
 )
 
 // pyTakeover is goTakeover for a Python module (not a test module or
@@ -283,11 +285,11 @@ var jsTakeoverPatterns = []struct {
 	re  *lazyRE
 	why string
 }{
-	{newLazyRE(`\bprocess\s*\.\s*(exit|reallyExit|kill|abort|binding|_linkedBinding|dlopen)\b`), "uses process.exit, kill, binding or dlopen"},
-	{newLazyRE(`\bprocess\s*\[`), "looks up a process attribute by a computed name"},
-	{newLazyRE(`child_process|worker_threads|node:test|node:vm|\brequire\(\s*['"]vm['"]|from\s+['"]vm['"]`), "imports child_process, worker_threads, vm or the test runner"},
-	{newLazyRE(`/proc`), "names /proc (other processes' output, memory, command lines)"},
-	{newLazyRE(`\beval\s*\(|\bnew\s+Function\s*\(`), "runs computed code (eval, new Function)"},
+	{&lazyRE{pat: `\bprocess\s*\.\s*(exit|reallyExit|kill|abort|binding|_linkedBinding|dlopen)\b`}, "uses process.exit, kill, binding or dlopen"},
+	{&lazyRE{pat: `\bprocess\s*\[`}, "looks up a process attribute by a computed name"},
+	{&lazyRE{pat: `child_process|worker_threads|node:test|node:vm|\brequire\(\s*['"]vm['"]|from\s+['"]vm['"]`}, "imports child_process, worker_threads, vm or the test runner"},
+	{&lazyRE{pat: `/proc`}, "names /proc (other processes' output, memory, command lines)"},
+	{&lazyRE{pat: `\beval\s*\(|\bnew\s+Function\s*\(`}, "runs computed code (eval, new Function)"},
 }
 
 // jsTakeover is goTakeover for JavaScript and TypeScript sources that are
@@ -340,11 +342,11 @@ var rsTakeoverPatterns = []struct {
 	re  *lazyRE
 	why string
 }{
-	{newLazyRE(`\bprocess\s*::\s*(exit|abort|Command)\b|\bstd\s*::\s*process\b|\bCommand\s*::\s*new\b`), "uses std::process (exit, Command)"},
-	{newLazyRE(`\blibc\s*::|\bnix\s*::|\bextern\s+"C"|\bextern\s+crate\s+libc\b`), "calls C or libc"},
-	{newLazyRE(`\bunsafe\b`), "has unsafe code"},
-	{newLazyRE(`\b(global_)?asm!`), "has inline assembly"},
-	{newLazyRE(`/proc`), "names /proc (other processes' output, memory, command lines)"},
+	{&lazyRE{pat: `\bprocess\s*::\s*(exit|abort|Command)\b|\bstd\s*::\s*process\b|\bCommand\s*::\s*new\b`}, "uses std::process (exit, Command)"},
+	{&lazyRE{pat: `\blibc\s*::|\bnix\s*::|\bextern\s+"C"|\bextern\s+crate\s+libc\b`}, "calls C or libc"},
+	{&lazyRE{pat: `\bunsafe\b`}, "has unsafe code"},
+	{&lazyRE{pat: `\b(global_)?asm!`}, "has inline assembly"},
+	{&lazyRE{pat: `/proc`}, "names /proc (other processes' output, memory, command lines)"},
 }
 
 // rsTakeover is goTakeover for a Rust source, read up to its first

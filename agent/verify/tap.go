@@ -8,9 +8,9 @@ import (
 )
 
 var (
-	tapResult  = newLazyRE(`^(not ok|ok)\b\s*([0-9]+)?\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$`)
-	tapPlan    = newLazyRE(`^1\.\.([0-9]+)`)
-	tapSubtest = newLazyRE(`^#\s*Subtest:\s*(.*)$`)
+	tapResult  = &lazyRE{pat: `^(not ok|ok)\b\s*([0-9]+)?\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$`}
+	tapPlan    = &lazyRE{pat: `^1\.\.([0-9]+)`}
+	tapSubtest = &lazyRE{pat: `^#\s*Subtest:\s*(.*)$`}
 )
 
 // parseTAP reads TAP (versions 12–14, with indented subtests as node's
