@@ -34,14 +34,23 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 // (superviseStage). A cap kills the init child; the kernel then kills
 // every process of its PID namespace.
 func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outcome, error) {
+	flags := linuxFlags(cfg.Network)
+	return superviseStage(ctx, cfg, s, stageRun{
+		backend: BackendLinux, what: "init child",
+		kind:   warmKind(BackendLinux, flags),
+		newCmd: func() *exec.Cmd { return initCommand(flags) },
+		stop:   func(c *exec.Cmd) { _ = c.Process.Kill() },
+	})
+}
+
+// linuxFlags are the namespaces of PID 1: all of them, the network one
+// only without network.
+func linuxFlags(network bool) uintptr {
 	flags := unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
-	if !cfg.Network {
+	if !network {
 		flags |= unix.CLONE_NEWNET
 	}
-	return superviseStage(ctx, cfg, s, stageRun{
-		backend: BackendLinux, what: "init child", cmd: initCommand(uintptr(flags)),
-		stop: func(c *exec.Cmd) { _ = c.Process.Kill() },
-	})
+	return uintptr(flags)
 }
 
 // maskedFor adds /run, where host daemons keep their unix sockets, and

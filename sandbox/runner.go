@@ -46,6 +46,15 @@ func NewRunner(log *slog.Logger) *Runner {
 	return &Runner{log: log}
 }
 
+// KeepWarm(true) makes this process start each Linux-tier stage ahead of
+// the run it will serve (warm_linux.go): the next run of the same kind
+// skips the process start and the clone into namespaces. For long-lived
+// callers that run many commands (the server, an agent run); a one-shot
+// CLI command should not, its last warm stage would serve nobody.
+// Process-wide; KeepWarm(false) kills the stages waiting. Elsewhere than
+// Linux it does nothing.
+func KeepWarm(on bool) { setWarm(on) }
+
 // Run runs s and reports what happened. A non-nil Outcome comes back when
 // the command ran; errors wrapping ErrSetup mean it never started.
 func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {

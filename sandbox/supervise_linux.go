@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,9 +17,12 @@ import (
 // stageRun is what differs between the Linux tiers' supervision of their
 // re-executed stage: PID 1 of the linux tier, the landlock tier's runner.
 type stageRun struct {
-	backend string    // the Outcome's backend
-	what    string    // the stage, as errors name it
-	cmd     *exec.Cmd // the stage, not started; superviseStage wires its files
+	backend string // the Outcome's backend
+	what    string // the stage, as errors name it
+	// kind names the stages newCmd makes alike (tier, clone flags): a
+	// warm stage serves only a run of its kind.
+	kind   string
+	newCmd func() *exec.Cmd // the stage, not started; startStage wires its files
 	// stop ends the run when a cap (wall, output) fires.
 	stop func(*exec.Cmd)
 	// mechs are the caller's own mechanisms, reported before the stage's.
@@ -26,11 +30,27 @@ type stageRun struct {
 }
 
 // superviseStage is the caller's side of a contained run in both Linux
-// tiers: it puts the stage in the run's cgroups, hands it cfg on fd 3,
-// reads its status lines from fd 4, enforces the wall and output caps,
-// and assembles the Outcome: the mechanisms every side reported, how the
-// command ended and which cap, if any, ended it.
+// tiers: it takes a warm stage or starts one, hands it cfg on fd 3 (with
+// the run's cgroups, which the stage joins), reads its status lines from
+// fd 4, enforces the wall and output caps, and assembles the Outcome: the
+// mechanisms every side reported, how the command ended and which cap,
+// if any, ended it. A warm stage that died while it waited (it reported
+// nothing, so the command never started) is replaced by a cold start.
 func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (*Outcome, error) {
+	out, err := superviseOnce(ctx, cfg, s, r, true)
+	if errors.Is(err, errStageSilent) && ctx.Err() == nil {
+		out, err = superviseOnce(ctx, cfg, s, r, false)
+	}
+	if errors.Is(err, errStageSilent) {
+		err = fmt.Errorf("%w: %s: %w", ErrSetup, r.what, err)
+	}
+	return out, err
+}
+
+// superviseOnce is one attempt of superviseStage; with warmOK it may use
+// a warm stage, and then it returns errStageSilent if that stage said
+// nothing.
+func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, warmOK bool) (*Outcome, error) {
 	start := time.Now()
 	cfg.HostUID = os.Getuid()
 	cg, cgMechs := newCgroup(cfg.Limits)
@@ -38,26 +58,20 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
 	cfg.CgroupTasks = cg.taskPaths()
 
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: pipe: %w", ErrSetup, err)
-	}
-	defer cfgR.Close()
-	defer cfgW.Close()
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: pipe: %w", ErrSetup, err)
-	}
-	defer stR.Close()
-	defer stW.Close()
-
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Limits.Wall)
 	defer cancel()
-	cmd := r.cmd
-	cmd.Env = []string{} // the stage's own environment stays empty
-	cmd.ExtraFiles = []*os.File{cfgR, stW}
-	cmd.Stdin = s.Stdin
-	cmd.WaitDelay = 5 * time.Second // a stuck stdin reader must not hang the run
+	var st *startedStage
+	var err error
+	if warmOK {
+		st, err = stageFor(r.kind, r.newCmd, s.Stdin)
+	} else {
+		st, err = startStage(r.newCmd(), s.Stdin)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: start %s: %w", ErrSetup, r.what, err)
+	}
+	defer st.close()
+	cmd := st.cmd
 	overflow := make(chan struct{}, 1)
 	outW, errW, outHit := newCapPair(cfg.Limits.Output, s.Stdout, s.Stderr, func() {
 		select {
@@ -65,19 +79,18 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 		default:
 		}
 	})
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: start %s: %w", ErrSetup, r.what, err)
-	}
-	cfgR.Close()
-	stW.Close()
+	st.out.attach(outW)
+	st.errw.attach(errW)
 	abort := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	// The config goes first, so the stage starts and builds its root
-	// while a v2 group is joined; "go" then lets it fork the command,
-	// which is born in the run's groups (awaitGo, init_linux.go, joins
-	// the v1 groups from the forking thread).
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+	// The config goes first, so the stage builds its root while a v2
+	// group is joined; "go" then lets it fork the command, which is born
+	// in the run's groups (awaitGo, init_linux.go, joins the v1 groups
+	// from the forking thread).
+	if err := json.NewEncoder(st.cfgW).Encode(cfg); err != nil {
 		abort()
+		if st.warm {
+			return nil, errStageSilent
+		}
 		return nil, fmt.Errorf("%w: send config: %w", ErrSetup, err)
 	}
 	if cg != nil && cg.v2 != "" {
@@ -88,8 +101,8 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	}
 	// A stage that starts no command (a probe, a command not found) may
 	// be gone already: the write then fails, and its status says why.
-	_, _ = io.WriteString(cfgW, "go\n")
-	cfgW.Close()
+	_, _ = io.WriteString(st.cfgW, "go\n")
+	st.cfgW.Close()
 
 	done := make(chan struct{})
 	capped := make(chan string, 1)
@@ -108,7 +121,7 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	}()
 
 	var statuses []initStatus
-	sc := bufio.NewScanner(stR)
+	sc := bufio.NewScanner(st.stR)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		var st initStatus
@@ -118,6 +131,9 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 	}
 	waitErr := cmd.Wait()
 	close(done)
+	if st.warm && len(statuses) == 0 && ctx.Err() == nil && runCtx.Err() == nil {
+		return nil, errStageSilent
+	}
 
 	out := &Outcome{Backend: r.backend, Duration: time.Since(start), Truncated: outHit()}
 	out.Mechanisms = append(append(out.Mechanisms, r.mechs...), cgMechs...)

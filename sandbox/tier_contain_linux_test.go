@@ -169,11 +169,21 @@ func (w *world) writeCases(h string) []tierCase {
 
 // TestTierContainment runs the table in each tier with the stages
 // re-executing this binary (a binary built without `make build`), and a
-// part of it with the small init program (init_program_linux.go).
+// part of it with the small init program (init_program_linux.go), cold
+// and on stages started ahead of their run (warm_linux.go).
 func TestTierContainment(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) { useReexec(t); tierContainment(t, tier, nil) })
 		t.Run(tier+" with the small init program", func(t *testing.T) { useSmallInit(t); tierContainment(t, tier, smallInitCases) })
+		t.Run(tier+" on warm stages", func(t *testing.T) {
+			useSmallInit(t)
+			keepWarm(t) // warm_linux_test.go
+			before := warmClaims.Load()
+			tierContainment(t, tier, smallInitCases)
+			if warmClaims.Load() == before {
+				t.Error("no run used a warm stage")
+			}
+		})
 	}
 }
 

@@ -126,10 +126,14 @@ func landlockProtected(writable []string) (present, absent []string) {
 // runner then kills the command's whole tree before it exits; SIGKILL
 // follows only if it is still there after a grace period.
 func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mechs []Mechanism) (*Outcome, error) {
-	cmd := stageCommand(landlockArg)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return superviseStage(ctx, cfg, s, stageRun{
-		backend: BackendLandlock, what: "runner", cmd: cmd, mechs: mechs,
+		backend: BackendLandlock, what: "runner", mechs: mechs,
+		kind: warmKind(BackendLandlock, 0),
+		newCmd: func() *exec.Cmd {
+			cmd := stageCommand(landlockArg)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+			return cmd
+		},
 		stop: func(c *exec.Cmd) {
 			_ = c.Process.Signal(syscall.SIGTERM)
 			// Fires only if the runner is stuck; harmless after it exited.

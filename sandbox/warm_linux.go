@@ -1,0 +1,247 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A stage is started before its config exists: it starts its runtime and
+// then blocks reading fd 3. So a long-lived caller (the server) can start
+// the next run's stage ahead of time, while the current run goes on or the
+// caller waits for work: a warm stage. The run that claims it pays neither
+// the process start nor (linux tier) the clone into new namespaces, about
+// 2-3 ms of the 6-8 a spawn costs. Everything that depends on the run
+// (root, read view, masks, cgroups, limits, restrictions) is still built
+// from the run's own config after the claim, exactly as for a stage
+// started cold: a warm stage has done nothing but start. Each stage
+// serves one run and is never reused. A warm stage ends with its caller:
+// its parent-death signal, and EOF on its config pipe.
+
+// startedStage is a stage process and the caller's ends of its channels.
+type startedStage struct {
+	cmd       *exec.Cmd
+	cfgW      *os.File // fd 3's write end: the config, then "go"
+	stR       *os.File // fd 4's read end: status lines
+	out, errw *lateWriter
+	warm      bool // started ahead of its run
+}
+
+// startStage starts cmd as a stage with fresh config and status pipes,
+// stdin (nil: /dev/null), and its output going to writers attached later.
+func startStage(cmd *exec.Cmd, stdin io.Reader) (*startedStage, error) {
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	defer cfgR.Close()
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		cfgW.Close()
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	defer stW.Close()
+	st := &startedStage{cmd: cmd, cfgW: cfgW, stR: stR, out: &lateWriter{}, errw: &lateWriter{}}
+	cmd.Env = []string{} // the stage's own environment stays empty
+	cmd.ExtraFiles = []*os.File{cfgR, stW}
+	cmd.Stdin = stdin
+	cmd.Stdout, cmd.Stderr = st.out, st.errw
+	cmd.WaitDelay = 5 * time.Second // a stuck stdin reader must not hang the run
+	if err := cmd.Start(); err != nil {
+		cfgW.Close()
+		stR.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// close releases the caller's ends of the channels.
+func (st *startedStage) close() {
+	st.cfgW.Close()
+	st.stR.Close()
+}
+
+// discard kills an unused stage and reaps it.
+func (st *startedStage) discard() {
+	_ = st.cmd.Process.Kill()
+	st.close()
+	_ = st.cmd.Wait()
+}
+
+// idle reports whether the stage is still alive and has said nothing: a
+// warm stage writes its first status line only after it has its config,
+// so anything readable on fd 4 (a line, or EOF because it died) means it
+// cannot serve a run.
+func (st *startedStage) idle() bool {
+	rc, err := st.stR.SyscallConn()
+	if err != nil {
+		return false
+	}
+	quiet := false
+	_ = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		quiet = err == nil && n == 0
+	})
+	return quiet
+}
+
+// lateWriter is a stage's stdout or stderr before the run that will own
+// it is known: what a warm stage writes before it is claimed (only a
+// stage that failed while waiting writes anything) is kept, bounded, and
+// handed to the run's writer when it is attached.
+type lateWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	early []byte
+}
+
+const lateWriterKeep = 64 << 10
+
+func (l *lateWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		if room := lateWriterKeep - len(l.early); room > 0 {
+			l.early = append(l.early, p[:min(len(p), room)]...)
+		}
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}
+
+func (l *lateWriter) attach(w io.Writer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w = w
+	if len(l.early) > 0 {
+		_, _ = w.Write(l.early)
+		l.early = nil
+	}
+}
+
+// warm holds the stages started ahead, one per kind (tier and clone
+// flags), for the callers that asked for them (KeepWarm).
+var warm struct {
+	mu       sync.Mutex
+	on       bool
+	ready    map[string]*startedStage
+	starting map[string]bool
+}
+
+// warmClaims counts the runs that a warm stage served.
+var warmClaims atomic.Int64
+
+// maxWarmKinds bounds how many kinds of stage wait at once (a run with
+// network and one without, say); the oldest goes when another comes.
+const maxWarmKinds = 2
+
+// setWarm turns warm stages on or off for this process; off kills the
+// stages waiting.
+func setWarm(on bool) {
+	warm.mu.Lock()
+	warm.on = on
+	var drop []*startedStage
+	if !on {
+		for k, st := range warm.ready {
+			drop = append(drop, st)
+			delete(warm.ready, k)
+		}
+	}
+	warm.mu.Unlock()
+	for _, st := range drop {
+		st.discard()
+	}
+}
+
+// claimWarm takes the warm stage of this kind, if one waits and is idle.
+func claimWarm(kind string) *startedStage {
+	warm.mu.Lock()
+	st := warm.ready[kind]
+	delete(warm.ready, kind)
+	warm.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	if !st.idle() {
+		st.discard()
+		return nil
+	}
+	warmClaims.Add(1)
+	return st
+}
+
+// prewarm starts, in the background, a stage of this kind for the next
+// run, unless warm stages are off or one is already there or on its way.
+func prewarm(kind string, newCmd func() *exec.Cmd) {
+	warm.mu.Lock()
+	if !warm.on || warm.ready[kind] != nil || warm.starting[kind] {
+		warm.mu.Unlock()
+		return
+	}
+	if warm.starting == nil {
+		warm.starting, warm.ready = map[string]bool{}, map[string]*startedStage{}
+	}
+	warm.starting[kind] = true
+	warm.mu.Unlock()
+	go func() { // ends once the stage is started and parked
+		st, err := startStage(newCmd(), nil)
+		warm.mu.Lock()
+		delete(warm.starting, kind)
+		var drop []*startedStage
+		if err == nil {
+			st.warm = true
+			if !warm.on {
+				drop = append(drop, st)
+			} else {
+				for k, old := range warm.ready {
+					if len(warm.ready) < maxWarmKinds {
+						break
+					}
+					drop = append(drop, old)
+					delete(warm.ready, k)
+				}
+				warm.ready[kind] = st
+			}
+		}
+		warm.mu.Unlock()
+		for _, d := range drop {
+			d.discard()
+		}
+	}()
+}
+
+// stageFor returns the stage for a run of this kind: a warm one when the
+// run reads no stdin (a warm stage's stdin is /dev/null), else one
+// started now. With warm stages on it also starts the next run's.
+func stageFor(kind string, newCmd func() *exec.Cmd, stdin io.Reader) (*startedStage, error) {
+	var st *startedStage
+	if stdin == nil {
+		st = claimWarm(kind)
+	}
+	if st == nil {
+		var err error
+		if st, err = startStage(newCmd(), stdin); err != nil {
+			return nil, err
+		}
+	}
+	prewarm(kind, newCmd)
+	return st, nil
+}
+
+// errStageSilent is a stage that ended without a single status line: it
+// never got as far as starting the command.
+var errStageSilent = errors.New("the stage ended before it reported anything")
+
+// warmKind names a kind of stage: its tier, clone flags and the program
+// it runs in (the process may switch programs, tests do).
+func warmKind(backend string, flags uintptr) string {
+	return fmt.Sprintf("%s/%#x/%s", backend, flags, stageProgram().path)
+}

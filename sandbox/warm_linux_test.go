@@ -1,0 +1,152 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// keepWarm turns warm stages on for the test and off (killing what
+// waits) after it.
+func keepWarm(t *testing.T) {
+	t.Helper()
+	KeepWarm(true)
+	t.Cleanup(func() { KeepWarm(false) })
+}
+
+// waitWarm waits until a warm stage of kind waits and returns its pid.
+func waitWarm(t *testing.T, kind string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		warm.mu.Lock()
+		st := warm.ready[kind]
+		warm.mu.Unlock()
+		if st != nil {
+			return st.cmd.Process.Pid
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no warm stage of kind %s came", kind)
+	return 0
+}
+
+func kindOf(tier string) string {
+	if tier == BackendLandlock {
+		return warmKind(BackendLandlock, 0)
+	}
+	return warmKind(BackendLinux, linuxFlags(false))
+}
+
+// TestWarmStageServesOneRun: with warm stages on, a run's stage is started
+// ahead of it and serves that run only: what the run leaves in its
+// private /tmp is gone for the next one, the warm stage process is gone
+// after its run, and the run is contained like a cold one (the home's
+// credentials absent; the control reads them). Both tiers.
+func TestWarmStageServesOneRun(t *testing.T) {
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			useReexec(t)
+			keepWarm(t)
+			w := newWorld(t)
+			secret := filepath.Join(w.home, ".ssh", "id_ed25519")
+			os.MkdirAll(filepath.Dir(secret), 0o700)
+			if err := os.WriteFile(secret, []byte(w.marker), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			spec := func(script string) Spec {
+				return Spec{Argv: []string{"sh", "-c", script}, Dir: w.work, Writable: []string{w.work}, Backend: tier}
+			}
+			// The first run starts cold and leaves a warm stage behind.
+			if out, output := runTier(t, spec("true")); out.ExitCode != 0 {
+				t.Fatalf("first run: exit %d: %s", out.ExitCode, output)
+			}
+			for i := 0; i < 2; i++ {
+				pid := waitWarm(t, kindOf(tier))
+				before := warmClaims.Load()
+				out, output := runTier(t, spec("t=${TMPDIR:-/tmp}; test -e $t/left && echo REUSED; : > $t/left || exit 3; cat "+secret+" 2>&1; echo done"))
+				if warmClaims.Load() != before+1 {
+					t.Fatalf("run %d did not use the warm stage", i)
+				}
+				if out.ExitCode != 0 || !strings.Contains(output, "done") {
+					t.Fatalf("run %d: exit %d: %s", i, out.ExitCode, output)
+				}
+				if strings.Contains(output, "REUSED") || strings.Contains(output, w.marker) {
+					t.Errorf("run %d on a warm stage saw another run's files or the home's credentials:\n%s", i, output)
+				}
+				if err := syscall.Kill(pid, 0); err == nil {
+					t.Errorf("run %d: the warm stage %d still runs after serving its run", i, pid)
+				}
+			}
+			if got := control(t, w.work, "cat", secret); !strings.Contains(got, w.marker) {
+				t.Fatalf("control could not read the credential: %q", got)
+			}
+		})
+	}
+}
+
+// TestWarmStageLostFallsBack: a warm stage that died while it waited
+// (killed, or its runtime failed) is not used: the run starts a stage of
+// its own and succeeds. A run that reads stdin never takes a warm stage
+// (their stdin is /dev/null) and gets its input.
+func TestWarmStageLostFallsBack(t *testing.T) {
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			useReexec(t)
+			keepWarm(t)
+			dir := outsideDir(t)
+			spec := Spec{Argv: []string{"sh", "-c", "echo ran"}, Dir: dir, Writable: []string{dir}, Backend: tier}
+			runTier(t, spec)
+			pid := waitWarm(t, kindOf(tier))
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // let it die
+			before := warmClaims.Load()
+			out, output := runTier(t, spec)
+			if out.ExitCode != 0 || !strings.Contains(output, "ran") {
+				t.Fatalf("after the warm stage died: exit %d: %q", out.ExitCode, output)
+			}
+			if warmClaims.Load() != before {
+				t.Errorf("a dead warm stage was claimed")
+			}
+
+			waitWarm(t, kindOf(tier))
+			before = warmClaims.Load()
+			in := Spec{Argv: []string{"cat"}, Dir: dir, Writable: []string{dir}, Backend: tier, Stdin: strings.NewReader("from stdin\n")}
+			out, output = runTier(t, in)
+			if out.ExitCode != 0 || output != "from stdin\n" {
+				t.Fatalf("stdin run: exit %d: %q", out.ExitCode, output)
+			}
+			if warmClaims.Load() != before {
+				t.Errorf("a run reading stdin took a warm stage")
+			}
+		})
+	}
+}
+
+// TestKeepWarmOffKillsWaiting: turning warm stages off ends the stages
+// that wait, and no new one starts.
+func TestKeepWarmOffKillsWaiting(t *testing.T) {
+	tier := tiersHere(t)[0]
+	useReexec(t)
+	KeepWarm(true)
+	dir := outsideDir(t)
+	runTier(t, Spec{Argv: []string{"true"}, Dir: dir, Writable: []string{dir}, Backend: tier})
+	pid := waitWarm(t, kindOf(tier))
+	KeepWarm(false)
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("warm stage %d still runs after KeepWarm(false)", pid)
+	}
+	runTier(t, Spec{Argv: []string{"true"}, Dir: dir, Writable: []string{dir}, Backend: tier})
+	time.Sleep(100 * time.Millisecond)
+	warm.mu.Lock()
+	n := len(warm.ready) + len(warm.starting)
+	warm.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d warm stages with warm stages off", n)
+	}
+}
