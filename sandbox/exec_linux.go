@@ -106,11 +106,12 @@ func startCommand(path string, cfg *initConfig) (int, error) {
 // reap is PID 1's loop: it reaps every orphan until the command (pid)
 // exits; then it kills and reaps what is left, removes the protected
 // directories the command created (absent before it ran), and reports how
-// the command ended.
+// the command ended. Nothing of the run outlives that report: the caller
+// returns on it, before this process has exited.
 func reap(pid int, absent []string, report func(initStatus)) int {
 	st := reapUntil(pid) // reaper_linux.go
+	killRest()
 	if len(absent) > 0 {
-		killRest()
 		if m := sweepProtected(absent); m != nil {
 			st.Mechanisms = append(st.Mechanisms, *m)
 		}

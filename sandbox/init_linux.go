@@ -152,6 +152,16 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 		}
 		b, _ := json.Marshal(st)
 		_, _ = stF.Write(append(b, '\n'))
+		if st.Done {
+			// The last word: nothing of the run is left (each stage kills
+			// and reaps the rest before it reports the end), so the
+			// caller gets EOF on the status and output now, not after
+			// this process and its namespaces are torn down (~1 ms).
+			os.Stdin.Close()
+			os.Stdout.Close()
+			os.Stderr.Close()
+			stF.Close()
+		}
 	}
 	fail = func(err error) int {
 		report(initStatus{Error: err.Error()})

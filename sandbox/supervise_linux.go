@@ -9,10 +9,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// backgroundCleanups counts the stages still being reaped and their groups
+// removed after their run has returned (tests wait for them).
+var backgroundCleanups sync.WaitGroup
 
 // stageRun is what differs between the Linux tiers' supervision of their
 // re-executed stage: PID 1 of the linux tier, the landlock tier's runner.
@@ -54,7 +59,12 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	start := time.Now()
 	cfg.HostUID = os.Getuid()
 	cg, cgMechs := newCgroup(cfg.Limits)
-	defer cg.remove()
+	stageGone := false // the stage was reaped, or will be in the background
+	defer func() {
+		if !stageGone {
+			cg.remove()
+		}
+	}()
 	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
 	cfg.CgroupTasks = cg.taskPaths()
 
@@ -129,7 +139,26 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 			statuses = append(statuses, st)
 		}
 	}
-	waitErr := cmd.Wait()
+	var waitErr error
+	if len(statuses) > 0 && statuses[len(statuses)-1].Done {
+		// The stage said its last word after killing the rest of the
+		// run, and closed its streams: the run is over. The stage's exit
+		// (its namespaces' teardown) and the groups' removal go on in
+		// the background.
+		st.awaitOutput(cmd.WaitDelay)
+		stageGone = true
+		backgroundCleanups.Add(1)
+		go func() { // ends when the stage is reaped and its groups removed
+			defer backgroundCleanups.Done()
+			t := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
+			_ = cmd.Wait()
+			t.Stop()
+			cg.remove()
+		}()
+	} else {
+		waitErr = cmd.Wait()
+		st.awaitOutput(cmd.WaitDelay)
+	}
 	close(done)
 	if st.warm && len(statuses) == 0 && ctx.Err() == nil && runCtx.Err() == nil {
 		return nil, errStageSilent

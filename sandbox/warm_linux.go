@@ -31,41 +31,73 @@ type startedStage struct {
 	cfgW      *os.File // fd 3's write end: the config, then "go"
 	stR       *os.File // fd 4's read end: status lines
 	out, errw *lateWriter
-	warm      bool // started ahead of its run
+	outR      []*os.File    // read ends of its stdout and stderr
+	copied    chan struct{} // closed when both reached EOF
+	warm      bool          // started ahead of its run
 }
 
 // startStage starts cmd as a stage with fresh config and status pipes,
 // stdin (nil: /dev/null), and its output going to writers attached later.
+// The output pipes are this caller's own (not os/exec's), so a run can
+// end when the stage has closed them, before the stage has exited.
 func startStage(cmd *exec.Cmd, stdin io.Reader) (*startedStage, error) {
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("pipe: %w", err)
+	var mine, theirs []*os.File // caller's ends, stage's ends
+	for i := 0; i < 4; i++ {    // config, status, stdout, stderr
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(mine)
+			closeAll(theirs)
+			return nil, fmt.Errorf("pipe: %w", err)
+		}
+		if i == 0 {
+			mine, theirs = append(mine, w), append(theirs, r)
+		} else {
+			mine, theirs = append(mine, r), append(theirs, w)
+		}
 	}
-	defer cfgR.Close()
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		cfgW.Close()
-		return nil, fmt.Errorf("pipe: %w", err)
-	}
-	defer stW.Close()
-	st := &startedStage{cmd: cmd, cfgW: cfgW, stR: stR, out: &lateWriter{}, errw: &lateWriter{}}
+	defer closeAll(theirs)
+	st := &startedStage{cmd: cmd, cfgW: mine[0], stR: mine[1], out: &lateWriter{}, errw: &lateWriter{},
+		outR: mine[2:], copied: make(chan struct{})}
 	cmd.Env = []string{} // the stage's own environment stays empty
-	cmd.ExtraFiles = []*os.File{cfgR, stW}
+	cmd.ExtraFiles = theirs[:2]
 	cmd.Stdin = stdin
-	cmd.Stdout, cmd.Stderr = st.out, st.errw
+	cmd.Stdout, cmd.Stderr = theirs[2], theirs[3]
 	cmd.WaitDelay = 5 * time.Second // a stuck stdin reader must not hang the run
 	if err := cmd.Start(); err != nil {
-		cfgW.Close()
-		stR.Close()
+		closeAll(mine)
 		return nil, err
 	}
+	var wg sync.WaitGroup
+	for i, w := range []io.Writer{st.out, st.errw} {
+		wg.Add(1)
+		go func() { // ends at EOF: when the stage and the command have closed it
+			defer wg.Done()
+			_, _ = io.Copy(w, st.outR[i])
+		}()
+	}
+	go func() { wg.Wait(); close(st.copied) }() // ends with the copies
 	return st, nil
 }
 
-// close releases the caller's ends of the channels.
+// close releases the caller's ends of the config and status channels.
 func (st *startedStage) close() {
 	st.cfgW.Close()
 	st.stR.Close()
+}
+
+// awaitOutput waits until the stage's output is all copied (EOF on both
+// pipes) or, if something still holds them after grace, stops copying.
+func (st *startedStage) awaitOutput(grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-st.copied:
+	case <-t.C:
+		for _, f := range st.outR {
+			f.Close()
+		}
+		<-st.copied
+	}
 }
 
 // discard kills an unused stage and reaps it.
@@ -73,6 +105,7 @@ func (st *startedStage) discard() {
 	_ = st.cmd.Process.Kill()
 	st.close()
 	_ = st.cmd.Wait()
+	st.awaitOutput(time.Second)
 }
 
 // idle reports whether the stage is still alive and has said nothing: a

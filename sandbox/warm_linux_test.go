@@ -77,6 +77,7 @@ func TestWarmStageServesOneRun(t *testing.T) {
 				if strings.Contains(output, "REUSED") || strings.Contains(output, w.marker) {
 					t.Errorf("run %d on a warm stage saw another run's files or the home's credentials:\n%s", i, output)
 				}
+				backgroundCleanups.Wait() // the stage exits after its run returned
 				if err := syscall.Kill(pid, 0); err == nil {
 					t.Errorf("run %d: the warm stage %d still runs after serving its run", i, pid)
 				}

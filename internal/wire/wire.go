@@ -129,6 +129,9 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 			return nil, fmt.Errorf("set up the sandbox: %w", err)
 		}
 		sb = ad
+		// A harness runs many commands (the agent's, its checks'): each
+		// run's stage is started ahead, after the first run.
+		sandbox.KeepWarm(true)
 	}
 	store, err := OpenStore(ctx, root.Dir(), o.Getenv, o.Environ)
 	if err != nil {
