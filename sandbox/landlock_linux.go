@@ -78,16 +78,13 @@ func applyLandlockTier(cfg *initConfig) ([]Mechanism, error) {
 // outside the sandbox's domain, so the command can neither signal nor
 // trace it. no_new_privs is set on the thread too.
 func restrictThreadLandlock(cfg *initConfig) ([]Mechanism, error) {
-	c, rules, ms, err := landlockTierRules(cfg)
+	fd, ms, err := tierRuleset(cfg) // tier_landlock_rules_linux.go
 	if err != nil {
 		return nil, err
 	}
-	enforced, err := landlockThread(c, rules...)
-	if err != nil {
+	defer unix.Close(fd)
+	if err := enforceRuleset(fd); err != nil {
 		return nil, err
-	}
-	if !enforced {
-		return nil, errors.New("landlock: nothing to enforce")
 	}
 	return ms, nil
 }
@@ -118,79 +115,10 @@ func landlockThread(c landlock.Config, rules ...landlock.Rule) (bool, error) {
 	return true, nil
 }
 
-// landlockTierRules builds the landlock tier's ruleset and the mechanisms
-// it will report.
-func landlockTierRules(cfg *initConfig) (landlock.Config, []landlock.Rule, []Mechanism, error) {
-	abi := landlockABI()
-	if abi < 1 {
-		return landlock.Config{}, nil, nil, errors.New("kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
-	}
-	var ro, roFiles, rw, rwFiles []string
-	for _, p := range cfg.ReadView {
-		if isDir(p) {
-			ro = append(ro, p)
-		} else {
-			roFiles = append(roFiles, p)
-		}
-	}
-	for _, p := range cfg.Writable {
-		if isDir(p) {
-			rw = append(rw, p)
-		} else {
-			rwFiles = append(rwFiles, p)
-		}
-	}
-	var handledNet landlock.AccessNetSet
-	if !cfg.Network {
-		handledNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
-	}
-	c := landlock.Config{
-		HandledAccessFS:  landlock.V11.HandledAccessFS,
-		HandledAccessNet: handledNet,
-		Scoped:           landlock.V11.Scoped,
-	}.BestEffort()
-	rules := []landlock.Rule{
-		landlock.RWFiles(sandboxDevices...).WithIoctlDev().IgnoreIfMissing(),
-	}
-	if len(ro) > 0 {
-		rules = append(rules, landlock.RODirs(ro...).IgnoreIfMissing())
-	}
-	if len(roFiles) > 0 {
-		rules = append(rules, landlock.ROFiles(roFiles...).IgnoreIfMissing())
-	}
-	if len(rw) > 0 {
-		rules = append(rules, landlock.RWDirs(rw...).WithRefer().IgnoreIfMissing())
-	}
-	if len(rwFiles) > 0 {
-		rules = append(rules, landlock.RWFiles(rwFiles...).IgnoreIfMissing())
-	}
-	ms := []Mechanism{{"landlock-fs", StateApplied,
-		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory", abi, len(cfg.ReadView), len(cfg.Writable))}}
-	switch {
-	case cfg.Network:
-		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, "network requested"})
-	case abi >= 4:
-		ms = append(ms, Mechanism{"landlock-net", StateApplied, "TCP bind and connect refused"})
-	default:
-		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, fmt.Sprintf("ABI %d has no TCP rules (needs 4); seccomp refuses the sockets instead", abi)})
-	}
-	if abi >= 6 {
-		ms = append(ms, Mechanism{"landlock-scope", StateApplied, "signals and abstract unix sockets stay inside the sandbox"})
-	} else {
-		ms = append(ms, Mechanism{"landlock-scope", StateUnavailable, fmt.Sprintf("ABI %d cannot scope signals or abstract unix sockets (needs 6)", abi)})
-	}
-	return c, rules, ms, nil
-}
-
 // unixSocketsConfined reports whether Landlock keeps connect(2) to the
 // host's pathname unix sockets out (ABI 9). Below it the landlock tier
 // refuses to create unix sockets when the network is off.
 func unixSocketsConfined() bool { return landlockABI() >= 9 }
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
 
 // dropCapsFor empties the capability sets. In the landlock tier an
 // ordinary caller holds none and may not touch the bounding set; that is

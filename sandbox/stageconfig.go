@@ -33,6 +33,11 @@ type initConfig struct {
 	// ReadView lists what the landlock tier's command may read (files and
 	// directories, secrets already carved out); see readview.go.
 	ReadView []string `json:"read_view,omitempty"`
+	// ReadViewTypes has one byte per ReadView entry, 'd' for a directory
+	// and 'f' for anything else, as the caller saw it (viewTypes), so the
+	// landlock runner need not stat each entry; the kernel's check on the
+	// rule's own descriptor still decides (tier_landlock_rules_linux.go).
+	ReadViewTypes string `json:"read_view_types,omitempty"`
 	// ViewLinks are symlinks among the read view's roots (path → target)
 	// that the linux tier recreates in its private root.
 	ViewLinks map[string]string `json:"view_links,omitempty"`

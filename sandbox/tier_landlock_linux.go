@@ -2,11 +2,11 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -89,7 +89,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
 		Writable: append(carve(writable, append(append([]string{}, deny...), present...)), tmp),
-		ReadView: view, Env: env,
+		ReadView: view, ReadViewTypes: viewTypes(view), Env: env,
 	}
 	mechs = append(mechs,
 		Mechanism{"read-view", StateApplied, fmt.Sprintf("%d paths readable: system directories, workspace, writable roots, toolchains; every home's other contents and %d secrets absent", len(view), masked)},
@@ -149,50 +149,50 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 // left (daemons, setsid and double-fork escapes all end up as its
 // children) and reports. A SIGTERM from the caller, or the caller's death,
 // does the same at once.
+//
+// What does not depend on the run comes before its config: the
+// subreaper, the signal handling and the locked thread that reads the
+// config and then restricts itself and forks (runnerThread). A runner
+// started ahead of its run (warm_linux.go) has all that done before its
+// run exists.
 func landlockMain() int {
 	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	cfg, stF, report, fail, err := stageStart()
-	if err != nil {
-		return fail(err)
-	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fail(fmt.Errorf("child subreaper: %w", err))
-	}
-	term := make(chan os.Signal, 1)
-	notifyTerm(term)
-	if os.Getppid() == 1 { // the caller died before the death signal was armed
-		return fail(errors.New("caller gone"))
-	}
-	report(initStatus{Mechanisms: []Mechanism{{"subreaper", StateApplied, "every descendant is killed when the command ends"}}})
-
-	var pid int
-	if needsExecStage(&cfg) {
-		// The address-space and process rlimits are process-wide: they
-		// would bind this runner too, so the command gets a stage of its
-		// own to take them.
-		pid, err = startExecStage(&cfg, stF)
-	} else {
-		var done *initStatus
-		pid, done, err = startRestricted(&cfg, report)
-		if err == nil && done != nil {
-			report(*done)
-			return done.Exit
+	reaperErr := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	var phase atomic.Int32
+	termed := make(chan struct{})
+	sigs := make(chan os.Signal, 1)
+	notifyTerm(sigs)
+	go func() { // ends at the first signal, or with the process
+		<-sigs
+		if phase.CompareAndSwap(runnerWaiting, runnerEnded) {
+			// No run yet, so nothing started (the runner thread starts
+			// nothing unless it claims the run first): end as the
+			// signal's default action would have.
+			os.Exit(128 + int(unix.SIGTERM))
 		}
-	}
-	if err != nil {
+		close(termed)
+	}()
+	started := make(chan runnerStarted, 1)
+	go runnerThread(&phase, reaperErr, started)
+	s := <-started
+	if s.err != nil {
 		killDescendants()
-		return fail(err)
+		return s.fail(s.err)
+	}
+	if s.done != nil {
+		s.report(*s.done)
+		return s.done.Exit
 	}
 	exited := make(chan initStatus, 1)
-	go func() { exited <- reapUntil(pid) }() // ends when the command exits
+	go func() { exited <- reapUntil(s.pid) }() // ends when the command exits
 	select {
 	case st := <-exited:
 		killDescendants()
-		report(st)
+		s.report(st)
 		return st.Exit
-	case <-term:
+	case <-termed:
 		killDescendants()
-		report(initStatus{Done: true, Signal: int(unix.SIGKILL)})
+		s.report(initStatus{Done: true, Signal: int(unix.SIGKILL)})
 		return 137
 	}
 }

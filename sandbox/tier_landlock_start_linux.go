@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -41,28 +43,61 @@ func startExecStage(cfg *initConfig, status *os.File) (int, error) {
 	return cmd.Process.Pid, nil
 }
 
-// startRestricted restricts one locked OS thread of the runner and forks
-// the command from it, saving the exec stage's process start: the child
-// inherits the thread's Landlock domain, seccomp filters, no_new_privs and
-// empty capability sets; the runner's other threads, its main one
-// included, stay outside the domain, so the command cannot signal or
-// trace the runner that will kill it. The thread is never unlocked: it
-// ends with its goroutine. A non-nil status means the command did not
-// start (a probe, or a command that cannot be found or entered).
-func startRestricted(cfg *initConfig, report func(initStatus)) (int, *initStatus, error) {
-	type started struct {
-		pid  int
-		done *initStatus
-		err  error
+// The runner's phases (landlockMain): waiting for its config, claimed by
+// its run, or ended by a signal before a run claimed it.
+const (
+	runnerWaiting int32 = iota
+	runnerClaimed
+	runnerEnded
+)
+
+// runnerStarted is what the runner thread hands back: how the command
+// started, or why it did not, and the run's status channel.
+type runnerStarted struct {
+	pid    int
+	done   *initStatus // the command did not start (a probe, or it cannot be found or entered)
+	err    error       // setup failed
+	report func(initStatus)
+	fail   func(error) int
+}
+
+// runnerThread is the runner's locked OS thread: started before the
+// config exists, it reads the config, claims the run (unless a signal
+// has ended the runner first: then it starts nothing), and starts the
+// command. Mostly it restricts itself and forks the command, saving the
+// exec stage's process start: the child inherits the thread's Landlock
+// domain, seccomp filters, no_new_privs and empty capability sets; the
+// runner's other threads, its main one included, stay outside the
+// domain, so the command cannot signal or trace the runner that will
+// kill it. Where address-space or process rlimits must bind the command,
+// it starts the exec stage instead (from this thread too: it joins the
+// run's cgroups first, awaitGo). The thread is never unlocked: it ends
+// with its goroutine.
+func runnerThread(phase *atomic.Int32, reaperErr error, out chan<- runnerStarted) {
+	runtime.LockOSThread() // never unlocked: the thread is restricted
+	cfg, stF, report, fail, err := stageStart()
+	s := runnerStarted{report: report, fail: fail, err: err}
+	if err == nil && !phase.CompareAndSwap(runnerWaiting, runnerClaimed) {
+		select {} // a signal ended the runner before its run: it is exiting
 	}
-	ch := make(chan started, 1)
-	go func() { // ends once the command is started or refused
-		runtime.LockOSThread() // never unlocked: the thread is restricted
-		pid, done, err := forkRestricted(cfg, report)
-		ch <- started{pid, done, err}
-	}()
-	s := <-ch
-	return s.pid, s.done, s.err
+	switch {
+	case s.err != nil:
+	case reaperErr != nil:
+		s.err = fmt.Errorf("child subreaper: %w", reaperErr)
+	case os.Getppid() == 1: // the caller died before the death signal was armed
+		s.err = errors.New("caller gone")
+	default:
+		report(initStatus{Mechanisms: []Mechanism{{"subreaper", StateApplied, "every descendant is killed when the command ends"}}})
+		if needsExecStage(&cfg) {
+			// The address-space and process rlimits are process-wide:
+			// they would bind this runner too, so the command gets a
+			// stage of its own to take them.
+			s.pid, s.err = startExecStage(&cfg, stF)
+		} else {
+			s.pid, s.done, s.err = forkRestricted(&cfg, report)
+		}
+	}
+	out <- s
 }
 
 func forkRestricted(cfg *initConfig, report func(initStatus)) (int, *initStatus, error) {
@@ -100,11 +135,17 @@ func forkRestricted(cfg *initConfig, report func(initStatus)) (int, *initStatus,
 // no_new_privs and Landlock on this thread, the seccomp deny-list and the
 // socket filter (both per thread), and an empty capability set.
 func restrictThread(cfg *initConfig) ([]Mechanism, error) {
+	// The ruleset first: its builder holds a descriptor per path, which
+	// an open-files cap set before would limit.
+	rs, lm, err := tierRuleset(cfg) // tier_landlock_rules_linux.go
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(rs)
 	c := *cfg
 	c.CgroupMemory, c.CgroupPids = true, true
 	mechs := applyRlimits(&c)
-	lm, err := restrictThreadLandlock(cfg)
-	if err != nil {
+	if err := enforceRuleset(rs); err != nil {
 		return nil, err
 	}
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})

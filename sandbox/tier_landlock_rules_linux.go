@@ -1,0 +1,298 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The landlock tier's ruleset holds one rule per path of the read view
+// (about 170 on a machine whose /etc is carved around its secrets) and of
+// the writable roots. It is built with raw calls, two per path: one
+// open(O_PATH) and one landlock_add_rule; the descriptors are closed
+// together at the end (close_range over each run of consecutive numbers,
+// all of them this builder's). The caller says which view entries are
+// directories (initConfig.ReadViewTypes, from its cached view), so the
+// runner does not stat each path; what decides is still the kernel,
+// looking at the very descriptor the rule is made from: directory rights
+// on anything but a directory are refused (EINVAL), and the builder then
+// checks that descriptor and grants the file rights alone, never more. A
+// directory the caller took for a file gets the file rights alone (read
+// and execute the files beneath it, no listing): narrower, never broader.
+
+// Access rights of the tier's rules (go-landlock's RODirs, ROFiles,
+// RWDirs with refer, RWFiles, and the devices' ioctl), each cut to what
+// the kernel's ABI handles.
+const (
+	llRead      = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	llWriteOnly = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
+		llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock |
+		llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
+	// llFile are the rights the kernel accepts on a rule for a
+	// non-directory.
+	llFile = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate |
+		llsys.AccessFSReadFile | llsys.AccessFSIoctlDev
+)
+
+// Entry types in initConfig.ReadViewTypes, one byte per ReadView entry.
+const (
+	viewDir  = 'd' // a directory, as the caller saw it
+	viewFile = 'f' // anything else
+)
+
+// llHandledFS is the filesystem rights an ABI handles (go-landlock's
+// table: 13 rights in ABI 1, refer from 2, truncate from 3, ioctl on
+// devices from 5, pathname unix sockets from 9).
+func llHandledFS(abi int) uint64 {
+	switch {
+	case abi >= 9:
+		return 1<<17 - 1
+	case abi >= 5:
+		return 1<<16 - 1
+	case abi >= 3:
+		return 1<<15 - 1
+	case abi >= 2:
+		return 1<<14 - 1
+	case abi >= 1:
+		return 1<<13 - 1
+	}
+	return 0
+}
+
+// pathKind says how a rule's path is taken: as a directory, as a file,
+// or as whatever fstat finds on its descriptor.
+type pathKind byte
+
+const (
+	kindDir pathKind = iota
+	kindFile
+	kindProbe
+)
+
+// rulesetBuilder adds path rules to a ruleset, holding the O_PATH
+// descriptors until close.
+type rulesetBuilder struct {
+	fd      int
+	handled uint64
+	held    []int
+}
+
+// add grants rights (cut to the handled ones; the file rights alone
+// where the path is not a directory) beneath path. A missing path is
+// skipped, as go-landlock's IgnoreIfMissing does.
+func (b *rulesetBuilder) add(path string, rights uint64, kind pathKind) error {
+	pfd, err := b.open(path)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("landlock rule for %s: open: %w", path, err)
+	}
+	if kind == kindProbe {
+		kind = kindFile
+		var st unix.Stat_t
+		if err := unix.Fstat(pfd, &st); err != nil {
+			return fmt.Errorf("landlock rule for %s: %w", path, err)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			kind = kindDir
+		}
+	}
+	want := rights & b.handled
+	if kind == kindFile {
+		want &= llFile
+	}
+	if want == 0 {
+		return nil
+	}
+	err = llsys.LandlockAddPathBeneathRule(b.fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: want}, 0)
+	if errors.Is(err, unix.EINVAL) && kind == kindDir && want&^llFile != 0 {
+		// Directory rights on something that is not a directory (the
+		// caller's view is older than this path's current kind): look at
+		// this descriptor, and give a non-directory its file rights only.
+		var st unix.Stat_t
+		if serr := unix.Fstat(pfd, &st); serr == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			err = nil
+			if want &= llFile; want != 0 {
+				err = llsys.LandlockAddPathBeneathRule(b.fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: want}, 0)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("landlock rule for %s: landlock_add_rule: %w", path, err)
+	}
+	return nil
+}
+
+// open opens path as O_PATH and holds the descriptor; when the process
+// is out of descriptors (a small open-files cap is already set in the
+// exec stage) it closes those it holds and tries once more.
+func (b *rulesetBuilder) open(path string) (int, error) {
+	for retried := false; ; retried = true {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err == nil {
+			b.held = append(b.held, fd)
+			return fd, nil
+		}
+		if !errors.Is(err, unix.EMFILE) || retried || len(b.held) == 0 {
+			return -1, err
+		}
+		b.closeHeld()
+	}
+}
+
+// closeHeld closes every descriptor held: one close_range per run of
+// consecutive numbers. Every number in such a run is a descriptor this
+// builder opened and still holds (descriptor numbers are unique), so
+// nothing another thread opened meanwhile is touched.
+func (b *rulesetBuilder) closeHeld() {
+	fds := b.held
+	b.held = b.held[:0]
+	sort.Ints(fds)
+	for i := 0; i < len(fds); {
+		j := i
+		for j+1 < len(fds) && fds[j+1] == fds[j]+1 {
+			j++
+		}
+		if err := unix.CloseRange(uint(fds[i]), uint(fds[j]), 0); err != nil {
+			for _, fd := range fds[i : j+1] {
+				_ = unix.Close(fd)
+			}
+		}
+		i = j + 1
+	}
+}
+
+// tierRuleset builds the landlock tier's ruleset: reads only within the
+// read view, writes only in the writable roots (which include the run's
+// private temporary directory) and on a few devices, TCP bind and connect
+// refused unless the network was asked for, signals and abstract unix
+// sockets scoped to the sandbox. It returns the ruleset's descriptor,
+// which the caller enforces (enforceRuleset) and closes, and the
+// mechanisms it will report.
+func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
+	abi := landlockABI()
+	if abi < 1 {
+		return -1, nil, errors.New("kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
+	}
+	types := cfg.ReadViewTypes
+	if types != "" && len(types) != len(cfg.ReadView) {
+		return -1, nil, fmt.Errorf("landlock: %d view entry types for %d view entries", len(types), len(cfg.ReadView))
+	}
+	attr := llsys.RulesetAttr{HandledAccessFS: llHandledFS(abi)}
+	if !cfg.Network && abi >= 4 {
+		attr.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
+	}
+	if abi >= 6 {
+		attr.Scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
+	}
+	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return -1, nil, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	b := &rulesetBuilder{fd: fd, handled: attr.HandledAccessFS}
+	err = b.addTier(cfg, types)
+	b.closeHeld()
+	if err != nil {
+		unix.Close(fd)
+		return -1, nil, err
+	}
+	ms := []Mechanism{{"landlock-fs", StateApplied,
+		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory", abi, len(cfg.ReadView), len(cfg.Writable))}}
+	switch {
+	case cfg.Network:
+		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, "network requested"})
+	case abi >= 4:
+		ms = append(ms, Mechanism{"landlock-net", StateApplied, "TCP bind and connect refused"})
+	default:
+		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, fmt.Sprintf("ABI %d has no TCP rules (needs 4); seccomp refuses the sockets instead", abi)})
+	}
+	if abi >= 6 {
+		ms = append(ms, Mechanism{"landlock-scope", StateApplied, "signals and abstract unix sockets stay inside the sandbox"})
+	} else {
+		ms = append(ms, Mechanism{"landlock-scope", StateUnavailable, fmt.Sprintf("ABI %d cannot scope signals or abstract unix sockets (needs 6)", abi)})
+	}
+	return fd, ms, nil
+}
+
+// addTier adds the devices, the read view and the writable roots.
+func (b *rulesetBuilder) addTier(cfg *initConfig, types string) error {
+	for _, p := range sandboxDevices {
+		if err := b.add(p, llRead|llWriteOnly|llsys.AccessFSIoctlDev, kindFile); err != nil {
+			return err
+		}
+	}
+	for i, p := range cfg.ReadView {
+		kind := kindProbe
+		if types != "" {
+			switch types[i] {
+			case viewDir:
+				kind = kindDir
+			case viewFile:
+				kind = kindFile
+			default:
+				return fmt.Errorf("landlock: view entry %s has unknown type %q", p, types[i])
+			}
+		}
+		if err := b.add(p, llRead, kind); err != nil {
+			return err
+		}
+	}
+	for _, p := range cfg.Writable {
+		if err := b.add(p, llRead|llWriteOnly|llsys.AccessFSRefer, kindProbe); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enforceRuleset sets no_new_privs on the calling thread and restricts it
+// (alone: the caller holds it locked and never unlocks it) to the ruleset.
+func enforceRuleset(fd int) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// viewTypes is ReadViewTypes for a view: 'd' for each directory, 'f' for
+// anything else, following symlinks as the runner's open does. Kinds are
+// cached for viewCacheTTL, as the view's own static part is: a path whose
+// kind changed since is handled by the runner (see above).
+func viewTypes(view []string) string {
+	viewKinds.mu.Lock()
+	defer viewKinds.mu.Unlock()
+	if viewKinds.m == nil || time.Since(viewKinds.at) > viewCacheTTL {
+		viewKinds.m, viewKinds.at = make(map[string]byte, len(view)), time.Now()
+	}
+	out := make([]byte, len(view))
+	for i, p := range view {
+		t, ok := viewKinds.m[p]
+		if !ok {
+			t = viewFile
+			if fi, err := os.Stat(p); err == nil {
+				if fi.IsDir() {
+					t = viewDir
+				}
+				viewKinds.m[p] = t // a missing path is not cached
+			}
+		}
+		out[i] = t
+	}
+	return string(out)
+}
+
+var viewKinds struct {
+	mu sync.Mutex
+	at time.Time
+	m  map[string]byte
+}

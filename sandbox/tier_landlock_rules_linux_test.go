@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// viewProbe is what one thread could do under a landlock ruleset.
+type viewProbe struct {
+	readInside, listDir, readFile, readSecret error
+}
+
+// probeView restricts a fresh locked thread to a landlock tier ruleset
+// over view (typed as types says) and tries each access from it; the
+// thread ends restricted with its goroutine. With restrict false it is
+// the uncontained control.
+func probeView(t *testing.T, restrict bool, view []string, types string, dirA, fileB, secret string) (viewProbe, error) {
+	t.Helper()
+	type result struct {
+		p   viewProbe
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread may end restricted
+		if restrict {
+			cfg := &initConfig{Tier: BackendLandlock, Network: true, ReadView: view, ReadViewTypes: types}
+			if _, err := restrictThreadLandlock(cfg); err != nil {
+				ch <- result{err: err}
+				return
+			}
+		}
+		var p viewProbe
+		_, p.readInside = os.ReadFile(filepath.Join(dirA, "inside"))
+		_, p.listDir = os.ReadDir(dirA)
+		_, p.readFile = os.ReadFile(fileB)
+		_, p.readSecret = os.ReadFile(secret)
+		ch <- result{p: p}
+	}()
+	select {
+	case r := <-ch:
+		return r.p, r.err
+	case <-time.After(time.Minute):
+		t.Fatal("the probing thread did not answer")
+		return viewProbe{}, nil
+	}
+}
+
+// TestLandlockViewTypes: the runner takes each view entry's type from the
+// caller (ReadViewTypes) instead of a stat per entry, and a type that is
+// out of date (the caller's view is cached) never widens what is
+// readable: a file typed as a directory gets the file rights alone (the
+// kernel refuses directory rights on it, the builder checks that very
+// descriptor), a directory typed as a file can be read below but not
+// listed; a sibling outside the view stays unreadable in every case.
+// Control: the same accesses from an unrestricted thread all work. A
+// types string that does not fit the view is an error, not a guess.
+func TestLandlockViewTypes(t *testing.T) {
+	if landlockABI() < 1 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the kernel has no Landlock in CI")
+		}
+		t.Skip("the kernel has no Landlock")
+	}
+	root := t.TempDir()
+	dirA, fileB, secret := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "secret")
+	if err := os.Mkdir(dirA, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(dirA, "inside"), fileB, secret} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := []string{dirA, fileB}
+	ctl, err := probeView(t, false, view, "", dirA, fileB, secret)
+	if err != nil || ctl.readInside != nil || ctl.listDir != nil || ctl.readFile != nil || ctl.readSecret != nil {
+		t.Fatalf("uncontained control failed, so the cases prove nothing: %+v %v", ctl, err)
+	}
+	denied := func(err error) bool { return errors.Is(err, syscall.EACCES) }
+	for _, c := range []struct {
+		name, types string
+		listable    bool
+	}{
+		{"types from the caller", "df", true},
+		{"no types: the runner looks", "", true},
+		{"stale types: directory as file, file as directory", "fd", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := probeView(t, true, view, c.types, dirA, fileB, secret)
+			if err != nil {
+				t.Fatalf("ruleset: %v", err)
+			}
+			if p.readInside != nil || p.readFile != nil {
+				t.Errorf("the view is not readable: below the directory %v, the file %v", p.readInside, p.readFile)
+			}
+			if !denied(p.readSecret) {
+				t.Errorf("a file outside the view was readable (%v)", p.readSecret)
+			}
+			if c.listable && p.listDir != nil {
+				t.Errorf("the view's directory cannot be listed: %v", p.listDir)
+			}
+			if !c.listable && !denied(p.listDir) {
+				t.Errorf("a directory typed as a file was listable (%v): its rule is wider than a file's", p.listDir)
+			}
+		})
+	}
+	for _, bad := range []string{"d", "dx"} {
+		if _, err := probeView(t, true, view, bad, dirA, fileB, secret); err == nil {
+			t.Errorf("types %q for %d entries were accepted", bad, len(view))
+		}
+	}
+}
+
+// TestViewTypes: the caller's types follow symlinks as the runner's open
+// does, and a missing path is a file (its rule is skipped).
+func TestViewTypes(t *testing.T) {
+	root := t.TempDir()
+	d, f, l := filepath.Join(root, "d"), filepath.Join(root, "f"), filepath.Join(root, "l")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(d, l); err != nil {
+		t.Fatal(err)
+	}
+	if got := viewTypes([]string{d, f, l, filepath.Join(root, "missing")}); got != "dfdf" {
+		t.Errorf("viewTypes = %q, want dfdf", got)
+	}
+}
+
+// TestWarmRunnerSignalledBeforeItsRun: a warm landlock runner handles
+// SIGTERM (the caller's death signal) from its start, before its config;
+// one signalled while it waits must end at once, as the signal's default
+// action ended it before, and not be claimed later (it would start the
+// run and report it killed). Control: the next warm runner, not
+// signalled, is claimed and runs its command.
+func TestWarmRunnerSignalledBeforeItsRun(t *testing.T) {
+	tiers := tiersHere(t)
+	if tiers[len(tiers)-1] != BackendLandlock {
+		t.Fatal("no landlock tier")
+	}
+	useReexec(t)
+	keepWarm(t)
+	dir := outsideDir(t)
+	spec := Spec{Argv: []string{"sh", "-c", "echo ran"}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock}
+	runTier(t, spec)
+	kind := kindOf(BackendLandlock)
+	pid := waitWarm(t, kind)
+	// Signalled once it catches SIGTERM: before, the default action
+	// would end it whatever the runner does.
+	deadline := time.Now().Add(30 * time.Second)
+	for !catchesSignal(pid, syscall.SIGTERM) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the warm runner %d never caught SIGTERM", pid)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for st := procState(pid); st != 'Z' && st != 0; st = procState(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the warm runner %d still runs (state %c) after SIGTERM", pid, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	before := warmClaims.Load()
+	out, output := runTier(t, spec)
+	if out.ExitCode != 0 || !strings.Contains(output, "ran") {
+		t.Fatalf("after the warm runner was signalled: exit %d: %q", out.ExitCode, output)
+	}
+	if warmClaims.Load() != before {
+		t.Fatal("the signalled warm runner was claimed")
+	}
+	waitWarm(t, kind)
+	out, output = runTier(t, spec)
+	if warmClaims.Load() != before+1 {
+		t.Fatal("control: the warm runner that was not signalled was not claimed")
+	}
+	if out.ExitCode != 0 || !strings.Contains(output, "ran") {
+		t.Fatalf("control on a warm runner: exit %d: %q", out.ExitCode, output)
+	}
+}
+
+// catchesSignal reports whether process pid has a handler for sig
+// (SigCgt in /proc/PID/status).
+func catchesSignal(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
+}
