@@ -32,9 +32,9 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 		return nil, nil
 	}
 	name := fmt.Sprintf("%s%d-%d", cgroupPrefix, os.Getpid(), cgroupSeq.Add(1))
-	dir, v2why := v2Base()
+	lay := layout()
+	dir, v2why := lay.v2, lay.v2Why
 	if dir != "" {
-		sweepStale(dir)
 		leaf := filepath.Join(dir, name)
 		if err := os.Mkdir(leaf, 0o755); err != nil {
 			v2why = err.Error()
@@ -64,8 +64,7 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 	cg := &cgroup{}
 	var ms []Mechanism
 	if l.Memory > 0 {
-		base := v1Own("memory")
-		sweepStale(base)
+		base := lay.memory
 		dir := filepath.Join(base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			ms = append(ms, Mechanism{"cgroup-memory", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit address space instead"})
@@ -82,8 +81,7 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 		}
 	}
 	if l.Procs > 0 {
-		base := v1Own("pids")
-		sweepStale(base)
+		base := lay.pids
 		dir := filepath.Join(base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			ms = append(ms, Mechanism{"cgroup-pids", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit processes instead"})
@@ -101,6 +99,41 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 		return nil, ms
 	}
 	return cg, ms
+}
+
+// cgroupLayout is where this process's runs put their groups: its own
+// v2 group if memory and pids are delegated there (else why not), and
+// its own v1 memory and pids groups.
+type cgroupLayout struct {
+	v2, v2Why     string
+	memory, pids  string
+	procSelfGroup string // /proc/self/cgroup it was read from
+}
+
+var cachedLayout atomic.Pointer[cgroupLayout]
+
+// layout returns this process's cgroup layout, detected again only when
+// its own groups (/proc/self/cgroup) changed since the last run.
+func layout() *cgroupLayout {
+	data, _ := os.ReadFile("/proc/self/cgroup")
+	if l := cachedLayout.Load(); l != nil && l.procSelfGroup == string(data) {
+		return l
+	}
+	l := &cgroupLayout{procSelfGroup: string(data), memory: v1Own("memory"), pids: v1Own("pids")}
+	l.v2, l.v2Why = v2Base()
+	cachedLayout.Store(l)
+	return l
+}
+
+// sweepBases removes the stale groups of dead callers under every base a
+// run's group may go in. It runs after a run, off its path.
+func sweepBases() {
+	l := layout()
+	for _, d := range []string{l.v2, l.memory, l.pids} {
+		if d != "" {
+			sweepStale(d)
+		}
+	}
 }
 
 // cgroupPrefix starts the name of every run's group; the caller's pid and

@@ -14,23 +14,35 @@ import (
 func init() {
 	// cgroup-run DIR...: join the v1 groups DIR, run `true` contained
 	// with the default caps and print the cgroup mechanisms.
-	moreHelpers["cgroup-run"] = func(a []string) error {
-		for _, d := range a {
-			if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-				return err
-			}
-		}
-		out, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux})
-		if err != nil {
+	moreHelpers["cgroup-run"] = cgroupRun
+	// cgroup-run-moved DIR...: run once (which detects this process's
+	// groups), then join DIR... and run again as cgroup-run does.
+	moreHelpers["cgroup-run-moved"] = func(a []string) error {
+		if _, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux}); err != nil {
 			return err
 		}
-		for _, m := range out.Mechanisms {
-			if strings.HasPrefix(m.Name, "cgroup-") {
-				fmt.Printf("%s %s %s\n", m.Name, m.State, m.Detail)
-			}
-		}
-		return nil
+		return cgroupRun(a)
 	}
+}
+
+// cgroupRun joins the v1 groups dirs, runs `true` contained with the
+// default caps and prints the cgroup mechanisms.
+func cgroupRun(a []string) error {
+	for _, d := range a {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			return err
+		}
+	}
+	out, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux})
+	if err != nil {
+		return err
+	}
+	for _, m := range out.Mechanisms {
+		if strings.HasPrefix(m.Name, "cgroup-") {
+			fmt.Printf("%s %s %s\n", m.Name, m.State, m.Detail)
+		}
+	}
+	return nil
 }
 
 // v1Groups are the caller's v1 memory and pids groups, or a reason to
@@ -79,8 +91,34 @@ func TestCgroupUnderCaller(t *testing.T) {
 	}
 }
 
+// TestCgroupUnderMovedCaller: the caller's groups are detected once and
+// again when the caller has moved: a run after the move puts its groups
+// under the new ones.
+func TestCgroupUnderMovedCaller(t *testing.T) {
+	mem, pids := v1Groups(t)
+	h := helperPath(t)
+	var parents []string
+	for _, d := range []string{mem, pids} {
+		p := filepath.Join(d, fmt.Sprintf("ioh-test-moved-%d", os.Getpid()))
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(p) })
+		parents = append(parents, p)
+	}
+	out, err := exec.Command(h, append([]string{helperArg, "cgroup-run-moved"}, parents...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	for i, name := range []string{"cgroup-memory", "cgroup-pids"} {
+		if want := "applied v1 " + parents[i] + "/" + cgroupPrefix; !strings.Contains(string(out), name+" "+want) {
+			t.Errorf("after the move, %s not under the caller's new group %s:\n%s", name, parents[i], out)
+		}
+	}
+}
+
 // TestCgroupStaleSwept: the groups of a caller that died without cleaning
-// up go at the next run; a live caller's groups stay.
+// up go after the next run; a live caller's groups stay.
 func TestCgroupStaleSwept(t *testing.T) {
 	mem, pids := v1Groups(t)
 	dead := exec.Command("true")
@@ -108,6 +146,7 @@ func TestCgroupStaleSwept(t *testing.T) {
 	if out.ExitCode != 0 {
 		t.Fatalf("run failed: %s", output)
 	}
+	backgroundCleanups.Wait() // the sweep follows the run, off its path
 	for _, s := range stale {
 		if _, err := os.Stat(s); err == nil {
 			t.Errorf("stale group %s of a dead caller survived the next run", s)

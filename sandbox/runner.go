@@ -46,13 +46,16 @@ func NewRunner(log *slog.Logger) *Runner {
 	return &Runner{log: log}
 }
 
-// KeepWarm(true) makes this process start each Linux-tier stage ahead of
-// the run it will serve (warm_linux.go): the next run of the same kind
-// skips the process start and the clone into namespaces. For long-lived
-// callers that run many commands (the server, an agent run); a one-shot
-// CLI command should not, its last warm stage would serve nobody.
-// Process-wide; KeepWarm(false) kills the stages waiting. Elsewhere than
-// Linux it does nothing.
+// KeepWarm(true) declares this process a long-lived caller that runs many
+// commands (the server, an agent run). On Linux each run's stage is then
+// started ahead of the run it will serve (warm_linux.go): the next run of
+// the same kind skips the process start and the clone into namespaces;
+// and a run returns once its stage has reported the end, while the
+// stage's exit and the removal of its cgroups finish in the background.
+// A one-shot CLI command should not: its last warm stage would serve
+// nobody, and it could exit before the background work is done.
+// Process-wide; KeepWarm(false) kills the stages waiting and waits for the
+// background work. Elsewhere than Linux it does nothing.
 func KeepWarm(on bool) { setWarm(on) }
 
 // Run runs s and reports what happened. A non-nil Outcome comes back when

@@ -63,6 +63,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	defer func() {
 		if !stageGone {
 			cg.remove()
+			sweepBases()
 		}
 	}()
 	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
@@ -140,11 +141,12 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 		}
 	}
 	var waitErr error
-	if len(statuses) > 0 && statuses[len(statuses)-1].Done {
+	if len(statuses) > 0 && statuses[len(statuses)-1].Done && warmOn() {
 		// The stage said its last word after killing the rest of the
-		// run, and closed its streams: the run is over. The stage's exit
-		// (its namespaces' teardown) and the groups' removal go on in
-		// the background.
+		// run, and closed its streams: the run is over. For a long-lived
+		// caller (KeepWarm) the stage's exit (its namespaces' teardown)
+		// and the groups' removal go on in the background; a one-shot
+		// caller waits, it would exit before they are done.
 		st.awaitOutput(cmd.WaitDelay)
 		stageGone = true
 		backgroundCleanups.Add(1)
@@ -154,6 +156,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 			_ = cmd.Wait()
 			t.Stop()
 			cg.remove()
+			sweepBases()
 		}()
 	} else {
 		waitErr = cmd.Wait()

@@ -192,6 +192,16 @@ func setWarm(on bool) {
 	for _, st := range drop {
 		st.discard()
 	}
+	if !on {
+		backgroundCleanups.Wait()
+	}
+}
+
+// warmOn says whether this process is a long-lived caller (KeepWarm).
+func warmOn() bool {
+	warm.mu.Lock()
+	defer warm.mu.Unlock()
+	return warm.on
 }
 
 // claimWarm takes the warm stage of this kind, if one waits and is idle.
