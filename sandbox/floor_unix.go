@@ -5,7 +5,6 @@ package sandbox
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,12 +16,13 @@ import (
 
 func trueArgv() []string { return []string{"true"} }
 
-// floorCommand re-executes this binary as the floor stage, which takes the
+// floorCommand starts the floor stage (floorStage: the small init
+// program where there is one, else this binary again), which takes the
 // rlimits and execs the command in a new process group.
 func floorCommand(s *Spec, env []string) (*exec.Cmd, []Mechanism, func(), error) {
-	self, err := os.Executable()
+	cmd, err := floorStage()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("find own executable: %w", err)
+		return nil, nil, nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -33,7 +33,6 @@ func floorCommand(s *Spec, env []string) (*exec.Cmd, []Mechanism, func(), error)
 		_ = json.NewEncoder(w).Encode(cfg)
 		w.Close()
 	}()
-	cmd := exec.Command(self, floorArg)
 	cmd.ExtraFiles = []*os.File{r}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	set := []string{"core"}
