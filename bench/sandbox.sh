@@ -84,10 +84,13 @@ echo "  one stage's start, small init program $(fmt "$(mean_ms version.json 3)")
 echo "  one stage's start, whole ioh-lsp  $(fmt "$(mean_ms version.json 2)") ms, ratio to hello $(ratio "$(mean_ms version.json 2)" "$(mean_ms version.json 1)")"
 
 # The server's case: spawns from one running process, all three kinds
-# measured by the same loop.
+# measured by the same loop. As in the server, stages are started ahead
+# of their run (warm stages) and each spawn is timed alone after an idle
+# gap (spawn-bench --gap, 20 ms), since a server's runs come between model
+# turns; bwrap and bare /bin/true get the same gaps.
 read -r _ sb _ sbare _ sbw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" -- $bwrap_cmd)
 echo
-echo "per-spawn from a running process (the server's case, mean of $runs):"
+echo "per-spawn from a running process (the server's case: warm stages, each spawn timed alone after an idle gap; mean of $runs):"
 echo "  contained /bin/true               $(fmt "$sb") ms"
 echo "  bare /bin/true                    $(fmt "$sbare") ms"
 echo "  bwrap                             $(fmt "$sbw") ms"
