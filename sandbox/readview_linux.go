@@ -38,6 +38,16 @@ func mountRoot(cfg *initConfig) (Mechanism, error) {
 		if within(p, "/proc") || within(p, "/dev") || within(p, "/tmp") {
 			continue
 		}
+		if !cfg.Network && within(p, "/sys") {
+			// A fresh sysfs of the sandbox's own network namespace covers
+			// /sys (hideHostInfo): binds below it would lie hidden under
+			// it, each a mount for nothing (/sys/fs/cgroup alone is a
+			// dozen). Only the mount point is needed.
+			if err := mountPoint("/newroot/sys", true); err != nil {
+				return Mechanism{}, err
+			}
+			continue
+		}
 		dst := filepath.Join("/newroot", p)
 		if err := bindInto("/oldroot"+p, dst, false); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -59,13 +69,14 @@ func mountRoot(cfg *initConfig) (Mechanism, error) {
 	sort.Strings(links)
 	for _, l := range links {
 		dst := filepath.Join("/newroot", l)
-		if _, err := os.Lstat(dst); err == nil {
-			continue
+		err := unix.Symlink(cfg.ViewLinks[l], dst)
+		if errors.Is(err, unix.ENOENT) {
+			if os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
+				continue // its parent is a read-only bind: the link is there already or not needed
+			}
+			err = unix.Symlink(cfg.ViewLinks[l], dst)
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			continue // its parent is a read-only bind: the link is there already or not needed
-		}
-		if err := os.Symlink(cfg.ViewLinks[l], dst); err != nil && !errors.Is(err, os.ErrExist) {
+		if err != nil && !errors.Is(err, unix.EEXIST) {
 			return Mechanism{}, fmt.Errorf("read view link %s: %w", l, err)
 		}
 	}

@@ -14,31 +14,15 @@ import (
 // bound read-only (recursively, nosuid, nodev), then come a fresh /proc, a
 // minimal /dev, a private /tmp, the writable roots, the staged overlay and
 // the masks; finally the old root is detached.
+//
+// Each step makes as few system calls as it can (each costs microseconds
+// in a virtual machine): mount points are created without probing first
+// (mountPoint), and the masks and the boot id are bound from one sealed
+// tmpfs, so each takes one bind that inherits its read-only flags.
 func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	var mechs []Mechanism
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return nil, fmt.Errorf("make mounts private: %w", err)
-	}
-	// A tmpfs becomes the interim root; the host root stays reachable at
-	// /oldroot. /tmp is the base because every system has it; the mount
-	// only exists in this namespace.
-	const base = "/tmp"
-	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
-		return nil, fmt.Errorf("mount interim root: %w", err)
-	}
-	for _, d := range []string{"newroot", "oldroot", "ovl", "empty"} {
-		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
-			return nil, fmt.Errorf("interim root: %w", err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(base, "emptyfile"), nil, 0o000); err != nil {
-		return nil, fmt.Errorf("interim root: %w", err)
-	}
-	if err := unix.PivotRoot(base, filepath.Join(base, "oldroot")); err != nil {
-		return nil, fmt.Errorf("pivot to interim root: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return nil, fmt.Errorf("chdir: %w", err)
+	if err := interimRoot(); err != nil {
+		return nil, err
 	}
 	rootMech, err := mountRoot(cfg) // readview_linux.go
 	if err != nil {
@@ -63,7 +47,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	if err := unix.Mount("tmpfs", nr("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
 		return nil, fmt.Errorf("mount private /tmp: %w", err)
 	}
-	if err := os.MkdirAll(nr(privateHome), 0o700); err != nil {
+	if err := unix.Mkdir(nr(privateHome), 0o700); err != nil { // on the fresh /tmp
 		return nil, fmt.Errorf("private home: %w", err)
 	}
 	mechs = append(mechs, Mechanism{"private-tmp", StateApplied, fmt.Sprintf("tmpfs /tmp and /dev/shm of %d MiB each, HOME=%s", defaultTempBytes>>20, privateHome)})
@@ -128,22 +112,112 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	return mechs, nil
 }
 
+// hideSrc is a small tmpfs on the interim root, sealed read-only, nosuid,
+// nodev and noexec once filled: masks bind its empty file or directory
+// (both mode 000) and the boot id binds its file. A bind copies the flags
+// of the mount it comes from, so each takes one mount call, not a bind
+// and a remount.
+const hideSrc = "/hide"
+
+// interimRoot makes every mount private, pivots into a fresh tmpfs (the
+// interim root; the host root stays reachable at /oldroot) and fills and
+// seals hideSrc there. /tmp is the base because every system has it; the
+// mount only exists in this namespace.
+func interimRoot() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	const base = "/tmp"
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
+		return fmt.Errorf("mount interim root: %w", err)
+	}
+	for _, d := range []string{"newroot", "oldroot", "hide"} {
+		if err := unix.Mkdir(base+"/"+d, 0o755); err != nil {
+			return fmt.Errorf("interim root %s: %w", d, err)
+		}
+	}
+	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
+		return fmt.Errorf("pivot to interim root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("chdir: %w", err)
+	}
+	if err := unix.Mount("tmpfs", hideSrc, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16k"); err != nil {
+		return fmt.Errorf("mount mask source: %w", err)
+	}
+	if err := createFile(hideSrc+"/file", 0o000, nil); err != nil {
+		return fmt.Errorf("mask source: %w", err)
+	}
+	if err := unix.Mkdir(hideSrc+"/dir", 0o000); err != nil {
+		return fmt.Errorf("mask source: %w", err)
+	}
+	if err := createFile(hideSrc+"/bootid", 0o444, newBootID()); err != nil {
+		return fmt.Errorf("boot id: %w", err)
+	}
+	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	if err := unix.Mount("", hideSrc, "", flags, ""); err != nil {
+		return fmt.Errorf("seal mask source: %w", err)
+	}
+	return nil
+}
+
+// createFile creates the file p, which must not exist, holding data.
+func createFile(p string, mode uint32, data []byte) error {
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", p, err)
+	}
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, data)
+		data = data[n:]
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
+
+// mountPoint makes sure something exists at dst to mount on: a new
+// directory (dir) or empty file, with missing parent directories, each
+// made with one call and nothing probed first. What is there already is
+// kept, as it is (mount then judges it).
+func mountPoint(dst string, dir bool) error {
+	err := makeNode(dst, dir)
+	if errors.Is(err, unix.ENOENT) && dst != "/" {
+		if err = mountPoint(filepath.Dir(dst), true); err == nil {
+			err = makeNode(dst, dir)
+		}
+	}
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("mount point %s: %w", dst, err)
+	}
+	return nil
+}
+
+func makeNode(p string, dir bool) error {
+	if dir {
+		return unix.Mkdir(p, 0o755)
+	}
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err == nil {
+		err = unix.Close(fd)
+	}
+	return err
+}
+
 // bindInto bind-mounts src on dst, creating dst when it is missing (only
 // possible on the private tmpfs).
 func bindInto(src, dst string, ro bool) error {
-	fi, err := os.Stat(src)
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Stat(src, &st); err != nil {
 		return err
 	}
-	if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
-		if fi.IsDir() {
-			err = os.MkdirAll(dst, 0o755)
-		} else if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-			err = os.WriteFile(dst, nil, 0o644)
-		}
-		if err != nil {
-			return err
-		}
+	if err := mountPoint(dst, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return err
 	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
@@ -161,23 +235,25 @@ func bindRO(src, dst string) error {
 	return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
-// mask hides p: an empty read-only tmpfs over a directory, an empty
-// unreadable file over anything else.
+// mask hides p: an empty directory over a directory, an empty file over
+// anything else, both unreadable and bound from the sealed hideSrc
+// (read-only, nosuid, nodev, noexec).
 func mask(p string) error {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
 			return nil // nothing to hide in this view
 		}
 		return err
 	}
-	if fi.IsDir() {
-		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
-	}
-	if fi.Mode()&os.ModeSymlink != 0 {
+	src := hideSrc + "/file"
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
 		return nil // its resolved target is masked on its own
+	case unix.S_IFDIR:
+		src = hideSrc + "/dir"
 	}
-	return bindRO("/emptyfile", p)
+	return unix.Mount(src, p, "", unix.MS_BIND, "")
 }
 
 // setupDev mounts a minimal /dev: a few safe host device nodes bound in,
@@ -187,7 +263,11 @@ func setupDev(dev string) error {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
 	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
-		if err := bindInto("/oldroot/dev/"+n, filepath.Join(dev, n), false); err != nil {
+		dst := dev + "/" + n
+		if err := makeNode(dst, false); err != nil {
+			return fmt.Errorf("/dev/%s: %w", n, err)
+		}
+		if err := unix.Mount("/oldroot/dev/"+n, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind /dev/%s: %w", n, err)
 		}
 	}
@@ -195,12 +275,12 @@ func setupDev(dev string) error {
 		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
 		"stderr": "/proc/self/fd/2", "core": "/proc/kcore",
 	} {
-		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+		if err := unix.Symlink(target, dev+"/"+name); err != nil {
 			return fmt.Errorf("/dev/%s: %w", name, err)
 		}
 	}
-	shm := filepath.Join(dev, "shm")
-	if err := os.Mkdir(shm, 0o1777); err != nil {
+	shm := dev + "/shm"
+	if err := unix.Mkdir(shm, 0o1777); err != nil {
 		return fmt.Errorf("/dev/shm: %w", err)
 	}
 	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
@@ -213,19 +293,20 @@ func setupDev(dev string) error {
 // over the workspace (both read-only lower layers), with a private upper
 // layer on the interim tmpfs that vanishes with the run.
 func mountStage(cfg *initConfig, dst string) error {
+	if err := unix.Mkdir("/ovl", 0o755); err != nil {
+		return fmt.Errorf("stage scratch: %w", err)
+	}
 	if err := unix.Mount("tmpfs", "/ovl", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("stage scratch: %w", err)
 	}
 	up, work := "/ovl/upper", "/ovl/work"
 	for _, d := range []string{up, work} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+		if err := unix.Mkdir(d, 0o755); err != nil {
 			return fmt.Errorf("stage: %w", err)
 		}
 	}
-	if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dst, 0o755); err != nil { // only possible on the private /tmp
-			return fmt.Errorf("stage mount point: %w", err)
-		}
+	if err := mountPoint(dst, true); err != nil { // only creates on the private /tmp
+		return fmt.Errorf("stage: %w", err)
 	}
 	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s",
 		"/oldroot"+cfg.StageUpper, "/oldroot"+cfg.StageLower, up, work)

@@ -68,11 +68,12 @@ func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
 	var done []string
 	absent := 0
 	readHost := func(p string) ([]byte, error) { return readSmall("/oldroot" + p) }
+	plain := map[string]bool{} // host directories seen not to be symlinks
 	for _, w := range writable {
 		for _, p := range protectedIn(w, writable, readHost) {
 			// Resolved as the host resolves it: writes through a symlink
 			// land at its target.
-			t, err := hostPath("/oldroot", p)
+			t, err := hostPath("/oldroot", p, plain)
 			if errors.Is(err, os.ErrNotExist) {
 				absent++
 				continue
@@ -162,8 +163,11 @@ func sweepProtected(absent []string) *Mechanism {
 
 // hostPath resolves the symlinks of the host path p as the host would
 // (absolute targets from the host's root), reading the host tree mounted
-// at root.
-func hostPath(root, p string) (string, error) {
+// at root. plain (if not nil) holds the paths found not to be symlinks by
+// earlier calls, which are not looked at again (the protected paths of
+// one writable root share all but their last components), and takes the
+// ones this call finds.
+func hostPath(root, p string, plain map[string]bool) (string, error) {
 	parts := strings.Split(filepath.Clean(p), "/")
 	cur := "/"
 	for hops := 0; len(parts) > 0; {
@@ -177,11 +181,18 @@ func hostPath(root, p string) (string, error) {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(root + next)
-		if err != nil {
-			return "", err
+		if plain[next] {
+			cur = next
+			continue
 		}
-		if fi.Mode()&os.ModeSymlink == 0 {
+		var st unix.Stat_t
+		if err := unix.Lstat(root+next, &st); err != nil {
+			return "", &os.PathError{Op: "lstat", Path: root + next, Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			if plain != nil {
+				plain[next] = true
+			}
 			cur = next
 			continue
 		}
@@ -269,17 +280,17 @@ func hideHostInfo(cfg *initConfig) []Mechanism {
 	return []Mechanism{{"host-info", StateApplied, strings.Join(notes, ", ")}}
 }
 
-// ownBootID binds a fresh random UUID over the host's boot id.
+// ownBootID binds the run's own boot id (made with the interim root, in
+// hideSrc) over the host's.
 func ownBootID(p string) error {
+	return unix.Mount(hideSrc+"/bootid", p, "", unix.MS_BIND, "")
+}
+
+// newBootID is a fresh random UUID, as the kernel prints a boot id.
+func newBootID() []byte {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return err
-	}
+	_, _ = rand.Read(b[:]) // crypto/rand never fails (it crashes the program instead)
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	id := fmt.Sprintf("%x-%x-%x-%x-%x\n", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-	if err := os.WriteFile("/bootid", []byte(id), 0o444); err != nil {
-		return err
-	}
-	return bindRO("/bootid", p)
+	return fmt.Appendf(nil, "%x-%x-%x-%x-%x\n", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
