@@ -130,7 +130,9 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 		backend: BackendLandlock, what: "runner", mechs: mechs,
 		kind: warmKind(BackendLandlock, 0),
 		newCmd: func() *exec.Cmd {
-			cmd := stageCommand(landlockArg)
+			// The next run's rules are built ahead from this one's view
+			// (tier_landlock_hint_linux.go).
+			cmd := stageCommand(landlockArg, landlockHint(cfg)...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 			return cmd
 		},
@@ -173,7 +175,7 @@ func landlockMain() int {
 		close(termed)
 	}()
 	started := make(chan runnerStarted, 1)
-	go runnerThread(&phase, reaperErr, started)
+	go runnerThread(&phase, reaperErr, os.Args[2:], started)
 	s := <-started
 	if s.err != nil {
 		killDescendants()

@@ -111,7 +111,7 @@ func (b *rulesetBuilder) add(path string, rights uint64, kind pathKind) error {
 	if want == 0 {
 		return nil
 	}
-	err = llsys.LandlockAddPathBeneathRule(b.fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: want}, 0)
+	err = landlockAddPath(b.fd, pfd, want)
 	if errors.Is(err, unix.EINVAL) && kind == kindDir && want&^llFile != 0 {
 		// Directory rights on something that is not a directory (the
 		// caller's view is older than this path's current kind): look at
@@ -120,7 +120,7 @@ func (b *rulesetBuilder) add(path string, rights uint64, kind pathKind) error {
 		if serr := unix.Fstat(pfd, &st); serr == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			err = nil
 			if want &= llFile; want != 0 {
-				err = llsys.LandlockAddPathBeneathRule(b.fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: want}, 0)
+				err = landlockAddPath(b.fd, pfd, want)
 			}
 		}
 	}
@@ -128,6 +128,11 @@ func (b *rulesetBuilder) add(path string, rights uint64, kind pathKind) error {
 		return fmt.Errorf("landlock rule for %s: landlock_add_rule: %w", path, err)
 	}
 	return nil
+}
+
+// landlockAddPath adds a rule granting rights beneath the file pfd holds.
+func landlockAddPath(ruleset, pfd int, rights uint64) error {
+	return llsys.LandlockAddPathBeneathRule(ruleset, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: rights}, 0)
 }
 
 // open opens path as O_PATH and holds the descriptor; when the process
@@ -185,26 +190,27 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	if types != "" && len(types) != len(cfg.ReadView) {
 		return -1, nil, fmt.Errorf("landlock: %d view entry types for %d view entries", len(types), len(cfg.ReadView))
 	}
-	attr := llsys.RulesetAttr{HandledAccessFS: llHandledFS(abi)}
-	if !cfg.Network && abi >= 4 {
-		attr.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
+	ahead := ""
+	fd := claimPrebuilt(cfg) // tier_landlock_hint_linux.go
+	b := &rulesetBuilder{fd: fd, handled: llHandledFS(abi)}
+	var err error
+	if fd >= 0 {
+		ahead = "; the view's rules were built before the run and checked against it"
+		err = b.addWritable(cfg)
+	} else {
+		if fd, err = newTierRuleset(abi, cfg.Network); err != nil {
+			return -1, nil, err
+		}
+		b.fd = fd
+		err = b.addTier(cfg, types)
 	}
-	if abi >= 6 {
-		attr.Scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
-	}
-	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return -1, nil, fmt.Errorf("landlock_create_ruleset: %w", err)
-	}
-	b := &rulesetBuilder{fd: fd, handled: attr.HandledAccessFS}
-	err = b.addTier(cfg, types)
 	b.closeHeld()
 	if err != nil {
 		unix.Close(fd)
 		return -1, nil, err
 	}
 	ms := []Mechanism{{"landlock-fs", StateApplied,
-		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory", abi, len(cfg.ReadView), len(cfg.Writable))}}
+		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory%s", abi, len(cfg.ReadView), len(cfg.Writable), ahead)}}
 	switch {
 	case cfg.Network:
 		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, "network requested"})
@@ -221,14 +227,41 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	return fd, ms, nil
 }
 
+// newTierRuleset creates an empty ruleset handling what the ABI can of
+// the tier's rights: every filesystem right, TCP bind and connect without
+// network, the signal and abstract-socket scopes.
+func newTierRuleset(abi int, network bool) (int, error) {
+	attr := llsys.RulesetAttr{HandledAccessFS: llHandledFS(abi)}
+	if !network && abi >= 4 {
+		attr.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
+	}
+	if abi >= 6 {
+		attr.Scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
+	}
+	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	return fd, nil
+}
+
 // addTier adds the devices, the read view and the writable roots.
 func (b *rulesetBuilder) addTier(cfg *initConfig, types string) error {
+	if err := b.addView(cfg.ReadView, types); err != nil {
+		return err
+	}
+	return b.addWritable(cfg)
+}
+
+// addView adds the devices and the read view (types as in ReadViewTypes;
+// "": the builder looks at each entry).
+func (b *rulesetBuilder) addView(view []string, types string) error {
 	for _, p := range sandboxDevices {
 		if err := b.add(p, llRead|llWriteOnly|llsys.AccessFSIoctlDev, kindFile); err != nil {
 			return err
 		}
 	}
-	for i, p := range cfg.ReadView {
+	for i, p := range view {
 		kind := kindProbe
 		if types != "" {
 			switch types[i] {
@@ -244,6 +277,11 @@ func (b *rulesetBuilder) addTier(cfg *initConfig, types string) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// addWritable adds the writable roots.
+func (b *rulesetBuilder) addWritable(cfg *initConfig) error {
 	for _, p := range cfg.Writable {
 		if err := b.add(p, llRead|llWriteOnly|llsys.AccessFSRefer, kindProbe); err != nil {
 			return err

@@ -209,3 +209,187 @@ func catchesSignal(pid int, sig syscall.Signal) bool {
 	}
 	return false
 }
+
+// TestLandlockPrebuiltRuleset: rules built ahead from a hinted view are
+// used only for a run that asks for exactly that view, and only while
+// each path still names the file the rule was made from. Each case that
+// must not use them has an access that they would have allowed: a path
+// outside the run's view, or the old file of a path replaced since.
+func TestLandlockPrebuiltRuleset(t *testing.T) {
+	if landlockABI() < 1 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the kernel has no Landlock in CI")
+		}
+		t.Skip("the kernel has no Landlock")
+	}
+	root := t.TempDir()
+	dirA, fileB, old, later := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "b.old"), filepath.Join(root, "later")
+	if err := os.Mkdir(dirA, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(dirA, "inside"), fileB} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hint := viewHint{network: true, types: "dff", view: []string{dirA, fileB, later}}
+	// run prebuilds from hint on a fresh locked thread, calls between,
+	// then restricts the thread to cfg and tries to read each of paths.
+	run := func(cfg *initConfig, between func(), paths ...string) (ahead bool, errs []error) {
+		type result struct {
+			ahead bool
+			errs  []error
+			err   error
+		}
+		ch := make(chan result, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends restricted
+			if prebuilt = prebuildRuleset(hint); prebuilt == nil {
+				ch <- result{err: errors.New("nothing was prebuilt")}
+				return
+			}
+			between()
+			ms, err := restrictThreadLandlock(cfg)
+			if err != nil {
+				ch <- result{err: err}
+				return
+			}
+			r := result{ahead: strings.Contains(ms[0].Detail, "built before")}
+			for _, p := range paths {
+				_, err := os.ReadFile(p)
+				r.errs = append(r.errs, err)
+			}
+			ch <- r
+		}()
+		r := <-ch
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.ahead, r.errs
+	}
+	same := func() *initConfig {
+		return &initConfig{Tier: BackendLandlock, Network: true, ReadView: hint.view, ReadViewTypes: hint.types}
+	}
+	denied := func(err error) bool { return errors.Is(err, syscall.EACCES) }
+
+	ahead, errs := run(same(), func() {}, filepath.Join(dirA, "inside"), fileB)
+	if !ahead || errs[0] != nil || errs[1] != nil {
+		t.Errorf("same view: used %v, reads %v; want the prebuilt rules used and the view readable", ahead, errs)
+	}
+
+	other := &initConfig{Tier: BackendLandlock, Network: true, ReadView: []string{dirA}, ReadViewTypes: "d"}
+	ahead, errs = run(other, func() {}, filepath.Join(dirA, "inside"), fileB)
+	if ahead || errs[0] != nil || !denied(errs[1]) {
+		t.Errorf("another view: used %v, reads %v; want fresh rules: the view readable, the hinted-only file refused", ahead, errs)
+	}
+
+	noNet := same()
+	noNet.Network = false
+	if ahead, _ = run(noNet, func() {}); ahead {
+		t.Error("rules prebuilt for a run with network served one without")
+	}
+
+	replace := func() {
+		if err := os.Rename(fileB, old); err != nil {
+			t.Error(err)
+		}
+		if err := os.WriteFile(fileB, []byte("new"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	ahead, errs = run(same(), replace, fileB, old)
+	if ahead || errs[0] != nil || !denied(errs[1]) {
+		t.Errorf("path replaced after the prebuild: used %v, reads %v; want fresh rules: the new file readable, the old one (now elsewhere) refused", ahead, errs)
+	}
+	if _, err := os.ReadFile(old); err != nil {
+		t.Fatalf("uncontained control cannot read the old file: %v", err)
+	}
+
+	appear := func() {
+		if err := os.WriteFile(later, []byte("x"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	ahead, errs = run(same(), appear, later)
+	if ahead || errs[0] != nil {
+		t.Errorf("a path missing at the prebuild and there now: used %v, read %v; want fresh rules that grant it", ahead, errs)
+	}
+}
+
+// TestLandlockHintArgs: the hint survives the runner's command line, and
+// a malformed one is no hint.
+func TestLandlockHintArgs(t *testing.T) {
+	cfg := &initConfig{Network: true, ReadView: []string{"/usr", "/etc/hosts"}, ReadViewTypes: "df"}
+	h, ok := parseHint(landlockHint(cfg))
+	if !ok || !h.network || h.types != "df" || strings.Join(h.view, ",") != "/usr,/etc/hosts" {
+		t.Fatalf("round trip: %+v %v", h, ok)
+	}
+	for _, bad := range [][]string{
+		nil,
+		{"--other", "0", "d", "/usr"},
+		{hintArg, "2", "d", "/usr"},
+		{hintArg, "0", "dd", "/usr"},
+		{hintArg, "0", "d", "usr"},
+		{hintArg, "0", "d", "/usr/../etc"},
+	} {
+		if _, ok := parseHint(bad); ok {
+			t.Errorf("hint %q accepted", bad)
+		}
+	}
+	if a := landlockHint(&initConfig{ReadView: []string{"/usr"}}); a != nil {
+		t.Errorf("a view without types gave hint %q", a)
+	}
+}
+
+// TestWarmRunnerBuildsItsRulesAhead: a warm landlock runner gets the
+// current run's view on its command line and builds those rules before
+// its run; the next run with that view uses them (and reads its
+// workspace), a run with another view does not, and cannot read the
+// first workspace, which the prebuilt rules granted.
+func TestWarmRunnerBuildsItsRulesAhead(t *testing.T) {
+	tiers := tiersHere(t)
+	if tiers[len(tiers)-1] != BackendLandlock {
+		t.Fatal("no landlock tier")
+	}
+	useReexec(t)
+	keepWarm(t)
+	w1, w2 := outsideDir(t), outsideDir(t)
+	file := filepath.Join(w1, "file")
+	if err := os.WriteFile(file, []byte("in w1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := func(dir string) Spec {
+		return Spec{Argv: []string{"sh", "-c", "cat " + file}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock}
+	}
+	ahead := func(out *Outcome) bool {
+		for _, m := range out.Mechanisms {
+			if m.Name == "landlock-fs" {
+				return strings.Contains(m.Detail, "built before")
+			}
+		}
+		t.Fatal("no landlock-fs mechanism")
+		return false
+	}
+	runTier(t, spec(w1))
+	kind := kindOf(BackendLandlock)
+	waitWarm(t, kind)
+	before := warmClaims.Load()
+	out, output := runTier(t, spec(w1))
+	if warmClaims.Load() != before+1 {
+		t.Fatal("the second run did not take the warm runner")
+	}
+	if !ahead(out) || out.ExitCode != 0 || !strings.Contains(output, "in w1") {
+		t.Fatalf("same view on a warm runner: rules built ahead %v, exit %d: %q", ahead(out), out.ExitCode, output)
+	}
+	waitWarm(t, kind)
+	out, output = runTier(t, spec(w2))
+	if warmClaims.Load() != before+2 {
+		t.Fatal("the third run did not take the warm runner")
+	}
+	if ahead(out) {
+		t.Error("rules built for another view were used")
+	}
+	if out.ExitCode == 0 || strings.Contains(output, "in w1") {
+		t.Errorf("a run whose view lacks the first workspace read it: exit %d: %q", out.ExitCode, output)
+	}
+}

@@ -62,7 +62,8 @@ type runnerStarted struct {
 }
 
 // runnerThread is the runner's locked OS thread: started before the
-// config exists, it reads the config, claims the run (unless a signal
+// config exists, it builds the rules of the view hinted on its command
+// line (tier_landlock_hint_linux.go), reads the config, claims the run (unless a signal
 // has ended the runner first: then it starts nothing), and starts the
 // command. Mostly it restricts itself and forks the command, saving the
 // exec stage's process start: the child inherits the thread's Landlock
@@ -73,8 +74,11 @@ type runnerStarted struct {
 // it starts the exec stage instead (from this thread too: it joins the
 // run's cgroups first, awaitGo). The thread is never unlocked: it ends
 // with its goroutine.
-func runnerThread(phase *atomic.Int32, reaperErr error, out chan<- runnerStarted) {
+func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<- runnerStarted) {
 	runtime.LockOSThread() // never unlocked: the thread is restricted
+	if h, ok := parseHint(hint); ok {
+		prebuilt = prebuildRuleset(h) // tier_landlock_hint_linux.go
+	}
 	cfg, stF, report, fail, err := stageStart()
 	s := runnerStarted{report: report, fail: fail, err: err}
 	if err == nil && !phase.CompareAndSwap(runnerWaiting, runnerClaimed) {
@@ -92,6 +96,7 @@ func runnerThread(phase *atomic.Int32, reaperErr error, out chan<- runnerStarted
 			// The address-space and process rlimits are process-wide:
 			// they would bind this runner too, so the command gets a
 			// stage of its own to take them.
+			dropPrebuilt()
 			s.pid, s.err = startExecStage(&cfg, stF)
 		} else {
 			s.pid, s.done, s.err = forkRestricted(&cfg, report)

@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// A landlock runner started ahead of its run (a warm stage) builds the
+// read view's rules before its config exists, from a hint: the view of
+// the run that was current when the caller started it, passed on the
+// runner's command line (as bubblewrap takes its paths). A server's runs
+// mostly share one view, so the next run finds its rules built. The hint
+// is only a guess: the rules built from it are used only if the run's
+// config asks for exactly the same view (paths, their types, and the
+// network choice, which decides the handled rights), and only if every
+// view path still names the very file the rule was made from (same device
+// and inode as the descriptor the rule holds; a path missing then must
+// still be missing). Anything else, and the ruleset is built from the
+// config as for a cold start. The writable roots (with the run's own
+// temporary directory) are always added from the config.
+
+// hintArg introduces the hint among the runner's arguments:
+// hintArg, "0" or "1" (network), the view's types, then the view's paths.
+const hintArg = "--view-hint"
+
+// landlockHint is the runner's arguments carrying cfg's view as a hint.
+func landlockHint(cfg *initConfig) []string {
+	if len(cfg.ReadView) == 0 || len(cfg.ReadViewTypes) != len(cfg.ReadView) {
+		return nil
+	}
+	net := "0"
+	if cfg.Network {
+		net = "1"
+	}
+	return append([]string{hintArg, net, cfg.ReadViewTypes}, cfg.ReadView...)
+}
+
+// viewHint is a hint read back from the runner's arguments.
+type viewHint struct {
+	network bool
+	types   string
+	view    []string
+}
+
+// parseHint reads the hint from the arguments after the stage's name;
+// ok is false when there is none or it is malformed.
+func parseHint(args []string) (viewHint, bool) {
+	if len(args) < 3 || args[0] != hintArg || (args[1] != "0" && args[1] != "1") {
+		return viewHint{}, false
+	}
+	h := viewHint{network: args[1] == "1", types: args[2], view: args[3:]}
+	if len(h.types) != len(h.view) {
+		return viewHint{}, false
+	}
+	for _, p := range h.view {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return viewHint{}, false
+		}
+	}
+	return h, true
+}
+
+// fileID is what a view path named when its rule was made.
+type fileID struct {
+	dev, ino uint64
+	missing  bool
+}
+
+// prebuiltRuleset is a ruleset holding the devices and a hinted view.
+type prebuiltRuleset struct {
+	fd   int
+	hint viewHint
+	ids  []fileID
+}
+
+// prebuilt is the runner's ruleset built ahead (runnerThread), claimed or
+// dropped by the run (claimPrebuilt). Only the runner thread touches it.
+var prebuilt *prebuiltRuleset
+
+// prebuildRuleset builds the devices' and the hinted view's rules, each
+// entry's kind read from its own descriptor; nil when anything fails.
+func prebuildRuleset(h viewHint) *prebuiltRuleset {
+	abi := landlockABI()
+	if abi < 1 {
+		return nil
+	}
+	fd, err := newTierRuleset(abi, h.network)
+	if err != nil {
+		return nil
+	}
+	b := &rulesetBuilder{fd: fd, handled: llHandledFS(abi)}
+	pr := &prebuiltRuleset{fd: fd, hint: h, ids: make([]fileID, len(h.view))}
+	err = b.addView(nil, "") // the devices
+	for i := 0; err == nil && i < len(h.view); i++ {
+		pr.ids[i], err = b.addIdentified(h.view[i])
+	}
+	b.closeHeld()
+	if err != nil {
+		unix.Close(fd)
+		return nil
+	}
+	return pr
+}
+
+// addIdentified adds the read rule for path (the kind is its descriptor's)
+// and returns which file that was.
+func (b *rulesetBuilder) addIdentified(path string) (fileID, error) {
+	pfd, err := b.open(path)
+	if errors.Is(err, unix.ENOENT) {
+		return fileID{missing: true}, nil
+	}
+	if err != nil {
+		return fileID{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return fileID{}, err
+	}
+	want := llRead & b.handled
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		want &= llFile
+	}
+	if want != 0 {
+		if err := landlockAddPath(b.fd, pfd, want); err != nil {
+			return fileID{}, err
+		}
+	}
+	return fileID{dev: st.Dev, ino: st.Ino}, nil
+}
+
+// claimPrebuilt returns the prebuilt ruleset's descriptor if it fits the
+// run (see the top of this file), else -1; either way the runner holds no
+// prebuilt ruleset after.
+func claimPrebuilt(cfg *initConfig) int {
+	pr := prebuilt
+	prebuilt = nil
+	if pr == nil {
+		return -1
+	}
+	if pr.fits(cfg) {
+		return pr.fd
+	}
+	unix.Close(pr.fd)
+	return -1
+}
+
+// dropPrebuilt closes a prebuilt ruleset the run does not use.
+func dropPrebuilt() {
+	if prebuilt != nil {
+		unix.Close(prebuilt.fd)
+		prebuilt = nil
+	}
+}
+
+// fits reports whether the run asks for exactly the hinted view and each
+// of its paths still names the file the rule was made from.
+func (pr *prebuiltRuleset) fits(cfg *initConfig) bool {
+	h := pr.hint
+	if cfg.Network != h.network || cfg.ReadViewTypes != h.types || !slices.Equal(cfg.ReadView, h.view) {
+		return false
+	}
+	for i, p := range h.view {
+		var st unix.Stat_t
+		err := unix.Stat(p, &st)
+		switch {
+		case pr.ids[i].missing:
+			if !errors.Is(err, unix.ENOENT) {
+				return false
+			}
+		case err != nil || st.Dev != pr.ids[i].dev || st.Ino != pr.ids[i].ino:
+			return false
+		}
+	}
+	return true
+}
