@@ -125,7 +125,12 @@ func unixSocketsConfined() bool { return landlockABI() >= 9 }
 // fine as long as nothing is held and exec cannot grant any (no_new_privs
 // is set, and a uid other than 0 gains nothing on exec).
 func dropCapsFor(cfg *initConfig) (Mechanism, error) {
-	err := dropCaps()
+	return capsDropped(cfg, dropCaps())
+}
+
+// capsDropped judges err, the result of emptying the calling thread's
+// capability sets (dropCapsFor).
+func capsDropped(cfg *initConfig, err error) (Mechanism, error) {
 	if err == nil {
 		return Mechanism{"capabilities", StateApplied, "all dropped, bounding set empty"}, nil
 	}
@@ -147,9 +152,10 @@ func dropCapsFor(cfg *initConfig) (Mechanism, error) {
 	return Mechanism{"capabilities", StateApplied, "none held (ordinary user)"}, nil
 }
 
-// boundingSetNonEmpty reads CapBnd from /proc/self/status.
+// boundingSetNonEmpty reads the calling thread's CapBnd (the sets are
+// per thread; /proc/self would show the main thread's).
 func boundingSetNonEmpty() bool {
-	b, err := os.ReadFile("/proc/self/status")
+	b, err := os.ReadFile("/proc/thread-self/status")
 	if err != nil {
 		return true
 	}

@@ -177,6 +177,9 @@ func landlockMain() int {
 	started := make(chan runnerStarted, 1)
 	go runnerThread(&phase, reaperErr, os.Args[2:], started)
 	s := <-started
+	if s.err == nil && s.cfg != nil {
+		s.pid, s.err = startExecStage(s.cfg, s.stF) // tier_landlock_start_linux.go
+	}
 	if s.err != nil {
 		killDescendants()
 		return s.fail(s.err)

@@ -59,23 +59,29 @@ type runnerStarted struct {
 	err    error       // setup failed
 	report func(initStatus)
 	fail   func(error) int
+	// cfg and stF are set when the command needs the exec stage, which
+	// the main thread starts (startExecStage).
+	cfg *initConfig
+	stF *os.File
 }
 
 // runnerThread is the runner's locked OS thread: started before the
 // config exists, it builds the rules of the view hinted on its command
-// line (tier_landlock_hint_linux.go), reads the config, claims the run (unless a signal
-// has ended the runner first: then it starts nothing), and starts the
-// command. Mostly it restricts itself and forks the command, saving the
+// line (tier_landlock_hint_linux.go), reads the config, claims the run
+// (unless a signal has ended the runner first: then it starts nothing),
+// and starts the command. Mostly it restricts itself and forks the command, saving the
 // exec stage's process start: the child inherits the thread's Landlock
 // domain, seccomp filters, no_new_privs and empty capability sets; the
 // runner's other threads, its main one included, stay outside the
 // domain, so the command cannot signal or trace the runner that will
-// kill it. Where address-space or process rlimits must bind the command,
-// it starts the exec stage instead (from this thread too: it joins the
-// run's cgroups first, awaitGo). The thread is never unlocked: it ends
-// with its goroutine.
+// kill it. Before the config it applies to itself what does not depend
+// on the run (restrictEarly). Where address-space or process rlimits
+// must bind the command, it leaves the command to the exec stage, which
+// the main thread starts. The thread is never unlocked: it ends with its
+// goroutine.
 func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<- runnerStarted) {
-	runtime.LockOSThread() // never unlocked: the thread is restricted
+	runtime.LockOSThread()  // never unlocked: the thread is restricted
+	early = restrictEarly() // tier_landlock_early_linux.go
 	if h, ok := parseHint(hint); ok {
 		prebuilt = prebuildRuleset(h) // tier_landlock_hint_linux.go
 	}
@@ -95,9 +101,10 @@ func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<
 		if needsExecStage(&cfg) {
 			// The address-space and process rlimits are process-wide:
 			// they would bind this runner too, so the command gets a
-			// stage of its own to take them.
+			// stage of its own to take them, started from the main
+			// thread, which the early restrictions do not bind.
 			dropPrebuilt()
-			s.pid, s.err = startExecStage(&cfg, stF)
+			s.cfg, s.stF = &cfg, stF
 		} else {
 			s.pid, s.done, s.err = forkRestricted(&cfg, report)
 		}
@@ -155,7 +162,7 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 	}
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
 	mechs = append(mechs, lm...)
-	fm, err := filterAndDropCaps(cfg, !cfg.Network)
+	fm, err := restrictRest(cfg) // tier_landlock_early_linux.go
 	if err != nil {
 		return nil, err
 	}

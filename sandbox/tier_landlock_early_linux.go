@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// The parts of restricting the runner thread that do not depend on the
+// run are done before its config is read, so a runner started ahead of
+// its run has them done: no_new_privs, the seccomp deny-list, and the
+// ambient and bounding capability sets emptied. All three are per thread
+// and bind only the runner thread, which is restricted in full before it
+// forks the command and forks nothing else (a run that needs the exec
+// stage has it started from the runner's main thread, which none of this
+// binds). The deny-list is loaded without its network rule: when the run
+// has no network, the socket filter, loaded then, refuses the same
+// sockets (and, below Landlock ABI 9, every socket).
+
+// earlyRestrictions is what the runner thread applied to itself before
+// its config.
+type earlyRestrictions struct {
+	seccomp  Mechanism
+	err      error // no_new_privs or the deny-list failed: the run fails with it
+	boundErr error // emptying the ambient and bounding sets, judged with the run (capsDropped)
+}
+
+// early is the runner thread's early restrictions (runnerThread); only
+// that thread touches it.
+var early *earlyRestrictions
+
+// restrictEarly applies the early restrictions to the calling thread.
+func restrictEarly() *earlyRestrictions {
+	e := &earlyRestrictions{}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		e.err = fmt.Errorf("no_new_privs: %w", err)
+		return e
+	}
+	if e.seccomp, e.err = applySeccomp(seccompOpts{}); e.err != nil {
+		return e
+	}
+	e.boundErr = dropBounding()
+	return e
+}
+
+// restrictRest is the last part of restricting the runner thread, after
+// Landlock: the seccomp deny-list and, without network, the socket
+// filter, then an empty capability set. With the early restrictions in
+// place only what depends on the run is left.
+func restrictRest(cfg *initConfig) ([]Mechanism, error) {
+	e := early
+	early = nil
+	if e == nil {
+		return filterAndDropCaps(cfg, !cfg.Network) // exec_linux.go
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	mechs := []Mechanism{e.seccomp}
+	if !cfg.Network {
+		m, err := applySocketFilter()
+		if err != nil {
+			return nil, err
+		}
+		mechs = append(mechs, m)
+	}
+	err := e.boundErr
+	if err == nil {
+		err = capsetEmpty()
+	}
+	cm, err := capsDropped(cfg, err) // landlock_linux.go
+	if err != nil {
+		return nil, fmt.Errorf("drop capabilities: %w", err)
+	}
+	return append(mechs, cm), nil
+}
+
+// dropBounding empties the calling thread's ambient and bounding
+// capability sets: dropCaps (exec_linux.go) without its final capset.
+func dropBounding() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return err
+		}
+	}
+	return nil
+}
+
+// capsetEmpty empties the calling thread's effective, permitted and
+// inheritable sets.
+func capsetEmpty() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}
