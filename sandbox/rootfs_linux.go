@@ -11,18 +11,26 @@ import (
 )
 
 // setupRoot builds the private root and pivots into it. The host root is
-// bound read-only (recursively, nosuid, nodev), then come a fresh /proc, a
-// minimal /dev, a private /tmp, the writable roots, the staged overlay and
-// the masks; finally the old root is detached.
+// bound read-only (recursively, nosuid, nodev), or the read view's roots
+// are, then come a fresh /proc, a minimal /dev, a private /tmp (made by
+// prepareRoot, moved in), the writable roots, the staged overlay and the
+// masks; finally the old root is detached.
 //
 // Each step makes as few system calls as it can (each costs microseconds
 // in a virtual machine): mount points are created without probing first
-// (mountPoint), and the masks and the boot id are bound from one sealed
-// tmpfs, so each takes one bind that inherits its read-only flags.
+// (mountPoint), and the masks are bound from one sealed tmpfs, so each
+// takes one bind that inherits its read-only flags.
 func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	var mechs []Mechanism
-	if err := interimRoot(); err != nil {
-		return nil, err
+	prepareRoot() // rootfs_prepare_linux.go; a no-op if done before the config came
+	if prepared.err != nil {
+		return nil, prepared.err
+	}
+	if err := unix.PivotRoot("/tmp", "/tmp/oldroot"); err != nil {
+		return nil, fmt.Errorf("pivot to interim root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return nil, fmt.Errorf("chdir: %w", err)
 	}
 	rootMech, err := mountRoot(cfg) // readview_linux.go
 	if err != nil {
@@ -31,26 +39,15 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	mechs = append(mechs, rootMech)
 
 	nr := func(p string) string { return filepath.Join("/newroot", p) }
-	if err := unix.Mount("proc", nr("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return nil, fmt.Errorf("mount /proc: %w", err)
-	}
-	for _, p := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"} {
-		if err := bindRO(nr(p), nr(p)); err != nil && !errors.Is(err, unix.ENOENT) {
-			return nil, fmt.Errorf("protect %s: %w", p, err)
+	for _, d := range []string{"/proc", "/dev", "/tmp"} {
+		if err := unix.Mount(preDir+d, nr(d), "", unix.MS_MOVE, ""); err != nil {
+			return nil, fmt.Errorf("mount %s: %w", d, err)
 		}
 	}
-	mechs = append(mechs, Mechanism{"proc", StateApplied, "fresh /proc of the sandbox's PID namespace"})
-	if err := setupDev(nr("/dev")); err != nil {
-		return nil, err
-	}
-	mechs = append(mechs, Mechanism{"dev", StateApplied, "null zero full random urandom tty"})
-	if err := unix.Mount("tmpfs", nr("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
-		return nil, fmt.Errorf("mount private /tmp: %w", err)
-	}
-	if err := unix.Mkdir(nr(privateHome), 0o700); err != nil { // on the fresh /tmp
-		return nil, fmt.Errorf("private home: %w", err)
-	}
-	mechs = append(mechs, Mechanism{"private-tmp", StateApplied, fmt.Sprintf("tmpfs /tmp and /dev/shm of %d MiB each, HOME=%s", defaultTempBytes>>20, privateHome)})
+	mechs = append(mechs,
+		Mechanism{"proc", StateApplied, "fresh /proc of the sandbox's PID namespace"},
+		Mechanism{"dev", StateApplied, "null zero full random urandom tty"},
+		Mechanism{"private-tmp", StateApplied, fmt.Sprintf("tmpfs /tmp and /dev/shm of %d MiB each, HOME=%s", defaultTempBytes>>20, privateHome)})
 	mechs = append(mechs, hideHostInfo(cfg)...)
 
 	for _, w := range cfg.Writable {
@@ -110,55 +107,6 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	}
 	mechs = append(mechs, Mechanism{"pivot-root", StateApplied, "host root detached"})
 	return mechs, nil
-}
-
-// hideSrc is a small tmpfs on the interim root, sealed read-only, nosuid,
-// nodev and noexec once filled: masks bind its empty file or directory
-// (both mode 000) and the boot id binds its file. A bind copies the flags
-// of the mount it comes from, so each takes one mount call, not a bind
-// and a remount.
-const hideSrc = "/hide"
-
-// interimRoot makes every mount private, pivots into a fresh tmpfs (the
-// interim root; the host root stays reachable at /oldroot) and fills and
-// seals hideSrc there. /tmp is the base because every system has it; the
-// mount only exists in this namespace.
-func interimRoot() error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
-	const base = "/tmp"
-	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
-		return fmt.Errorf("mount interim root: %w", err)
-	}
-	for _, d := range []string{"newroot", "oldroot", "hide"} {
-		if err := unix.Mkdir(base+"/"+d, 0o755); err != nil {
-			return fmt.Errorf("interim root %s: %w", d, err)
-		}
-	}
-	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
-		return fmt.Errorf("pivot to interim root: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return fmt.Errorf("chdir: %w", err)
-	}
-	if err := unix.Mount("tmpfs", hideSrc, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16k"); err != nil {
-		return fmt.Errorf("mount mask source: %w", err)
-	}
-	if err := createFile(hideSrc+"/file", 0o000, nil); err != nil {
-		return fmt.Errorf("mask source: %w", err)
-	}
-	if err := unix.Mkdir(hideSrc+"/dir", 0o000); err != nil {
-		return fmt.Errorf("mask source: %w", err)
-	}
-	if err := createFile(hideSrc+"/bootid", 0o444, newBootID()); err != nil {
-		return fmt.Errorf("boot id: %w", err)
-	}
-	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-	if err := unix.Mount("", hideSrc, "", flags, ""); err != nil {
-		return fmt.Errorf("seal mask source: %w", err)
-	}
-	return nil
 }
 
 // createFile creates the file p, which must not exist, holding data.
@@ -238,7 +186,11 @@ func bindRO(src, dst string) error {
 // mask hides p: an empty directory over a directory, an empty file over
 // anything else, both unreadable and bound from the sealed hideSrc
 // (read-only, nosuid, nodev, noexec).
-func mask(p string) error {
+func mask(p string) error { return maskFrom(hideSrc, p) }
+
+// maskFrom is mask with the mask source at hide (before the pivot into
+// the interim root, it is under /tmp).
+func maskFrom(hide, p string) error {
 	var st unix.Stat_t
 	if err := unix.Lstat(p, &st); err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -246,47 +198,14 @@ func mask(p string) error {
 		}
 		return err
 	}
-	src := hideSrc + "/file"
+	src := hide + "/file"
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
 		return nil // its resolved target is masked on its own
 	case unix.S_IFDIR:
-		src = hideSrc + "/dir"
+		src = hide + "/dir"
 	}
 	return unix.Mount(src, p, "", unix.MS_BIND, "")
-}
-
-// setupDev mounts a minimal /dev: a few safe host device nodes bound in,
-// the standard symlinks, and a private /dev/shm.
-func setupDev(dev string) error {
-	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
-		return fmt.Errorf("mount /dev: %w", err)
-	}
-	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
-		dst := dev + "/" + n
-		if err := makeNode(dst, false); err != nil {
-			return fmt.Errorf("/dev/%s: %w", n, err)
-		}
-		if err := unix.Mount("/oldroot/dev/"+n, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind /dev/%s: %w", n, err)
-		}
-	}
-	for name, target := range map[string]string{
-		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
-		"stderr": "/proc/self/fd/2", "core": "/proc/kcore",
-	} {
-		if err := unix.Symlink(target, dev+"/"+name); err != nil {
-			return fmt.Errorf("/dev/%s: %w", name, err)
-		}
-	}
-	shm := dev + "/shm"
-	if err := unix.Mkdir(shm, 0o1777); err != nil {
-		return fmt.Errorf("/dev/shm: %w", err)
-	}
-	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
-		return fmt.Errorf("mount /dev/shm: %w", err)
-	}
-	return nil
 }
 
 // mountStage mounts the verification view at dst: the change directory

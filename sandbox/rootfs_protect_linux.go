@@ -249,28 +249,38 @@ func setMountAttr(p string, attr uint64) error {
 
 // hideHostInfo keeps the host's identity out of the sandbox: without
 // network, a fresh sysfs of the sandbox's own network namespace (only lo
-// under /sys/class/net, no host NIC names or MACs); in every case the
-// firmware and DMI tables masked and a boot id of the run's own.
+// under /sys/class/net, no host NIC names or MACs; prepareRoot mounted it
+// and masked it, this moves it in); in every case the firmware and DMI
+// tables masked and a boot id of the run's own (bound by prepareRoot).
 func hideHostInfo(cfg *initConfig) []Mechanism {
 	var notes, failed []string
+	fresh := false
 	if _, err := os.Stat("/newroot/sys"); err != nil {
 		// Not in this root's view at all: nothing of the host to hide.
 	} else if !cfg.Network {
-		// sysfs shows the network devices of the mounting namespace.
-		if err := unix.Mount("sysfs", "/newroot/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		err := prepared.sysErr
+		if err == nil {
+			err = unix.Mount(preDir+"/sys", "/newroot/sys", "", unix.MS_MOVE, "")
+		}
+		if err != nil {
 			failed = append(failed, "fresh sysfs: "+err.Error())
 		} else {
+			fresh = true
 			notes = append(notes, "fresh sysfs of the sandbox's network namespace")
+			failed = append(failed, prepared.sysFailed...)
 		}
 	}
-	for _, p := range sysfsMasked {
-		if err := mask("/newroot" + p); err != nil {
-			failed = append(failed, p+": "+err.Error())
+	if !fresh {
+		// The host's sysfs (network on), or what the view binds of it.
+		for _, p := range sysfsMasked {
+			if err := mask("/newroot" + p); err != nil {
+				failed = append(failed, p+": "+err.Error())
+			}
 		}
 	}
 	notes = append(notes, "firmware and DMI tables masked")
-	if err := ownBootID("/newroot/proc/sys/kernel/random/boot_id"); err != nil {
-		failed = append(failed, "boot id: "+err.Error())
+	if prepared.bootErr != nil {
+		failed = append(failed, "boot id: "+prepared.bootErr.Error())
 	} else {
 		notes = append(notes, "own boot id")
 	}
@@ -278,12 +288,6 @@ func hideHostInfo(cfg *initConfig) []Mechanism {
 		return []Mechanism{{"host-info", StateFailed, strings.Join(failed, "; ")}}
 	}
 	return []Mechanism{{"host-info", StateApplied, strings.Join(notes, ", ")}}
-}
-
-// ownBootID binds the run's own boot id (made with the interim root, in
-// hideSrc) over the host's.
-func ownBootID(p string) error {
-	return unix.Mount(hideSrc+"/bootid", p, "", unix.MS_BIND, "")
 }
 
 // newBootID is a fresh random UUID, as the kernel prints a boot id.

@@ -1,0 +1,160 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// The part of the linux tier's private root that no run's config decides
+// is built by prepareRoot: the interim root, the sealed mask source, a
+// fresh /proc with its protections and the run's own boot id, the minimal
+// /dev, the private /tmp, and a fresh sysfs with its masks. It depends
+// only on the namespaces the stage was started in, so a stage started
+// ahead of its run (warm_linux.go) can build it while it waits for its
+// config; setupRoot then moves the pieces into the private root, one
+// mount call each. A stage that did not prepare has setupRoot do it
+// first, the same way.
+
+// Where the prepared pieces are once the interim root is the root.
+const (
+	// hideSrc is a small tmpfs sealed read-only, nosuid, nodev and
+	// noexec once filled: masks bind its empty file or directory (both
+	// mode 000) and the boot id binds its file. A bind copies the flags
+	// of the mount it comes from, so each takes one mount call, not a
+	// bind and a remount.
+	hideSrc = "/hide"
+	// preDir holds proc, dev, tmp and sys, each ready to be moved into
+	// the private root.
+	preDir = "/pre"
+)
+
+// prepared is what prepareRoot did: err fails the run's setup; sysErr
+// (no fresh sysfs: the stage shares the host's network namespace, or the
+// kernel refused) and sysFailed (masks on it that failed) are reported
+// by hideHostInfo only if the run uses the fresh sysfs.
+var prepared struct {
+	done      bool
+	err       error
+	sysErr    error
+	sysFailed []string
+	bootErr   error
+}
+
+// prepareRoot builds the prepared pieces on a fresh tmpfs over /tmp, the
+// future interim root (the host tree is still the root: setupRoot pivots
+// later). It runs once per process.
+func prepareRoot() {
+	if prepared.done {
+		return
+	}
+	prepared.done = true
+	prepared.err = prepareInterim()
+}
+
+func prepareInterim() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	// /tmp is the base because every system has it; the mount only
+	// exists in this namespace.
+	const base = "/tmp"
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
+		return fmt.Errorf("mount interim root: %w", err)
+	}
+	for _, d := range []string{"/newroot", "/oldroot", hideSrc, preDir, preDir + "/proc", preDir + "/dev", preDir + "/tmp", preDir + "/sys"} {
+		if err := unix.Mkdir(base+d, 0o755); err != nil {
+			return fmt.Errorf("interim root %s: %w", d, err)
+		}
+	}
+	if err := prepareHide(base + hideSrc); err != nil {
+		return err
+	}
+	pre := base + preDir
+	if err := unix.Mount("proc", pre+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	for _, p := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"} {
+		if err := bindRO(pre+p, pre+p); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("protect %s: %w", p, err)
+		}
+	}
+	prepared.bootErr = unix.Mount(base+hideSrc+"/bootid", pre+"/proc/sys/kernel/random/boot_id", "", unix.MS_BIND, "")
+	if err := setupDev(pre+"/dev", "/dev"); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", pre+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
+		return fmt.Errorf("mount private /tmp: %w", err)
+	}
+	if err := unix.Mkdir(pre+privateHome, 0o700); err != nil {
+		return fmt.Errorf("private home: %w", err)
+	}
+	// sysfs shows the network devices of the mounting namespace: only a
+	// stage with a network namespace of its own can mount one (and only a
+	// run without network uses it).
+	prepared.sysErr = unix.Mount("sysfs", pre+"/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	if prepared.sysErr == nil {
+		for _, p := range sysfsMasked {
+			if err := maskFrom(base+hideSrc, pre+p); err != nil {
+				prepared.sysFailed = append(prepared.sysFailed, p+": "+err.Error())
+			}
+		}
+	}
+	return nil
+}
+
+// prepareHide fills and seals the mask source at dir.
+func prepareHide(dir string) error {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16k"); err != nil {
+		return fmt.Errorf("mount mask source: %w", err)
+	}
+	if err := createFile(dir+"/file", 0o000, nil); err != nil {
+		return fmt.Errorf("mask source: %w", err)
+	}
+	if err := unix.Mkdir(dir+"/dir", 0o000); err != nil {
+		return fmt.Errorf("mask source: %w", err)
+	}
+	if err := createFile(dir+"/bootid", 0o444, newBootID()); err != nil {
+		return fmt.Errorf("boot id: %w", err)
+	}
+	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	if err := unix.Mount("", dir, "", flags, ""); err != nil {
+		return fmt.Errorf("seal mask source: %w", err)
+	}
+	return nil
+}
+
+// setupDev mounts a minimal /dev at dev: a few safe device nodes of the
+// host's /dev (at hostDev) bound in, the standard symlinks, and a private
+// /dev/shm.
+func setupDev(dev, hostDev string) error {
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		dst := dev + "/" + n
+		if err := makeNode(dst, false); err != nil {
+			return fmt.Errorf("/dev/%s: %w", n, err)
+		}
+		if err := unix.Mount(hostDev+"/"+n, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind /dev/%s: %w", n, err)
+		}
+	}
+	for name, target := range map[string]string{
+		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+		"stderr": "/proc/self/fd/2", "core": "/proc/kcore",
+	} {
+		if err := unix.Symlink(target, dev+"/"+name); err != nil {
+			return fmt.Errorf("/dev/%s: %w", name, err)
+		}
+	}
+	shm := dev + "/shm"
+	if err := unix.Mkdir(shm, 0o1777); err != nil {
+		return fmt.Errorf("/dev/shm: %w", err)
+	}
+	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	return nil
+}
