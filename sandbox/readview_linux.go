@@ -11,9 +11,10 @@ import (
 )
 
 // mountRoot fills /newroot (the interim root's mount point of the private
-// root). With a read view, the private root is a tmpfs holding read-only
-// bind mounts of the view's roots and nothing else of the host; without
-// one, the whole host root is bound read-only.
+// root). With a read view, the private root is the tmpfs prepareRoot
+// mounted there, holding read-only bind mounts of the view's roots and
+// nothing else of the host; without one, the whole host root is bound
+// read-only over it.
 func mountRoot(cfg *initConfig) (Mechanism, error) {
 	if len(cfg.ReadView) == 0 {
 		if err := unix.Mount("/oldroot", "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -24,14 +25,7 @@ func mountRoot(cfg *initConfig) (Mechanism, error) {
 		}
 		return Mechanism{"readonly-root", StateApplied, "host root bound read-only, nosuid, nodev"}, nil
 	}
-	if err := unix.Mount("tmpfs", "/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return Mechanism{}, fmt.Errorf("mount private root: %w", err)
-	}
-	for _, d := range []string{"proc", "dev", "tmp"} {
-		if err := os.Mkdir(filepath.Join("/newroot", d), 0o755); err != nil {
-			return Mechanism{}, fmt.Errorf("private root: %w", err)
-		}
-	}
+	// /newroot is a tmpfs holding proc, dev and tmp already (prepareRoot).
 	bound := 0
 	for _, p := range cfg.ReadView {
 		// /proc, /dev and /tmp get fresh mounts of their own.

@@ -26,11 +26,8 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	if prepared.err != nil {
 		return nil, prepared.err
 	}
-	if err := unix.PivotRoot("/tmp", "/tmp/oldroot"); err != nil {
-		return nil, fmt.Errorf("pivot to interim root: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return nil, fmt.Errorf("chdir: %w", err)
+	if err := enterInterim(); err != nil {
+		return nil, err
 	}
 	rootMech, err := mountRoot(cfg) // readview_linux.go
 	if err != nil {

@@ -36,15 +36,20 @@ const (
 // by hideHostInfo only if the run uses the fresh sysfs.
 var prepared struct {
 	done      bool
+	interim   int // O_PATH descriptor of the interim root
 	err       error
 	sysErr    error
 	sysFailed []string
 	bootErr   error
 }
 
-// prepareRoot builds the prepared pieces on a fresh tmpfs over /tmp, the
-// future interim root (the host tree is still the root: setupRoot pivots
-// later). It runs once per process.
+// prepareRoot builds the prepared pieces on a fresh tmpfs over /tmp and
+// pivots into it (the interim root; the host root is at /oldroot), then
+// changes this process's root to /oldroot: until setupRoot changes it
+// back (enterInterim), host paths (a config's cgroup files) resolve as
+// before. pivot_root visits every thread of the machine (it moves the
+// root and working directory of each that used the old root), about
+// 0.1 ms here, so it is done ahead too. It runs once per process.
 func prepareRoot() {
 	if prepared.done {
 		return
@@ -66,6 +71,16 @@ func prepareInterim() error {
 	for _, d := range []string{"/newroot", "/oldroot", hideSrc, preDir, preDir + "/proc", preDir + "/dev", preDir + "/tmp", preDir + "/sys"} {
 		if err := unix.Mkdir(base+d, 0o755); err != nil {
 			return fmt.Errorf("interim root %s: %w", d, err)
+		}
+	}
+	// The private root of a run with a read view (mountRoot): a tmpfs
+	// with the mount points of the fresh mounts.
+	if err := unix.Mount("tmpfs", base+"/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("mount private root: %w", err)
+	}
+	for _, d := range []string{"/proc", "/dev", "/tmp"} {
+		if err := unix.Mkdir(base+"/newroot"+d, 0o755); err != nil {
+			return fmt.Errorf("private root %s: %w", d, err)
 		}
 	}
 	if err := prepareHide(base + hideSrc); err != nil {
@@ -101,7 +116,33 @@ func prepareInterim() error {
 			}
 		}
 	}
+	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
+		return fmt.Errorf("pivot to interim root: %w", err)
+	}
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("interim root: %w", err)
+	}
+	prepared.interim = fd
+	if err := unix.Chroot("/oldroot"); err != nil {
+		return fmt.Errorf("host root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("host root: %w", err)
+	}
 	return nil
+}
+
+// enterInterim makes the interim root prepareRoot pivoted into this
+// process's root and working directory again.
+func enterInterim() error {
+	if err := unix.Fchdir(prepared.interim); err != nil {
+		return fmt.Errorf("enter interim root: %w", err)
+	}
+	if err := unix.Chroot("."); err != nil {
+		return fmt.Errorf("enter interim root: %w", err)
+	}
+	return unix.Close(prepared.interim)
 }
 
 // prepareHide fills and seals the mask source at dir.
