@@ -393,3 +393,34 @@ func TestWarmRunnerBuildsItsRulesAhead(t *testing.T) {
 		t.Errorf("a run whose view lacks the first workspace read it: exit %d: %q", out.ExitCode, output)
 	}
 }
+
+// TestLandlockPrivateDirRemoved: the run's private directory (its HOME
+// and TMPDIR) is gone after the run, both when the command left them
+// empty (three rmdirs) and when it wrote into them (the full removal).
+// Control: the command's HOME is inside the directory watched.
+func TestLandlockPrivateDirRemoved(t *testing.T) {
+	tiers := tiersHere(t)
+	if tiers[len(tiers)-1] != BackendLandlock {
+		t.Fatal("no landlock tier")
+	}
+	parent := outsideDir(t)
+	t.Setenv("TMPDIR", parent)
+	dir := outsideDir(t)
+	for _, script := range []string{
+		`echo "$HOME"`,
+		`echo "$HOME"; mkdir -p "$HOME/.cache/x" && echo x > "$HOME/.cache/x/f" && echo y > "$TMPDIR/t" || exit 3`,
+	} {
+		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", script}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock})
+		if out.ExitCode != 0 {
+			t.Fatalf("%s: exit %d: %s", script, out.ExitCode, output)
+		}
+		real, _ := filepath.EvalSymlinks(parent)
+		if !strings.HasPrefix(strings.TrimSpace(output), real+"/") {
+			t.Fatalf("control: the command's HOME %q is not under %s", output, real)
+		}
+		backgroundCleanups.Wait()
+		if ents, err := os.ReadDir(parent); err != nil || len(ents) != 0 {
+			t.Errorf("%s: left behind %v (%v)", script, ents, err)
+		}
+	}
+}
