@@ -143,9 +143,16 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 		backend: BackendLandlock, what: "runner", mechs: mechs,
 		kind: warmKind(BackendLandlock, 0),
 		newCmd: func() *exec.Cmd {
-			// The next run's rules are built ahead from this one's view
-			// (tier_landlock_hint_linux.go).
-			cmd := stageCommand(landlockArg, landlockHint(cfg)...)
+			// A runner started ahead of its run builds the rules of this
+			// run's view before its own run comes, which mostly has the
+			// same view (tier_landlock_hint_linux.go). Only for a
+			// long-lived caller: a runner started for its run at once
+			// would check the rules it built at the run's cost.
+			var hint []string
+			if warmOn() {
+				hint = landlockHint(cfg)
+			}
+			cmd := stageCommand(landlockArg, hint...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 			return cmd
 		},

@@ -345,14 +345,14 @@ func TestLandlockHintArgs(t *testing.T) {
 // current run's view on its command line and builds those rules before
 // its run; the next run with that view uses them (and reads its
 // workspace), a run with another view does not, and cannot read the
-// first workspace, which the prebuilt rules granted.
+// first workspace, which the prebuilt rules granted. A one-shot caller's
+// runner builds its rules from its config only.
 func TestWarmRunnerBuildsItsRulesAhead(t *testing.T) {
 	tiers := tiersHere(t)
 	if tiers[len(tiers)-1] != BackendLandlock {
 		t.Fatal("no landlock tier")
 	}
 	useReexec(t)
-	keepWarm(t)
 	w1, w2 := outsideDir(t), outsideDir(t)
 	file := filepath.Join(w1, "file")
 	if err := os.WriteFile(file, []byte("in w1\n"), 0o644); err != nil {
@@ -370,6 +370,12 @@ func TestWarmRunnerBuildsItsRulesAhead(t *testing.T) {
 		t.Fatal("no landlock-fs mechanism")
 		return false
 	}
+	// A one-shot caller's runner gets no hint: it would check at the
+	// run's cost rules it just built.
+	if out, output := runTier(t, spec(w1)); ahead(out) || out.ExitCode != 0 {
+		t.Fatalf("one-shot run: rules built ahead %v, exit %d: %q", ahead(out), out.ExitCode, output)
+	}
+	keepWarm(t)
 	runTier(t, spec(w1))
 	kind := kindOf(BackendLandlock)
 	waitWarm(t, kind)
