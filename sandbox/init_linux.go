@@ -51,6 +51,9 @@ func initMain() int {
 	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	// Deaf before anything else: the command never runs before this.
 	deafToCommand()
+	// What no config decides is built before the config is read: a warm
+	// stage has it ready when its run comes (rootfs_prepare_linux.go).
+	prepareRoot()
 	cfg, _, report, fail, err := stageStart()
 	if err != nil {
 		return fail(err)
