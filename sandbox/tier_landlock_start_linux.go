@@ -65,20 +65,20 @@ type runnerStarted struct {
 	stF *os.File
 }
 
-// runnerThread is the runner's locked OS thread: started before the
-// config exists, it builds the rules of the view hinted on its command
-// line (tier_landlock_hint_linux.go), reads the config, claims the run
-// (unless a signal has ended the runner first: then it starts nothing),
-// and starts the command. Mostly it restricts itself and forks the command, saving the
-// exec stage's process start: the child inherits the thread's Landlock
-// domain, seccomp filters, no_new_privs and empty capability sets; the
-// runner's other threads, its main one included, stay outside the
-// domain, so the command cannot signal or trace the runner that will
-// kill it. Before the config it applies to itself what does not depend
-// on the run (restrictEarly). Where address-space or process rlimits
-// must bind the command, it leaves the command to the exec stage, which
-// the main thread starts. The thread is never unlocked: it ends with its
-// goroutine.
+// runnerThread is the runner's locked OS thread, started before the
+// config exists. Before the config it applies to itself what does not
+// depend on the run (restrictEarly) and builds the rules of the view
+// hinted on its command line (tier_landlock_hint_linux.go); then it reads
+// the config, claims the run (unless a signal has ended the runner first:
+// then it starts nothing) and starts the command. Mostly it restricts
+// itself and forks the command, saving the exec stage's process start:
+// the child inherits the thread's Landlock domain, seccomp filters,
+// no_new_privs and empty capability sets; the runner's other threads, its
+// main one included, stay outside the domain, so the command cannot
+// signal or trace the runner that will kill it. Where address-space or
+// process rlimits must bind the command, it leaves the command to the
+// exec stage, which the main thread starts. The thread is never
+// unlocked: it ends with its goroutine.
 func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<- runnerStarted) {
 	runtime.LockOSThread()  // never unlocked: the thread is restricted
 	early = restrictEarly() // tier_landlock_early_linux.go
