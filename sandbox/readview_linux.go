@@ -17,7 +17,7 @@ import (
 // read-only over it.
 func mountRoot(cfg *initConfig) (Mechanism, error) {
 	if len(cfg.ReadView) == 0 {
-		if err := unix.Mount("/oldroot", "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err := unix.Mount(hostRoot, "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return Mechanism{}, fmt.Errorf("bind host root: %w", err)
 		}
 		if err := readOnlyTree("/newroot"); err != nil {
@@ -43,7 +43,7 @@ func mountRoot(cfg *initConfig) (Mechanism, error) {
 			continue
 		}
 		dst := filepath.Join("/newroot", p)
-		if err := bindInto("/oldroot"+p, dst, false); err != nil {
+		if err := bindInto(hostRoot+p, dst, false); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}

@@ -48,7 +48,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	mechs = append(mechs, hideHostInfo(cfg)...)
 
 	for _, w := range cfg.Writable {
-		if err := bindInto("/oldroot"+w, nr(w), false); err != nil {
+		if err := bindInto(hostRoot+w, nr(w), false); err != nil {
 			return nil, fmt.Errorf("writable root %s: %w", w, err)
 		}
 		// Nothing written there may act as set-id or a device on the
@@ -66,7 +66,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	if hiddenByPrivateTmp(cfg) {
 		// The working directory would vanish under the private /tmp: show
 		// it read-only, like the rest of the host.
-		if err := bindInto("/oldroot"+cfg.Dir, nr(cfg.Dir), true); err != nil {
+		if err := bindInto(hostRoot+cfg.Dir, nr(cfg.Dir), true); err != nil {
 			return nil, fmt.Errorf("working directory %s: %w", cfg.Dir, err)
 		}
 		mechs = append(mechs, Mechanism{"workdir", StateApplied, cfg.Dir + " (under /tmp) bound read-only"})
@@ -90,17 +90,8 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	if err := sealRoot(cfg); err != nil {
 		return nil, err
 	}
-	if err := unix.Chdir("/newroot"); err != nil {
-		return nil, fmt.Errorf("chdir new root: %w", err)
-	}
-	if err := unix.PivotRoot(".", "."); err != nil {
-		return nil, fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return nil, fmt.Errorf("detach old root: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return nil, fmt.Errorf("chdir: %w", err)
+	if err := switchRoot(); err != nil {
+		return nil, err
 	}
 	mechs = append(mechs, Mechanism{"pivot-root", StateApplied, "host root detached"})
 	return mechs, nil
@@ -209,13 +200,14 @@ func maskFrom(hide, p string) error {
 // over the workspace (both read-only lower layers), with a private upper
 // layer on the interim tmpfs that vanishes with the run.
 func mountStage(cfg *initConfig, dst string) error {
-	if err := unix.Mkdir("/ovl", 0o755); err != nil {
+	const ovl = workDir + "/ovl"
+	if err := unix.Mkdir(ovl, 0o755); err != nil {
 		return fmt.Errorf("stage scratch: %w", err)
 	}
-	if err := unix.Mount("tmpfs", "/ovl", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+	if err := unix.Mount("tmpfs", ovl, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("stage scratch: %w", err)
 	}
-	up, work := "/ovl/upper", "/ovl/work"
+	up, work := ovl+"/upper", ovl+"/work"
 	for _, d := range []string{up, work} {
 		if err := unix.Mkdir(d, 0o755); err != nil {
 			return fmt.Errorf("stage: %w", err)
@@ -225,7 +217,7 @@ func mountStage(cfg *initConfig, dst string) error {
 		return fmt.Errorf("stage: %w", err)
 	}
 	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s",
-		"/oldroot"+cfg.StageUpper, "/oldroot"+cfg.StageLower, up, work)
+		hostRoot+cfg.StageUpper, hostRoot+cfg.StageLower, up, work)
 	err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
 	if errors.Is(err, unix.EINVAL) {
 		err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)

@@ -17,17 +17,24 @@ import (
 // mount call each. A stage that did not prepare has setupRoot do it
 // first, the same way.
 
-// Where the prepared pieces are once the interim root is the root.
+// Where the pieces are once the interim root is the root. Everything but
+// the private root lies on workDir, a tmpfs of its own, so that one
+// detach (switchRoot) takes it all: the host's tree, the mask source,
+// what was prepared and not used, the stage's and the scratch layers'
+// private upper directories.
 const (
+	workDir = "/w"
+	// hostRoot is the host's root, where pivot_root put it.
+	hostRoot = workDir + "/oldroot"
 	// hideSrc is a small tmpfs sealed read-only, nosuid, nodev and
 	// noexec once filled: masks bind its empty file or directory (both
 	// mode 000) and the boot id binds its file. A bind copies the flags
 	// of the mount it comes from, so each takes one mount call, not a
 	// bind and a remount.
-	hideSrc = "/hide"
+	hideSrc = workDir + "/hide"
 	// preDir holds proc, dev, tmp and sys, each ready to be moved into
 	// the private root.
-	preDir = "/pre"
+	preDir = workDir + "/pre"
 )
 
 // prepared is what prepareRoot did: err fails the run's setup; sysErr
@@ -44,8 +51,8 @@ var prepared struct {
 }
 
 // prepareRoot builds the prepared pieces on a fresh tmpfs over /tmp and
-// pivots into it (the interim root; the host root is at /oldroot), then
-// changes this process's root to /oldroot: until setupRoot changes it
+// pivots into it (the interim root; the host root is at hostRoot), then
+// changes this process's root to hostRoot: until setupRoot changes it
 // back (enterInterim), host paths (a config's cgroup files) resolve as
 // before. pivot_root visits every thread of the machine (it moves the
 // root and working directory of each that used the old root), about
@@ -68,7 +75,15 @@ func prepareInterim() error {
 	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
 		return fmt.Errorf("mount interim root: %w", err)
 	}
-	for _, d := range []string{"/newroot", "/oldroot", hideSrc, preDir, preDir + "/proc", preDir + "/dev", preDir + "/tmp", preDir + "/sys"} {
+	for _, d := range []string{"/newroot", workDir} {
+		if err := unix.Mkdir(base+d, 0o755); err != nil {
+			return fmt.Errorf("interim root %s: %w", d, err)
+		}
+	}
+	if err := unix.Mount("tmpfs", base+workDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
+		return fmt.Errorf("mount interim work: %w", err)
+	}
+	for _, d := range []string{hostRoot, hideSrc, preDir, preDir + "/proc", preDir + "/dev", preDir + "/tmp", preDir + "/sys"} {
 		if err := unix.Mkdir(base+d, 0o755); err != nil {
 			return fmt.Errorf("interim root %s: %w", d, err)
 		}
@@ -116,7 +131,7 @@ func prepareInterim() error {
 			}
 		}
 	}
-	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
+	if err := unix.PivotRoot(base, base+hostRoot); err != nil {
 		return fmt.Errorf("pivot to interim root: %w", err)
 	}
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -124,7 +139,7 @@ func prepareInterim() error {
 		return fmt.Errorf("interim root: %w", err)
 	}
 	prepared.interim = fd
-	if err := unix.Chroot("/oldroot"); err != nil {
+	if err := unix.Chroot(hostRoot); err != nil {
 		return fmt.Errorf("host root: %w", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
@@ -196,6 +211,41 @@ func setupDev(dev, hostDev string) error {
 	}
 	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts); err != nil {
 		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	return nil
+}
+
+// switchRoot makes /newroot this process's root and leaves nothing else
+// reachable: one detach of workDir takes the host's tree and every
+// interim mount (one RCU grace period, which any unmount waits for),
+// then the private root is moved over the interim root's own root and
+// becomes this process's root. Not pivot_root, which visits every thread
+// of the machine to move the roots of those that used the old one (none
+// here). Below the private root only the interim tmpfs is left, holding
+// nothing but two empty directories, read-only; reaching it would take
+// chroot, which the command can neither do (no capabilities) nor call
+// (seccomp).
+func switchRoot() error {
+	if err := unix.Unmount(workDir, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	// What is left below the private root (two empty directories) is
+	// read-only too.
+	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	if err := unix.Mount("", "/", "", flags, ""); err != nil {
+		return fmt.Errorf("seal interim root: %w", err)
+	}
+	if err := unix.Chdir("/newroot"); err != nil {
+		return fmt.Errorf("chdir new root: %w", err)
+	}
+	if err := unix.Mount(".", "/", "", unix.MS_MOVE, ""); err != nil {
+		return fmt.Errorf("move new root: %w", err)
+	}
+	if err := unix.Chroot("."); err != nil {
+		return fmt.Errorf("enter new root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("chdir: %w", err)
 	}
 	return nil
 }

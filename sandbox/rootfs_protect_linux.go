@@ -63,17 +63,17 @@ func protectedIn(w string, writable []string, read func(string) ([]byte, error))
 // protectDirs binds what protectedIn lists (directories or files: a
 // worktree's or submodule's .git is a file) read-only over itself, at its
 // target when it is reached through symlinks. nr maps a host path to its
-// place in the new root; the host tree is still at /oldroot.
+// place in the new root; the host tree is still at hostRoot.
 func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
 	var done []string
 	absent := 0
-	readHost := func(p string) ([]byte, error) { return readSmall("/oldroot" + p) }
+	readHost := func(p string) ([]byte, error) { return readSmall(hostRoot + p) }
 	plain := map[string]bool{} // host directories seen not to be symlinks
 	for _, w := range writable {
 		for _, p := range protectedIn(w, writable, readHost) {
 			// Resolved as the host resolves it: writes through a symlink
 			// land at its target.
-			t, err := hostPath("/oldroot", p, plain)
+			t, err := hostPath(hostRoot, p, plain)
 			if errors.Is(err, os.ErrNotExist) {
 				absent++
 				continue
@@ -95,7 +95,7 @@ func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
 	for _, w := range writable {
 		for _, p := range done {
 			if w != p && within(w, p) {
-				if err := bindInto("/oldroot"+w, nr(w), false); err != nil {
+				if err := bindInto(hostRoot+w, nr(w), false); err != nil {
 					return Mechanism{}, fmt.Errorf("writable root %s: %w", w, err)
 				}
 				if err := setMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {

@@ -12,12 +12,12 @@ import (
 
 // scratchBase is where, on the interim root, the scratch layers' upper and
 // work directories live (one private tmpfs for all of them).
-const scratchBase = "/scratch"
+const scratchBase = workDir + "/scratch"
 
 // mountScratch layers each of cfg.Scratch in the private root: an overlay
 // whose lower layer is the host directory (never written) and whose upper
 // layer lives on a private tmpfs that vanishes with the run. It must run
-// after pivoting into the interim root (the host is at /oldroot, the new
+// after pivoting into the interim root (the host is at hostRoot, the new
 // root at /newroot). A directory that cannot be layered stays as the read
 // view shows it, read-only, and leaves cfg.Scratch, so only layered ones
 // are granted writes by Landlock. The kernel needs overlayfs in user
@@ -69,7 +69,7 @@ func layerScratch(dir, dst, priv string) error {
 			return err
 		}
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", "/oldroot"+dir, up, work)
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", hostRoot+dir, up, work)
 	err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
 	if errors.Is(err, unix.EINVAL) {
 		err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
