@@ -87,9 +87,13 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	// root holding one is writable in its other entries only. Those that
 	// do not exist yet are removed after the run if the command made them.
 	present, absent := landlockProtected(s.Writable)
+	// No entry may be a symlink to a secret: its rule would land on the
+	// secret (tier_landlock_rules_linux.go).
+	view = dropLinksToDenied(view, deny)
+	wdeny := append(append([]string{}, deny...), present...)
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
-		Writable: append(carve(writable, append(append([]string{}, deny...), present...)), tmp),
+		Writable: append(dropLinksToDenied(carve(writable, wdeny), wdeny), tmp),
 		ReadView: view, ReadViewTypes: viewTypes(view), Env: env,
 	}
 	mechs = append(mechs,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -302,35 +303,103 @@ func enforceRuleset(fd int) error {
 	return nil
 }
 
+// viewEntry is what the caller saw of a view path.
+type viewEntry struct {
+	kind byte // viewDir or viewFile, following symlinks as the runner's open does
+	link bool // the path itself is a symlink
+}
+
+// lookViewEntry is p's entry, cached for viewCacheTTL as the view's own
+// static part is; a path whose kind changed since is handled by the
+// runner (see above). A missing path is not cached. The caller holds
+// viewKinds.mu.
+func lookViewEntry(p string) viewEntry {
+	if viewKinds.m == nil || time.Since(viewKinds.at) > viewCacheTTL {
+		viewKinds.m, viewKinds.at = map[string]viewEntry{}, time.Now()
+		viewKinds.deny = map[string]string{}
+	}
+	if e, ok := viewKinds.m[p]; ok {
+		return e
+	}
+	e := viewEntry{kind: viewFile}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return e
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		e.link = true
+		if fi, err = os.Stat(p); err != nil {
+			viewKinds.m[p] = e
+			return e
+		}
+	}
+	if fi.IsDir() {
+		e.kind = viewDir
+	}
+	viewKinds.m[p] = e
+	return e
+}
+
 // viewTypes is ReadViewTypes for a view: 'd' for each directory, 'f' for
-// anything else, following symlinks as the runner's open does. Kinds are
-// cached for viewCacheTTL, as the view's own static part is: a path whose
-// kind changed since is handled by the runner (see above).
+// anything else.
 func viewTypes(view []string) string {
 	viewKinds.mu.Lock()
 	defer viewKinds.mu.Unlock()
-	if viewKinds.m == nil || time.Since(viewKinds.at) > viewCacheTTL {
-		viewKinds.m, viewKinds.at = make(map[string]byte, len(view)), time.Now()
-	}
 	out := make([]byte, len(view))
 	for i, p := range view {
-		t, ok := viewKinds.m[p]
-		if !ok {
-			t = viewFile
-			if fi, err := os.Stat(p); err == nil {
-				if fi.IsDir() {
-					t = viewDir
-				}
-				viewKinds.m[p] = t // a missing path is not cached
-			}
-		}
-		out[i] = t
+		out[i] = lookViewEntry(p).kind
 	}
 	return string(out)
 }
 
+// dropLinksToDenied drops the entries that are symlinks resolving to a
+// denied path, below one, or above one, or not resolving at all. The
+// runner's open follows an entry's symlink, so its rule lands on the
+// target; carving (readview.go) compares names, and a link that is an
+// entry of a carved directory (a home given as the workspace or a
+// writable root, /etc) would otherwise grant the secret it points to.
+// Sandboxed code cannot make such an entry: it holds no right on a
+// carved directory itself, only on its entries.
+func dropLinksToDenied(entries, deny []string) []string {
+	viewKinds.mu.Lock()
+	defer viewKinds.mu.Unlock()
+	var out []string
+	for _, p := range entries {
+		if e := lookViewEntry(p); e.link {
+			// Resolved again for each run: the link may point elsewhere
+			// since it was cached.
+			t, err := filepath.EvalSymlinks(p)
+			if err != nil || linkDenied(t, deny) {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// linkDenied reports whether target is a denied path (as named or as
+// it resolves), lies below one, or holds one. The caller holds
+// viewKinds.mu.
+func linkDenied(target string, deny []string) bool {
+	for _, d := range deny {
+		r, ok := viewKinds.deny[d]
+		if !ok {
+			r = resolved(d) // masks.go
+			viewKinds.deny[d] = r
+		}
+		for _, q := range []string{filepath.Clean(d), r} {
+			if q != "" && filepath.IsAbs(q) && (under(target, q) || under(q, target)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 var viewKinds struct {
-	mu sync.Mutex
-	at time.Time
-	m  map[string]byte
+	mu   sync.Mutex
+	at   time.Time
+	m    map[string]viewEntry
+	deny map[string]string // a denied path → its resolution
 }

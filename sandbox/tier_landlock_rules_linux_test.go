@@ -430,3 +430,49 @@ func TestLandlockPrivateDirRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkToSecretInCarvedDir: a symlink among the entries of a carved
+// directory (here the home, given as the workspace and a writable root,
+// carved around its secrets) to a masked secret grants nothing: the
+// secret can be neither read nor written through it, while a link to an
+// ordinary file there still reads. Control: uncontained, the link reads
+// the secret. Every tier.
+func TestLinkToSecretInCarvedDir(t *testing.T) {
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			w := newWorld(t)
+			secret := filepath.Join(w.home, ".ssh", "id_ed25519")
+			if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(secret, []byte(w.marker), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			notes := filepath.Join(w.home, "notes.txt")
+			if err := os.WriteFile(notes, []byte("plain\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			keyLink, notesLink := filepath.Join(w.home, "keylink"), filepath.Join(w.home, "noteslink")
+			if err := os.Symlink(secret, keyLink); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(notes, notesLink); err != nil {
+				t.Fatal(err)
+			}
+			if got := control(t, w.home, "cat", keyLink); !strings.Contains(got, w.marker) {
+				t.Fatalf("control could not read the secret through the link: %q", got)
+			}
+			script := "cat " + keyLink + "; echo tampered >> " + keyLink + " && echo WROTE; cat " + notesLink
+			out, output := runTier(t, Spec{Argv: []string{"sh", "-c", script}, Dir: w.home, Writable: []string{w.home}, Backend: tier})
+			if strings.Contains(output, w.marker) || strings.Contains(output, "WROTE") {
+				t.Errorf("the secret was reachable through a link in the workspace (exit %d):\n%s", out.ExitCode, output)
+			}
+			if !strings.Contains(output, "plain") {
+				t.Errorf("a link to an ordinary file in the workspace did not read (exit %d):\n%s", out.ExitCode, output)
+			}
+			if b, _ := os.ReadFile(secret); string(b) != w.marker {
+				t.Errorf("the secret was changed: %q", b)
+			}
+		})
+	}
+}
