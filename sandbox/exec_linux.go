@@ -236,17 +236,10 @@ func needsExecStage(cfg *initConfig) bool {
 // effective sets, so the command (uid 0 in the user namespace) has no
 // capability even there.
 func dropCaps() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+	if err := dropBounding(); err != nil { // tier_landlock_early_linux.go
 		return err
 	}
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-			return err
-		}
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	return unix.Capset(&hdr, &data[0])
+	return capsetEmpty()
 }
 
 // killRest kills every other process of the sandbox's PID namespace (PID

@@ -42,6 +42,7 @@ type stageRun struct {
 // if any, ended it. A warm stage that died while it waited (it reported
 // nothing, so the command never started) is replaced by a cold start.
 func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (*Outcome, error) {
+	defer prewarm(r.kind, r.newCmd) // the next run's stage, once this one is over
 	out, err := superviseOnce(ctx, cfg, s, r, true)
 	if errors.Is(err, errStageSilent) && ctx.Err() == nil {
 		out, err = superviseOnce(ctx, cfg, s, r, false)

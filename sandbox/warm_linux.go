@@ -263,7 +263,8 @@ func prewarm(kind string, newCmd func() *exec.Cmd) {
 
 // stageFor returns the stage for a run of this kind: a warm one when the
 // run reads no stdin (a warm stage's stdin is /dev/null), else one
-// started now. With warm stages on it also starts the next run's.
+// started now. The next run's is started when this run has ended
+// (superviseStage), so it does not compete with this one for the CPUs.
 func stageFor(kind string, newCmd func() *exec.Cmd, stdin io.Reader) (*startedStage, error) {
 	var st *startedStage
 	if stdin == nil {
@@ -275,7 +276,6 @@ func stageFor(kind string, newCmd func() *exec.Cmd, stdin io.Reader) (*startedSt
 			return nil, err
 		}
 	}
-	prewarm(kind, newCmd)
 	return st, nil
 }
 
