@@ -145,12 +145,17 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 	stF = os.NewFile(4, "status")
 	unix.CloseOnExec(3)
 	unix.CloseOnExec(4)
+	// The JSON codecs build their per-type state on first use (about
+	// 0.1-0.2 ms in a fresh process): done before the config is read, a
+	// warm stage has it ready when its run comes.
+	warmCodecs()
 	// The first report that carries mechanisms also names the program
 	// the stages run in (the small init program or this whole binary).
+	program := initProgramMechanism()
 	named := false
 	report = func(st initStatus) {
 		if !named && len(st.Mechanisms) > 0 {
-			st.Mechanisms = append([]Mechanism{initProgramMechanism()}, st.Mechanisms...)
+			st.Mechanisms = append([]Mechanism{program}, st.Mechanisms...)
 			named = true
 		}
 		b, _ := json.Marshal(st)
@@ -186,6 +191,14 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 	}
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	return cfg, stF, report, fail, nil
+}
+
+// warmCodecs runs the config's decoder and the status's encoder once on
+// sample values, so their per-type state exists before the run's config.
+func warmCodecs() {
+	var c initConfig
+	_ = json.Unmarshal([]byte(`{"argv":["a"],"env":["A=b"],"writable":["/"],"masked":["/"],"limits":{},"read_view":["/"],"view_links":{"/a":"/b"},"cgroup_tasks":["/"]}`), &c)
+	_, _ = json.Marshal(initStatus{Mechanisms: []Mechanism{{"a", StateApplied, "b"}}})
 }
 
 // goLine is what follows the config on fd 3: the caller writes "go" once
