@@ -18,11 +18,17 @@ func (linuxBackend) name() string { return BackendLinux }
 
 func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	cfg := &initConfig{
-		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Network: s.Network,
-		Masked: maskTargets(append(append(maskedFor(s), etcSecrets...), ownStateDirs()...)), Limits: s.Limits,
+		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Network: s.Network, Limits: s.Limits,
 		Env: BuildEnv(parentEnv(), privateHome, s.Env),
 	}
+	// The masks and the read view are independent lookups of the host's
+	// tree (0.2-0.3 ms each): side by side on two CPUs.
+	masked := make(chan []string, 1)
+	go func() { // ends when the masks are computed
+		masked <- maskTargets(append(append(maskedFor(s), etcSecrets...), ownStateDirs()...))
+	}()
 	cfg.ReadView, cfg.ViewLinks = readViewRoots(s) // readview.go
+	cfg.Masked = <-masked
 	if s.Stage != nil {
 		cfg.StageLower, cfg.StageUpper = s.Stage.lower, s.Stage.upper
 	}
