@@ -15,9 +15,47 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// backgroundCleanups counts the stages still being reaped and their groups
-// removed after their run has returned (tests wait for them).
-var backgroundCleanups sync.WaitGroup
+// backgroundCleanups counts the work a long-lived caller's runs leave in
+// the background: stages still being reaped and their groups removed
+// after their run has returned, and warm stages being started.
+// KeepWarm(false) and tests wait for it.
+var backgroundCleanups pending
+
+// pending counts work in flight; unlike a sync.WaitGroup, new work may
+// start while someone waits (a run while KeepWarm(false) waits).
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+func (p *pending) Add(d int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 && d > 0 {
+		p.zero = make(chan struct{})
+	}
+	p.n += d
+	if p.n == 0 && p.zero != nil {
+		close(p.zero)
+		p.zero = nil
+	}
+}
+
+func (p *pending) Done() { p.Add(-1) }
+
+// Wait returns when nothing is in flight.
+func (p *pending) Wait() {
+	for {
+		p.mu.Lock()
+		z := p.zero
+		p.mu.Unlock()
+		if z == nil {
+			return
+		}
+		<-z
+	}
+}
 
 // stageRun is what differs between the Linux tiers' supervision of their
 // re-executed stage: PID 1 of the linux tier, the landlock tier's runner.
