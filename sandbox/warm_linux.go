@@ -234,8 +234,9 @@ func prewarm(kind string, newCmd func() *exec.Cmd) {
 	}
 	warm.starting[kind] = true
 	warm.mu.Unlock()
-	backgroundCleanups.Add(1) // KeepWarm(false) waits for it too
-	go func() {               // ends once the stage is started and parked
+	// KeepWarm(false) waits for this start too.
+	backgroundCleanups.Add(1)
+	go func() { // ends once the stage is started and parked
 		defer backgroundCleanups.Done()
 		st, err := startStage(newCmd(), nil)
 		warm.mu.Lock()
