@@ -73,6 +73,7 @@ func startStage(cmd *exec.Cmd, stdin io.Reader) (*startedStage, error) {
 		go func() { // ends at EOF: when the stage and the command have closed it
 			defer wg.Done()
 			_, _ = io.Copy(w, st.outR[i])
+			st.outR[i].Close()
 		}()
 	}
 	go func() { wg.Wait(); close(st.copied) }() // ends with the copies

@@ -151,3 +151,37 @@ func TestKeepWarmOffKillsWaiting(t *testing.T) {
 		t.Errorf("%d warm stages with warm stages off", n)
 	}
 }
+
+// TestRunsLeaveNoDescriptors: a long-lived caller's runs, warm or cold,
+// leave no descriptor of theirs open (the control: the count is read the
+// same way before).
+func TestRunsLeaveNoDescriptors(t *testing.T) {
+	tier := tiersHere(t)[0]
+	useReexec(t)
+	keepWarm(t)
+	dir := outsideDir(t)
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	run := func() {
+		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", "echo out; echo err >&2"}, Dir: dir, Writable: []string{dir}, Backend: tier})
+		if out.ExitCode != 0 || !strings.Contains(output, "out") || !strings.Contains(output, "err") {
+			t.Fatalf("exit %d: %q", out.ExitCode, output)
+		}
+	}
+	run()
+	KeepWarm(false) // nothing in flight, nothing waiting
+	KeepWarm(true)
+	before := count()
+	for i := 0; i < 5; i++ {
+		run()
+	}
+	KeepWarm(false)
+	if after := count(); after != before {
+		t.Errorf("%d descriptors open after 5 runs, %d before", after, before)
+	}
+}
