@@ -327,12 +327,19 @@ async function main() {
 
   const tickAndApply = async (name) => {
     // Edits needing confirmation start unticked: tick each one shown.
-    // (The disk checks below tell whether every edit was applied.)
+    // Each click waits until the tree shows it took: a click on a row the
+    // tree is still rendering can be lost, and a second click on a box
+    // whose new state is not shown yet would untick it again. Edits left
+    // unticked fail here, not later as "nothing changed on disk".
+    const unticked = pane.locator('.edit-checkbox[aria-checked="false"]').filter({ visible: true });
+    await unticked.first().waitFor({ state: 'visible', timeout: 10000 }).catch(() => {});
     for (let i = 0; i < 20; i++) {
-      const box = pane.locator('.edit-checkbox[aria-checked="false"]').filter({ visible: true }).first();
-      if ((await box.count()) === 0) break;
-      if (!(await box.click({ timeout: 5000 }).then(() => true, () => false))) break;
+      const n = await unticked.count();
+      if (n === 0) break;
+      await unticked.first().click({ timeout: 5000 }).catch(() => {});
+      for (let w = 0; w < 40 && (await unticked.count()) >= n; w++) await page.waitForTimeout(50);
     }
+    if ((await unticked.count()) > 0) throw new Error('edits of the review stayed unticked after 20 clicks');
     await shot(page, name);
     await page.getByRole('button', { name: 'Apply', exact: true }).click();
     await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'hidden', timeout: 20000 });
