@@ -326,20 +326,27 @@ async function main() {
   fs.writeFileSync(path.join(ARTIFACTS, 'refactor-preview.html'), await pane.evaluate((e) => e.outerHTML));
 
   const tickAndApply = async (name) => {
-    // Edits needing confirmation start unticked: tick each one shown.
-    // Each click waits until the tree shows it took: a click on a row the
-    // tree is still rendering can be lost, and a second click on a box
-    // whose new state is not shown yet would untick it again. Edits left
-    // unticked fail here, not later as "nothing changed on disk".
-    const unticked = pane.locator('.edit-checkbox[aria-checked="false"]').filter({ visible: true });
-    await unticked.first().waitFor({ state: 'visible', timeout: 10000 }).catch(() => {});
-    for (let i = 0; i < 20; i++) {
-      const n = await unticked.count();
-      if (n === 0) break;
-      await unticked.first().click({ timeout: 5000 }).catch(() => {});
-      for (let w = 0; w < 40 && (await unticked.count()) >= n; w++) await page.waitForTimeout(50);
+    // Edits needing confirmation start unticked. A file's box ticks all
+    // of its edits, so the file rows (level 2) are ticked, each once, and
+    // each click waits until the tree shows it took: the tree may still be
+    // rendering when the review arrives, and a second click on a box whose
+    // new state is not shown yet would untick it again. Edit rows (level
+    // 3) are clicked only when no file row has a box: one whose file was
+    // ticked may still show its old state, and a click would untick it.
+    // The disk checks below tell whether every edit was applied.
+    const boxes = (level) => pane.locator(`.monaco-list-row[aria-level="${level}"] .edit-checkbox[aria-checked="false"]`).filter({ visible: true });
+    await pane.locator('.edit-checkbox').first().waitFor({ state: 'visible', timeout: 10000 }).catch(() => {});
+    const fileBoxes = await pane.locator('.monaco-list-row[aria-level="2"] .edit-checkbox').filter({ visible: true }).count();
+    for (const level of fileBoxes > 0 ? [2] : [3]) {
+      for (let i = 0; i < 20; i++) {
+        const n = await boxes(level).count();
+        if (n === 0) break;
+        if (!(await boxes(level).first().click({ timeout: 5000 }).then(() => true, () => false))) break;
+        let w = 0;
+        while (w++ < 40 && (await boxes(level).count()) >= n) await page.waitForTimeout(50);
+        if ((await boxes(level).count()) >= n) break; // the click did not show: never click it twice
+      }
     }
-    if ((await unticked.count()) > 0) throw new Error('edits of the review stayed unticked after 20 clicks');
     await shot(page, name);
     await page.getByRole('button', { name: 'Apply', exact: true }).click();
     await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'hidden', timeout: 20000 });
