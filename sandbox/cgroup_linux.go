@@ -31,8 +31,15 @@ func newCgroup(l Limits) (*cgroup, []Mechanism) {
 	if l.Memory <= 0 && l.Procs <= 0 {
 		return nil, nil
 	}
+	if cg, ms := claimSpareCgroup(l); cg != nil { // cgroup_spare_linux.go
+		return cg, ms
+	}
+	return makeCgroup(l, layout())
+}
+
+// makeCgroup is newCgroup without a spare: it creates the groups in lay.
+func makeCgroup(l Limits, lay *cgroupLayout) (*cgroup, []Mechanism) {
 	name := fmt.Sprintf("%s%d-%d", cgroupPrefix, os.Getpid(), cgroupSeq.Add(1))
-	lay := layout()
 	dir, v2why := lay.v2, lay.v2Why
 	if dir != "" {
 		leaf := filepath.Join(dir, name)

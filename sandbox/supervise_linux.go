@@ -196,6 +196,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 			t.Stop()
 			cg.remove()
 			sweepBases()
+			makeSpareCgroup(cfg.Limits) // the next run's, mostly with the same limits
 		}()
 	} else {
 		waitErr = cmd.Wait()

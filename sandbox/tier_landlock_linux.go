@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,20 +39,12 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list)", ErrSetup)
 	}
-	tmp, err := os.MkdirTemp("", "ioh-landlock-")
+	tmp, err := takePrivateDir() // private_linux.go
 	if err != nil {
-		return nil, fmt.Errorf("%w: private directory: %w", ErrSetup, err)
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	defer removePrivate(tmp)
-	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
-		return nil, fmt.Errorf("%w: private directory: %w", ErrSetup, err)
-	}
+	defer releasePrivateDir(tmp)
 	home, tmpdir := filepath.Join(tmp, "home"), filepath.Join(tmp, "tmp")
-	for _, d := range []string{home, tmpdir} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, fmt.Errorf("%w: private directory: %w", ErrSetup, err)
-		}
-	}
 	var mechs []Mechanism
 	dir, writable := s.Dir, append([]string{}, s.Writable...)
 	if s.Stage != nil {
@@ -108,18 +99,6 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		}
 	}
 	return out, err
-}
-
-// removePrivate removes a run's private directory. Mostly the command
-// left its HOME and TMPDIR empty, and three rmdirs do it instead of
-// RemoveAll's walk (about 20 calls).
-func removePrivate(dir string) {
-	for _, p := range []string{filepath.Join(dir, "home"), filepath.Join(dir, "tmp"), dir} {
-		if err := unix.Rmdir(p); err != nil && (p == dir || !errors.Is(err, unix.ENOENT)) {
-			_ = os.RemoveAll(dir)
-			return
-		}
-	}
 }
 
 // landlockProtected splits what protectedIn lists for the writable roots

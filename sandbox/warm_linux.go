@@ -195,6 +195,8 @@ func setWarm(on bool) {
 	}
 	if !on {
 		backgroundCleanups.Wait()
+		dropSpareDir()    // private_linux.go
+		dropSpareCgroup() // cgroup_spare_linux.go
 	}
 }
 

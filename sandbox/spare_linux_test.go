@@ -1,0 +1,147 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runMemoryGroup runs `cat /proc/self/cgroup` with limits under tier and
+// returns the command's v1 memory group (as /proc shows it).
+func runMemoryGroup(t *testing.T, tier, dir string, limits Limits) string {
+	t.Helper()
+	out, output := runTier(t, Spec{Argv: []string{"cat", "/proc/self/cgroup"}, Dir: dir, Writable: []string{dir}, Backend: tier, Limits: limits})
+	if out.ExitCode != 0 {
+		t.Fatalf("exit %d:\n%s", out.ExitCode, output)
+	}
+	for _, line := range strings.Split(output, "\n") {
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 && f[1] == "memory" {
+			return f[2]
+		}
+	}
+	t.Fatalf("no memory group in:\n%s", output)
+	return ""
+}
+
+// ownRunGroups lists this process's run groups (named with its pid) in
+// its v1 memory group.
+func ownRunGroups(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(v1Own("memory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), cgroupPrefix+strconv.Itoa(os.Getpid())+"-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestSpareCgroupServesNextRun: a long-lived caller has the next run's
+// groups made ahead with the last run's limits, and the next run with
+// the same limits is born in them; a run with other limits does not take
+// them (its own groups carry its own limit: the control), and
+// KeepWarm(false) removes the spare, leaving no group of this process.
+func TestSpareCgroupServesNextRun(t *testing.T) {
+	v1Groups(t)
+	tier := tiersHere(t)[0]
+	useReexec(t)
+	KeepWarm(true)
+	dir := outsideDir(t)
+	limits := Limits{Memory: 256 << 20, Procs: 64}
+	runMemoryGroup(t, tier, dir, limits)
+	backgroundCleanups.Wait() // the first run's groups removed, the spare made
+	spareCgroup.Lock()
+	spare := spareCgroup.cg
+	spareCgroup.Unlock()
+	if spare == nil || spare.memory == "" {
+		t.Fatalf("no spare groups after a warm run: %+v", spare)
+	}
+	got := runMemoryGroup(t, tier, dir, limits)
+	if filepath.Base(got) != filepath.Base(spare.memory) {
+		t.Errorf("the next run with the same limits ran in %q, not in the spare %q", got, spare.memory)
+	}
+	backgroundCleanups.Wait()
+	spareCgroup.Lock()
+	spare = spareCgroup.cg
+	spareCgroup.Unlock()
+	if spare == nil {
+		t.Fatal("no spare groups after the second warm run")
+	}
+	other := Limits{Memory: 128 << 20, Procs: 64}
+	got = runMemoryGroup(t, tier, dir, other)
+	if filepath.Base(got) == filepath.Base(spare.memory) {
+		t.Errorf("a run with other limits ran in the spare made for the last ones (%q)", got)
+	}
+	b, err := os.ReadFile(filepath.Join(v1Own("memory"), filepath.Base(got), "memory.limit_in_bytes"))
+	if err == nil && strings.TrimSpace(string(b)) != strconv.Itoa(128<<20) {
+		t.Errorf("the run's own group has limit %s, want %d", b, 128<<20)
+	}
+	KeepWarm(false)
+	if left := ownRunGroups(t); len(left) != 0 {
+		t.Errorf("groups of this process left after KeepWarm(false): %v", left)
+	}
+}
+
+// TestSparePrivateDirChecked: a landlock-tier run of a long-lived caller
+// takes the private directory made ahead when it is intact (the
+// control), and not when it was swapped for a symlink meanwhile: its
+// HOME then is a fresh directory, never the link's target.
+func TestSparePrivateDirChecked(t *testing.T) {
+	tiersHere(t) // skips where the landlock tier cannot run
+	useReexec(t)
+	KeepWarm(true)
+	t.Cleanup(func() { KeepWarm(false) })
+	dir := outsideDir(t)
+	home := func() string {
+		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", `echo "$HOME"`}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock})
+		if out.ExitCode != 0 {
+			t.Fatalf("exit %d:\n%s", out.ExitCode, output)
+		}
+		return strings.TrimSpace(output)
+	}
+	spare := func() string {
+		backgroundCleanups.Wait()
+		spareDir.Lock()
+		defer spareDir.Unlock()
+		return spareDir.dir
+	}
+	home()
+	d := spare()
+	if d == "" {
+		t.Fatal("no private directory made ahead after a warm run")
+	}
+	if got := home(); got != filepath.Join(d, "home") {
+		t.Errorf("control: the run's HOME is %q, want the one made ahead %q", got, filepath.Join(d, "home"))
+	}
+	d = spare()
+	if d == "" {
+		t.Fatal("no private directory made ahead after the second run")
+	}
+	target := t.TempDir()
+	if err := os.Mkdir(filepath.Join(target, "home"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(target, "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	removePrivate(d)
+	if err := os.Symlink(target, d); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(d) })
+	got := home()
+	if got == filepath.Join(d, "home") || strings.HasPrefix(got, target) {
+		t.Errorf("the run took a private directory swapped for a link: HOME %q (link %s -> %s)", got, d, target)
+	}
+	for _, sub := range []string{"home", "tmp"} {
+		if _, err := os.Stat(filepath.Join(target, sub)); err != nil {
+			t.Errorf("discarding the swapped directory reached the link's target: %v", err)
+		}
+	}
+}
