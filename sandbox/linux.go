@@ -25,9 +25,9 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	// tree (0.2-0.3 ms each): side by side on two CPUs.
 	masked := make(chan []string, 1)
 	go func() { // ends when the masks are computed
-		masked <- maskTargets(append(append(maskedFor(s), etcSecrets...), ownStateDirs()...))
+		masked <- mergeMasks(maskTargets(maskedFor(s)), fixedMaskTargets()) // masks.go
 	}()
-	cfg.ReadView, cfg.ViewLinks = readViewRoots(s) // readview.go
+	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s) // readview_cache.go
 	cfg.Masked = <-masked
 	if s.Stage != nil {
 		cfg.StageLower, cfg.StageUpper = s.Stage.lower, s.Stage.upper

@@ -42,3 +42,72 @@ func TestCarve(t *testing.T) {
 		t.Errorf("carve (-got +want):\n%s", diff)
 	}
 }
+
+// TestMinimalCoverMatchesPairwise: the n log n cover equals the plain
+// pairwise one on paths that share prefixes in every way ("/a-b" sorts
+// between "/a" and "/a/b" in string order).
+func TestMinimalCoverMatchesPairwise(t *testing.T) {
+	ps := []string{"/", "/a", "/a/b", "/a-b", "/a-b/c", "/a.b", "/a/b/c", "/ab", "/b/a", "/b/a-", "/b/a/x", "/b/a-/y", "/c/d/e", "/c/d-e", "/c/d/e", "/z"}
+	pairwise := func(ps []string) []string {
+		var out []string
+		for i, p := range ps {
+			covered := false
+			for j, q := range ps {
+				if (i != j && p != q && under(p, q)) || (p == q && j < i) {
+					covered = true
+				}
+			}
+			if !covered {
+				out = append(out, p)
+			}
+		}
+		return minimalSorted(out)
+	}
+	for n := 2; n <= len(ps); n++ {
+		in := append([]string{}, ps[1:n]...) // without "/", which covers all
+		want := pairwise(append([]string{}, in...))
+		if diff := cmp.Diff(minimalCover(in), want); diff != "" {
+			t.Errorf("minimalCover(%v) (-got +want):\n%s", ps[1:n], diff)
+		}
+	}
+	if got := minimalCover(append([]string{}, ps...)); len(got) != 1 || got[0] != "/" {
+		t.Errorf("with / in the set: %v", got)
+	}
+}
+
+func minimalSorted(ps []string) []string {
+	out := append([]string{}, ps...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// TestLinuxViewRootsMatchUncached: the linux tier's view with its static
+// part cached is the uncached view, for one run and for the next with
+// another working directory (a symlink, noted among the links) and
+// writable root.
+func TestLinuxViewRootsMatchUncached(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Spec{
+		{Dir: a, Writable: []string{a}, Readable: []string{"/opt"}},
+		{Dir: link, Writable: []string{link, a}, Readable: []string{"/opt"}},
+	} {
+		gotRoots, gotLinks := linuxViewRoots(s)
+		wantRoots, wantLinks := readViewRoots(s)
+		if diff := cmp.Diff(gotRoots, wantRoots); diff != "" {
+			t.Errorf("roots for %+v (-cached +uncached):\n%s", s, diff)
+		}
+		if diff := cmp.Diff(gotLinks, wantLinks); diff != "" {
+			t.Errorf("links for %+v (-cached +uncached):\n%s", s, diff)
+		}
+	}
+}
