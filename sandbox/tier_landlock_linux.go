@@ -72,20 +72,17 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 			readable = append(append([]string{}, readable...), prog)
 		}
 	}
-	view, deny, masked := landlockView(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: readable, Masked: s.Masked})
 	// The protected directories of the caller's writable roots (.git …)
 	// stay read-only, as in the linux tier: Landlock only grants, so a
 	// root holding one is writable in its other entries only. Those that
 	// do not exist yet are removed after the run if the command made them.
 	present, absent := landlockProtected(s.Writable)
-	// No entry may be a symlink to a secret: its rule would land on the
-	// secret (tier_landlock_rules_linux.go).
-	view = dropLinksToDenied(view, deny)
-	wdeny := append(append([]string{}, deny...), present...)
+	rv := runViewFor(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: readable, Masked: s.Masked}, writable, present) // landlock_view_cache_linux.go
+	view, masked := rv.view, rv.masked
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
-		Writable: append(dropLinksToDenied(carve(writable, wdeny), wdeny), tmp),
-		ReadView: view, ReadViewTypes: viewTypes(view), Env: env,
+		Writable: append(append([]string{}, rv.writable...), tmp),
+		ReadView: view, ReadViewTypes: rv.types, Env: env,
 	}
 	mechs = append(mechs,
 		Mechanism{"read-view", StateApplied, fmt.Sprintf("%d paths readable: system directories, workspace, writable roots, toolchains; every home's other contents and %d secrets absent", len(view), masked)},
