@@ -1,9 +1,9 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +21,10 @@ type cgroup struct {
 	v2     string // v2 leaf directory, or ""
 	memory string // v1 memory group, or ""
 	pids   string // v1 pids group, or ""
+	// The event counters capHit reads, opened with the groups: the run
+	// then pays one read each, not a lookup in cgroupfs. Nil where an
+	// open failed (capHit opens it then).
+	memEvents, pidsEvents *os.File
 }
 
 var cgroupSeq atomic.Int64
@@ -62,7 +66,7 @@ func makeCgroup(l Limits, lay *cgroupLayout) (*cgroup, []Mechanism) {
 				if l.Procs > 0 {
 					ms = append(ms, Mechanism{"cgroup-pids", StateApplied, "v2 " + leaf})
 				}
-				return &cgroup{v2: leaf}, ms
+				return (&cgroup{v2: leaf}).openEvents(), ms
 			}
 			_ = os.Remove(leaf)
 			v2why = errors.Join(errs...).Error()
@@ -105,7 +109,34 @@ func makeCgroup(l Limits, lay *cgroupLayout) (*cgroup, []Mechanism) {
 	if cg.memory == "" && cg.pids == "" {
 		return nil, ms
 	}
-	return cg, ms
+	return cg.openEvents(), ms
+}
+
+// eventFiles are the groups' counter files: memory's (oom_kill) and
+// pids' (max).
+func (c *cgroup) eventFiles() (mem, pids string) {
+	if c.v2 != "" {
+		return filepath.Join(c.v2, "memory.events"), filepath.Join(c.v2, "pids.events")
+	}
+	if c.memory != "" {
+		mem = filepath.Join(c.memory, "memory.oom_control")
+	}
+	if c.pids != "" {
+		pids = filepath.Join(c.pids, "pids.events")
+	}
+	return mem, pids
+}
+
+// openEvents opens the counter files capHit will read.
+func (c *cgroup) openEvents() *cgroup {
+	mem, pids := c.eventFiles()
+	if mem != "" {
+		c.memEvents, _ = os.Open(mem)
+	}
+	if pids != "" {
+		c.pidsEvents, _ = os.Open(pids)
+	}
+	return c
 }
 
 // cgroupLayout is where this process's runs put their groups: its own
@@ -300,33 +331,35 @@ func (c *cgroup) capHit() string {
 	if c == nil {
 		return ""
 	}
-	if c.v2 != "" {
-		if counter(filepath.Join(c.v2, "memory.events"), "oom_kill") > 0 {
-			return CapMemory
-		}
-		if counter(filepath.Join(c.v2, "pids.events"), "max") > 0 {
-			return CapProcesses
-		}
-		return ""
-	}
-	if c.memory != "" && counter(filepath.Join(c.memory, "memory.oom_control"), "oom_kill") > 0 {
+	mem, pids := c.eventFiles()
+	if mem != "" && counter(c.memEvents, mem, "oom_kill") > 0 {
 		return CapMemory
 	}
-	if c.pids != "" && counter(filepath.Join(c.pids, "pids.events"), "max") > 0 {
+	if pids != "" && counter(c.pidsEvents, pids, "max") > 0 {
 		return CapProcesses
 	}
 	return ""
 }
 
-func counter(file, key string) int64 {
-	f, err := os.Open(file)
-	if err != nil {
-		return 0
+// counter reads key's value from a counter file: from f, opened with the
+// group (read from its start, so the kernel renders it now), or by name.
+func counter(f *os.File, file, key string) int64 {
+	var data []byte
+	if f != nil {
+		buf := make([]byte, 4096)
+		n, err := f.ReadAt(buf, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return counter(nil, file, key)
+		}
+		data = buf[:n]
+	} else {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return 0
+		}
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, " ")
 		if ok && k == key {
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
@@ -340,6 +373,11 @@ func counter(file, key string) int64 {
 func (c *cgroup) remove() {
 	if c == nil {
 		return
+	}
+	for _, f := range []*os.File{c.memEvents, c.pidsEvents} {
+		if f != nil {
+			f.Close()
+		}
 	}
 	for _, d := range []string{c.v2, c.memory, c.pids} {
 		if d != "" {
