@@ -1,10 +1,7 @@
 package sandbox
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"unsafe"
@@ -131,112 +128,6 @@ func loopbackUp() error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("loopback up: %w", err)
-	}
-	return nil
-}
-
-// stageStart is the handshake every re-executed stage (PID 1, the
-// landlock runner) begins with: fd 3 carries its config from the caller,
-// fd 4 takes its status lines back. report writes one status line; fail
-// reports an error and returns the setup-failure exit code. The stage is
-// made non-dumpable once the config is read.
-func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail func(error) int, err error) {
-	cfgF := os.NewFile(3, "config")
-	stF = os.NewFile(4, "status")
-	unix.CloseOnExec(3)
-	unix.CloseOnExec(4)
-	// The JSON codecs build their per-type state on first use (about
-	// 0.1-0.2 ms in a fresh process): done before the config is read, a
-	// warm stage has it ready when its run comes.
-	warmCodecs()
-	// The first report that carries mechanisms also names the program
-	// the stages run in (the small init program or this whole binary).
-	program := initProgramMechanism()
-	named := false
-	report = func(st initStatus) {
-		if !named && len(st.Mechanisms) > 0 {
-			st.Mechanisms = append([]Mechanism{program}, st.Mechanisms...)
-			named = true
-		}
-		b, _ := json.Marshal(st)
-		_, _ = stF.Write(append(b, '\n'))
-		if st.Done {
-			// The last word: nothing of the run is left (each stage kills
-			// and reaps the rest before it reports the end), so the
-			// caller gets EOF on the status and output now, not after
-			// this process and its namespaces are torn down (~1 ms).
-			os.Stdin.Close()
-			os.Stdout.Close()
-			os.Stderr.Close()
-			stF.Close()
-		}
-	}
-	fail = func(err error) int {
-		report(initStatus{Error: err.Error()})
-		return 125
-	}
-	dec := json.NewDecoder(cfgF)
-	if err := dec.Decode(&cfg); err != nil {
-		return cfg, stF, report, fail, fmt.Errorf("read config: %w", err)
-	}
-	goLine.r, goLine.f = io.MultiReader(dec.Buffered(), cfgF), cfgF
-	goLine.join = nil
-	for _, p := range cfg.CgroupTasks {
-		f, err := os.OpenFile(p, os.O_WRONLY, 0)
-		if err != nil {
-			closeAll(goLine.join)
-			return cfg, stF, report, fail, fmt.Errorf("open the run's cgroup: %w", err)
-		}
-		goLine.join = append(goLine.join, f)
-	}
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	return cfg, stF, report, fail, nil
-}
-
-// warmCodecs runs the config's decoder and the status's encoder once on
-// sample values, so their per-type state exists before the run's config.
-func warmCodecs() {
-	var c initConfig
-	_ = json.Unmarshal([]byte(`{"argv":["a"],"env":["A=b"],"writable":["/"],"masked":["/"],"limits":{},"read_view":["/"],"view_links":{"/a":"/b"},"cgroup_tasks":["/"]}`), &c)
-	_, _ = json.Marshal(initStatus{Mechanisms: []Mechanism{{"a", StateApplied, "b"}}})
-}
-
-// goLine is what follows the config on fd 3: the caller writes "go" once
-// the stage may join the run's cgroups and fork. The caller sends the
-// config first, so the stage starts and builds its root meanwhile.
-var goLine struct {
-	r io.Reader
-	f *os.File
-	// join: the run's v1 groups' "tasks" files (CgroupTasks), open.
-	join []*os.File
-}
-
-// awaitGo blocks until the caller's "go", then moves the calling thread
-// into the run's v1 cgroups (a write of "0", this thread, to each "tasks"
-// file the caller passed). The caller must be the locked thread that
-// forks the command or the exec stage next: a process is born in its
-// forking thread's groups; one forked before, or by another thread,
-// would not be in them. EOF or anything but "go" means the caller gave
-// up: the command must not start, nor may it start outside its groups.
-func awaitGo() error {
-	if goLine.r == nil {
-		return errors.New("await cgroup join: no config channel")
-	}
-	// The config's encoder ends it with a newline the decoder left.
-	var b [4]byte
-	_, err := io.ReadFull(goLine.r, b[:])
-	goLine.f.Close()
-	goLine.r = nil
-	join := goLine.join
-	goLine.join = nil
-	defer closeAll(join)
-	if err != nil || string(b[:]) != "\ngo\n" {
-		return fmt.Errorf("the caller did not confirm the run's cgroups (%q, %v)", b[:], err)
-	}
-	for _, f := range join {
-		if _, err := f.Write([]byte("0")); err != nil {
-			return fmt.Errorf("join the run's cgroup: %w", err)
-		}
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -299,7 +298,7 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 				}
 				cfgR.Close()
 				stW.Close()
-				if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+				if err := writeStageConfig(cfgW, cfg); err != nil {
 					t.Fatal(err)
 				}
 				if confirm {

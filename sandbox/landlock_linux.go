@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -15,13 +16,17 @@ import (
 var sandboxDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
 
 // landlockABI is the kernel's Landlock ABI version, 0 when it has none.
-func landlockABI() int {
+// Asked once per process (a stage asked it before its run): the running
+// kernel's ABI does not change.
+func landlockABI() int { return llABI() }
+
+var llABI = sync.OnceValue(func() int {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 0 {
 		return 0
 	}
 	return abi
-}
+})
 
 // applyLandlock restricts the calling thread, which Init has locked and
 // which then execs (exec stage) or forks (PID 1) the command, so the
@@ -78,7 +83,7 @@ func applyLandlockTier(cfg *initConfig) ([]Mechanism, error) {
 // outside the sandbox's domain, so the command can neither signal nor
 // trace it. no_new_privs is set on the thread too.
 func restrictThreadLandlock(cfg *initConfig) ([]Mechanism, error) {
-	fd, ms, err := tierRuleset(cfg) // tier_landlock_rules_linux.go
+	fd, ms, err := tierRuleset(cfg, nil) // tier_landlock_rules_linux.go
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,20 @@
 package sandbox
 
-// initConfig is what the parent hands the re-executed init child (as JSON
-// on fd 3). It carries no secrets: Env is already allow-listed.
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// initConfig is what the parent hands a re-executed stage on fd 3: in the
+// stage framing below to the Linux tiers' first stage (PID 1, the
+// landlock runner), as JSON to the exec and floor stages. It carries no
+// secrets: Env is already allow-listed.
 type initConfig struct {
 	Argv       []string `json:"argv"`
 	Dir        string   `json:"dir"`
@@ -55,3 +68,315 @@ type initStatus struct {
 
 // privateHome is HOME inside the Linux sandbox, on its private /tmp.
 const privateHome = "/tmp/home"
+
+// The Linux tiers' first stage takes its config in a binary frame, not
+// JSON: encoding/json's first decode of a config with its read view (a
+// few KB, ~170 paths) costs a fresh stage 60-120 us, this about 5. The
+// frame is "ioh" and a version byte, the body's length (4 bytes, little
+// endian), then the body: every field of initConfig in declaration
+// order, each string as its length (uvarint) and bytes, each list and map
+// as its length plus one (0 for nil), integers as varints, booleans as
+// one byte. The caller and the stage are the same build (the stage
+// program's stamp is checked, init_program_linux.go), so the format has
+// no other version. TestStageConfigRoundTrip fills every field.
+
+// stageConfigMagic opens a config frame.
+const stageConfigMagic = "ioh\x01"
+
+// maxStageConfig bounds a frame's body: a command line and environment
+// within the kernel's limits and a read view fit many times over.
+const maxStageConfig = 64 << 20
+
+// writeStageConfig writes cfg's frame to w in one write.
+func writeStageConfig(w io.Writer, cfg *initConfig) error {
+	b := appendStageConfig(make([]byte, 8, 8+4096), cfg)
+	binary.LittleEndian.PutUint32(b[4:8], uint32(len(b)-8))
+	copy(b, stageConfigMagic)
+	_, err := w.Write(b)
+	return err
+}
+
+// stageConfigLen checks a frame's 8-byte header and returns its body's
+// length.
+func stageConfigLen(h []byte) (int, error) {
+	if len(h) < 8 || string(h[:4]) != stageConfigMagic {
+		return 0, fmt.Errorf("not a stage config frame (%q)", h[:min(len(h), 4)])
+	}
+	n := binary.LittleEndian.Uint32(h[4:8])
+	if n > maxStageConfig {
+		return 0, fmt.Errorf("stage config of %d bytes (at most %d)", n, maxStageConfig)
+	}
+	return int(n), nil
+}
+
+func appendStageConfig(b []byte, c *initConfig) []byte {
+	b = appendStrs(b, c.Argv)
+	b = appendStr(b, c.Dir)
+	b = appendStrs(b, c.Env)
+	b = appendStrs(b, c.Writable)
+	b = appendStrs(b, c.Masked)
+	b = appendBool(b, c.Network)
+	b = appendStr(b, c.StageLower)
+	b = appendStr(b, c.StageUpper)
+	l := c.Limits
+	for _, v := range []int64{int64(l.Wall), int64(l.CPU), l.Memory, int64(l.Procs), int64(l.Files), l.Output} {
+		b = binary.AppendVarint(b, v)
+	}
+	b = appendStrs(b, c.Scratch)
+	b = appendBool(b, c.CgroupMemory)
+	b = appendBool(b, c.CgroupPids)
+	b = appendStrs(b, c.CgroupTasks)
+	b = binary.AppendVarint(b, int64(c.HostUID))
+	b = appendBool(b, c.Probe)
+	b = appendStr(b, c.Tier)
+	b = appendStrs(b, c.ReadView)
+	b = appendStr(b, c.ReadViewTypes)
+	if c.ViewLinks == nil {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.ViewLinks))+1)
+	keys := make([]string, 0, len(c.ViewLinks))
+	for k := range c.ViewLinks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b = appendStr(appendStr(b, k), c.ViewLinks[k])
+	}
+	return b
+}
+
+func appendStr(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendStrs(b []byte, ss []string) []byte {
+	if ss == nil {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(ss))+1)
+	for _, s := range ss {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// decodeStageConfig decodes a frame's body. The strings share one copy
+// of body.
+func decodeStageConfig(body []byte) (initConfig, error) {
+	r := cfgReader{s: string(body)}
+	var c initConfig
+	c.Argv = r.strs()
+	c.Dir = r.str()
+	c.Env = r.strs()
+	c.Writable = r.strs()
+	c.Masked = r.strs()
+	c.Network = r.flag()
+	c.StageLower = r.str()
+	c.StageUpper = r.str()
+	c.Limits.Wall = time.Duration(r.varint())
+	c.Limits.CPU = time.Duration(r.varint())
+	c.Limits.Memory = r.varint()
+	c.Limits.Procs = int(r.varint())
+	c.Limits.Files = int(r.varint())
+	c.Limits.Output = r.varint()
+	c.Scratch = r.strs()
+	c.CgroupMemory = r.flag()
+	c.CgroupPids = r.flag()
+	c.CgroupTasks = r.strs()
+	c.HostUID = int(r.varint())
+	c.Probe = r.flag()
+	c.Tier = r.str()
+	c.ReadView = r.strs()
+	c.ReadViewTypes = r.str()
+	if n, ok := r.count(); ok {
+		c.ViewLinks = make(map[string]string, n)
+		for range n {
+			k := r.str()
+			c.ViewLinks[k] = r.str()
+		}
+	}
+	if r.err == nil && r.s != "" {
+		r.err = fmt.Errorf("%d bytes after the last field", len(r.s))
+	}
+	if r.err != nil {
+		return initConfig{}, fmt.Errorf("stage config: %w", r.err)
+	}
+	return c, nil
+}
+
+// cfgReader takes a config body apart; the first error sticks, and every
+// read after it returns a zero value.
+type cfgReader struct {
+	s   string
+	err error
+}
+
+var errShortConfig = errors.New("truncated")
+
+func (r *cfgReader) uvarint() uint64 {
+	var v uint64
+	for i := 0; r.err == nil; i++ {
+		if i == len(r.s) || i == binary.MaxVarintLen64 {
+			r.err = errShortConfig
+			break
+		}
+		c := r.s[i]
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				r.err = errors.New("varint overflows 64 bits")
+				break
+			}
+			r.s = r.s[i+1:]
+			return v
+		}
+	}
+	return 0
+}
+
+func (r *cfgReader) varint() int64 {
+	u := r.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// count reads a list's or map's length plus one; ok is false for nil (or
+// after an error). A count past what the rest could hold (each element
+// takes at least a byte) is an error, not an allocation.
+func (r *cfgReader) count() (int, bool) {
+	n := r.uvarint()
+	if r.err != nil || n == 0 {
+		return 0, false
+	}
+	if n-1 > uint64(len(r.s)) {
+		r.err = fmt.Errorf("%d elements in %d bytes", n-1, len(r.s))
+		return 0, false
+	}
+	return int(n - 1), true
+}
+
+func (r *cfgReader) str() string {
+	n := r.uvarint()
+	if r.err != nil {
+		return ""
+	}
+	if n > uint64(len(r.s)) {
+		r.err = errShortConfig
+		return ""
+	}
+	v := r.s[:n]
+	r.s = r.s[n:]
+	return v
+}
+
+func (r *cfgReader) strs() []string {
+	n, ok := r.count()
+	if !ok {
+		return nil
+	}
+	ss := make([]string, n)
+	for i := range ss {
+		ss[i] = r.str()
+	}
+	if r.err != nil {
+		return nil
+	}
+	return ss
+}
+
+func (r *cfgReader) flag() bool {
+	if r.err != nil {
+		return false
+	}
+	if r.s == "" {
+		r.err = errShortConfig
+		return false
+	}
+	v := r.s[0]
+	r.s = r.s[1:]
+	if v > 1 {
+		r.err = fmt.Errorf("boolean byte %d", v)
+	}
+	return v == 1
+}
+
+// appendStatusLine appends st as the JSON line encoding/json would make
+// of it (apart from escaping: only what JSON requires, and invalid UTF-8
+// as U+FFFD, as encoding/json does), without its reflection: a stage's
+// status line costs about 50 us through json.Marshal in a fresh process,
+// a few here. TestStatusLineIsJSON compares the two.
+func appendStatusLine(b []byte, st initStatus) []byte {
+	b = append(b, '{')
+	if len(st.Mechanisms) > 0 {
+		b = append(b, `"mechanisms":[`...)
+		for i, m := range st.Mechanisms {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendJSONString(b, m.Name)
+			b = append(b, `,"state":`...)
+			b = appendJSONString(b, m.State)
+			if m.Detail != "" {
+				b = append(b, `,"detail":`...)
+				b = appendJSONString(b, m.Detail)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "],"...)
+	}
+	if st.Error != "" {
+		b = append(b, `"error":`...)
+		b = append(appendJSONString(b, st.Error), ',')
+	}
+	if st.Done {
+		b = append(b, `"done":true,`...)
+	}
+	b = append(b, `"exit":`...)
+	b = strconv.AppendInt(b, int64(st.Exit), 10)
+	if st.Signal != 0 {
+		b = append(b, `,"signal":`...)
+		b = strconv.AppendInt(b, int64(st.Signal), 10)
+	}
+	if st.CPU != 0 {
+		b = append(b, `,"cpu_ns":`...)
+		b = strconv.AppendInt(b, st.CPU, 10)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}

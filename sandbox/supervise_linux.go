@@ -134,9 +134,9 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	abort := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	// The config goes first, so the stage builds its root while a v2
 	// group is joined; "go" then lets it fork the command, which is born
-	// in the run's groups (awaitGo, init_linux.go, joins the v1 groups
+	// in the run's groups (awaitGo, stage_handshake_linux.go, joins the v1 groups
 	// from the forking thread).
-	if err := json.NewEncoder(st.cfgW).Encode(cfg); err != nil {
+	if err := writeStageConfig(st.cfgW, cfg); err != nil { // stageconfig.go
 		abort()
 		if st.warm {
 			return nil, errStageSilent

@@ -15,15 +15,20 @@ import (
 // forks the command and forks nothing else (a run that needs the exec
 // stage has it started from the runner's main thread, which none of this
 // binds). The deny-list is loaded without its network rule: when the run
-// has no network, the socket filter, loaded then, refuses the same
-// sockets (and, below Landlock ABI 9, every socket).
+// has no network, the socket filter refuses the same sockets (and, below
+// Landlock ABI 9, every socket). The runner thread loads the socket
+// filter early too when its hint (tier_landlock_hint_linux.go) says its
+// run will have no network, as runs mostly repeat the last one's choice;
+// a run that asks for network after all gets the exec stage, started
+// from the main thread, instead of that thread.
 
 // earlyRestrictions is what the runner thread applied to itself before
 // its config.
 type earlyRestrictions struct {
 	seccomp  Mechanism
-	err      error // no_new_privs or the deny-list failed: the run fails with it
-	boundErr error // emptying the ambient and bounding sets, judged with the run (capsDropped)
+	socket   *Mechanism // the socket filter, if loaded early
+	err      error      // no_new_privs or the deny-list failed: the run fails with it
+	boundErr error      // emptying the ambient and bounding sets, judged with the run (capsDropped)
 }
 
 // early is the runner thread's early restrictions (runnerThread); only
@@ -31,7 +36,10 @@ type earlyRestrictions struct {
 var early *earlyRestrictions
 
 // restrictEarly applies the early restrictions to the calling thread.
-func restrictEarly() *earlyRestrictions {
+func restrictEarly() *earlyRestrictions { return restrictEarlyFor(false) }
+
+// restrictEarlyFor is restrictEarly; noNet loads the socket filter too.
+func restrictEarlyFor(noNet bool) *earlyRestrictions {
 	e := &earlyRestrictions{}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		e.err = fmt.Errorf("no_new_privs: %w", err)
@@ -40,8 +48,22 @@ func restrictEarly() *earlyRestrictions {
 	if e.seccomp, e.err = applySeccomp(seccompOpts{}); e.err != nil {
 		return e
 	}
+	if noNet {
+		m, err := applySocketFilter()
+		if err != nil {
+			e.err = err
+			return e
+		}
+		e.socket = &m
+	}
 	e.boundErr = dropBounding()
 	return e
+}
+
+// refusesSockets reports whether the thread loaded the socket filter
+// before its run: it cannot serve a run that asks for network.
+func (e *earlyRestrictions) refusesSockets() bool {
+	return e != nil && e.socket != nil
 }
 
 // restrictRest is the last part of restricting the runner thread, after
@@ -58,7 +80,13 @@ func restrictRest(cfg *initConfig) ([]Mechanism, error) {
 		return nil, e.err
 	}
 	mechs := []Mechanism{e.seccomp}
-	if !cfg.Network {
+	switch {
+	case cfg.Network && e.socket != nil:
+		// runnerThread gives such a run to the exec stage.
+		return nil, errors.New("the runner thread refuses sockets, and the run asks for network")
+	case e.socket != nil:
+		mechs = append(mechs, *e.socket)
+	case !cfg.Network:
 		m, err := applySocketFilter()
 		if err != nil {
 			return nil, err

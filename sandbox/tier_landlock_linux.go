@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -157,9 +158,15 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 // config and then restricts itself and forks (runnerThread). A runner
 // started ahead of its run (warm_linux.go) has all that done before its
 // run exists.
+//
+// The end of the run is reported by whichever comes first, the command's
+// exit or the signal, from the goroutine that saw it (once): the thread
+// that the command's exit wakes is the one that reports it, with no
+// hand-off to the main thread.
 func landlockMain() int {
 	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	reaperErr := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	quietChildExits() // tier_landlock_start_linux.go
 	var phase atomic.Int32
 	termed := make(chan struct{})
 	sigs := make(chan os.Signal, 1)
@@ -188,16 +195,20 @@ func landlockMain() int {
 		s.report(*s.done)
 		return s.done.Exit
 	}
-	exited := make(chan initStatus, 1)
-	go func() { exited <- reapUntil(s.pid) }() // ends when the command exits
-	select {
-	case st := <-exited:
-		killDescendants()
-		s.report(st)
-		return st.Exit
-	case <-termed:
-		killDescendants()
-		s.report(initStatus{Done: true, Signal: int(unix.SIGKILL)})
-		return 137
+	var once sync.Once
+	end := make(chan int, 1)
+	finish := func(st initStatus) {
+		once.Do(func() {
+			killDescendants()
+			s.report(st)
+			end <- st.Exit
+		})
 	}
+	// Each goroutine ends when its event comes, or with the process.
+	go func() { finish(reapUntil(s.pid)) }()
+	go func() {
+		<-termed
+		finish(initStatus{Done: true, Exit: 137, Signal: int(unix.SIGKILL)})
+	}()
+	return <-end
 }

@@ -181,34 +181,57 @@ func (b *rulesetBuilder) closeHeld() {
 // refused unless the network was asked for, signals and abstract unix
 // sockets scoped to the sandbox. It returns the ruleset's descriptor,
 // which the caller enforces (enforceRuleset) and closes, and the
-// mechanisms it will report.
-func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
+// mechanisms it will report. meanwhile, if not nil, is called once while
+// the paths of a ruleset built ahead are being checked (or before the
+// ruleset is built, without one): the caller's own work, done side by
+// side with the check.
+func tierRuleset(cfg *initConfig, meanwhile func()) (int, []Mechanism, error) {
+	if meanwhile == nil {
+		meanwhile = func() {}
+	}
 	abi := landlockABI()
 	if abi < 1 {
+		meanwhile()
 		return -1, nil, errors.New("kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
 	}
 	types := cfg.ReadViewTypes
 	if types != "" && len(types) != len(cfg.ReadView) {
+		meanwhile()
 		return -1, nil, fmt.Errorf("landlock: %d view entry types for %d view entries", len(types), len(cfg.ReadView))
 	}
 	ahead := ""
-	fd := claimPrebuilt(cfg) // tier_landlock_hint_linux.go
-	b := &rulesetBuilder{fd: fd, handled: llHandledFS(abi)}
-	var err error
-	if fd >= 0 {
-		ahead = "; the view's rules were built before the run and checked against it"
-		err = b.addWritable(cfg)
-	} else {
+	fd := -1
+	pr, check := claimPrebuilt(cfg) // tier_landlock_hint_linux.go
+	meanwhile()
+	if pr != nil {
+		// The writable roots go into the prebuilt ruleset while its view
+		// is checked; if the check fails the ruleset is dropped whole.
+		b := &rulesetBuilder{fd: pr.fd, handled: llHandledFS(abi)}
+		err := b.addWritable(cfg)
+		b.closeHeld()
+		switch {
+		case !check.wait():
+			unix.Close(pr.fd)
+		case err != nil:
+			unix.Close(pr.fd)
+			return -1, nil, err
+		default:
+			fd = pr.fd
+			ahead = "; the view's rules were built before the run and checked against it"
+		}
+	}
+	if fd < 0 {
+		var err error
 		if fd, err = newTierRuleset(abi, cfg.Network); err != nil {
 			return -1, nil, err
 		}
-		b.fd = fd
+		b := &rulesetBuilder{fd: fd, handled: llHandledFS(abi)}
 		err = b.addTier(cfg, types)
-	}
-	b.closeHeld()
-	if err != nil {
-		unix.Close(fd)
-		return -1, nil, err
+		b.closeHeld()
+		if err != nil {
+			unix.Close(fd)
+			return -1, nil, err
+		}
 	}
 	ms := []Mechanism{{"landlock-fs", StateApplied,
 		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory%s", abi, len(cfg.ReadView), len(cfg.Writable), ahead)}}
@@ -297,6 +320,12 @@ func enforceRuleset(fd int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
+	return restrictSelfTo(fd)
+}
+
+// restrictSelfTo restricts the calling thread, which has no_new_privs set
+// already, to the ruleset.
+func restrictSelfTo(fd int) error {
 	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}

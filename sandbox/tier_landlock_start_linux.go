@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -80,9 +81,11 @@ type runnerStarted struct {
 // exec stage, which the main thread starts. The thread is never
 // unlocked: it ends with its goroutine.
 func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<- runnerStarted) {
-	runtime.LockOSThread()  // never unlocked: the thread is restricted
-	early = restrictEarly() // tier_landlock_early_linux.go
-	if h, ok := parseHint(hint); ok {
+	runtime.LockOSThread() // never unlocked: the thread is restricted
+	_ = landlockABI()      // asked once per process
+	h, hinted := parseHint(hint)
+	early = restrictEarlyFor(hinted && !h.network) // tier_landlock_early_linux.go
+	if hinted {
 		prebuilt = prebuildRuleset(h) // tier_landlock_hint_linux.go
 	}
 	cfg, stF, report, fail, err := stageStart()
@@ -97,27 +100,39 @@ func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<
 	case os.Getppid() == 1: // the caller died before the death signal was armed
 		s.err = errors.New("caller gone")
 	default:
-		report(initStatus{Mechanisms: []Mechanism{{"subreaper", StateApplied, "every descendant is killed when the command ends"}}})
-		if needsExecStage(&cfg) {
+		sub := Mechanism{"subreaper", StateApplied, "every descendant is killed when the command ends"}
+		if needsExecStage(&cfg) || (cfg.Network && early.refusesSockets()) {
 			// The address-space and process rlimits are process-wide:
 			// they would bind this runner too, so the command gets a
 			// stage of its own to take them, started from the main
-			// thread, which the early restrictions do not bind.
+			// thread, which the early restrictions do not bind. So does
+			// a run with network when this thread loaded the socket
+			// filter ahead on its hint's word.
+			report(initStatus{Mechanisms: []Mechanism{sub}})
 			dropPrebuilt()
 			s.cfg, s.stF = &cfg, stF
 		} else {
-			s.pid, s.done, s.err = forkRestricted(&cfg, report)
+			s.pid, s.done, s.err = forkRestricted(&cfg, report, sub)
 		}
 	}
 	out <- s
 }
 
-func forkRestricted(cfg *initConfig, report func(initStatus)) (int, *initStatus, error) {
-	mechs, err := restrictThread(cfg)
+// forkRestricted restricts the calling thread, reports the mechanisms
+// (first, the runner's own, sub) in one status line, and forks the
+// command once the caller says "go".
+func forkRestricted(cfg *initConfig, report func(initStatus), sub Mechanism) (int, *initStatus, error) {
+	// The thread joins the run's groups while the prebuilt rules' paths
+	// are checked (tierRuleset); it still forks only after the "go".
+	var joinErr error
+	mechs, err := restrictThread(cfg, func() { joinErr = joinRunGroups() })
+	if err == nil {
+		err = joinErr
+	}
 	if err != nil {
 		return 0, nil, err
 	}
-	report(initStatus{Mechanisms: mechs})
+	report(initStatus{Mechanisms: append([]Mechanism{sub}, mechs...)})
 	if cfg.Probe {
 		return 0, &initStatus{Done: true}, nil
 	}
@@ -141,15 +156,15 @@ func forkRestricted(cfg *initConfig, report func(initStatus)) (int, *initStatus,
 	return pid, nil, nil
 }
 
-// restrictThread is restrictSelf for one thread of the runner: the
-// per-process rlimits that cannot hurt the runner (core, open files, CPU;
+// restrictThread is restrictSelf for one thread of the runner (meanwhile
+// as in tierRuleset): the per-process rlimits that cannot hurt the runner (core, open files, CPU;
 // never address space or processes, which need the exec stage), then
 // no_new_privs and Landlock on this thread, the seccomp deny-list and the
 // socket filter (both per thread), and an empty capability set.
-func restrictThread(cfg *initConfig) ([]Mechanism, error) {
+func restrictThread(cfg *initConfig, meanwhile func()) ([]Mechanism, error) {
 	// The ruleset first: its builder holds a descriptor per path, which
 	// an open-files cap set before would limit.
-	rs, lm, err := tierRuleset(cfg) // tier_landlock_rules_linux.go
+	rs, lm, err := tierRuleset(cfg, meanwhile) // tier_landlock_rules_linux.go
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +172,13 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 	c := *cfg
 	c.CgroupMemory, c.CgroupPids = true, true
 	mechs := applyRlimits(&c)
-	if err := enforceRuleset(rs); err != nil {
+	if early != nil && early.err == nil {
+		// no_new_privs is set on this thread already (restrictEarly).
+		err = restrictSelfTo(rs)
+	} else {
+		err = enforceRuleset(rs)
+	}
+	if err != nil {
 		return nil, err
 	}
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
@@ -169,4 +190,16 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 	mechs = append(mechs, fm...)
 	mechs = append(mechs, Mechanism{"runner-outside", StateApplied, "restrictions bind the command's thread only; the runner stays outside its domain"})
 	return mechs, nil
+}
+
+// quietChildExits sets SIGCHLD back to its default disposition, under
+// which the kernel drops it: the runner learns of its children's exits
+// from waitid alone, and the exit of the command does not also interrupt
+// one of its threads to run the Go runtime's handler for a signal nobody
+// asked for. Raw rt_sigaction as in deafToCommand (init_linux.go);
+// SIG_DFL, not SIG_IGN, which would have the kernel reap the children
+// itself.
+func quietChildExits() {
+	var dfl [4]uint64 // struct sigaction, every field zero: SIG_DFL, no flags, empty mask
+	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
 }
