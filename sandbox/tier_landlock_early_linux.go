@@ -85,7 +85,9 @@ func restrictRest(cfg *initConfig) ([]Mechanism, error) {
 		// runnerThread gives such a run to the exec stage.
 		return nil, errors.New("the runner thread refuses sockets, and the run asks for network")
 	case e.socket != nil:
-		mechs = append(mechs, *e.socket)
+		m := *e.socket
+		m.Detail += "; loaded before the run, on its hint"
+		mechs = append(mechs, m)
 	case !cfg.Network:
 		m, err := applySocketFilter()
 		if err != nil {
