@@ -14,10 +14,22 @@ import (
 // runExecStage starts the exec stage (a second re-exec of this binary,
 // inside the private root) and reaps processes until it exits. The exec
 // stage, not PID 1, takes the rlimits, drops capabilities and loads
-// Landlock and seccomp, so they bind the command alone.
-func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int {
+// Landlock and seccomp, so they bind the command alone. A run that needs
+// no exec stage is handed to the fork thread (pid1_fork_linux.go). The
+// host tree is still attached below the private root: detach removes it
+// (the root's last step), before anything is reported or started.
+func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus), ft *forkThread, detach func() error) int {
 	if !needsExecStage(cfg) {
-		return runDirect(cfg, mechs, report)
+		code, err := ft.runOnForkThread(func(ft *forkThread) int { return runDirect(cfg, mechs, report, ft) }, detach)
+		if err != nil {
+			report(initStatus{Error: err.Error()})
+			return 125
+		}
+		return code
+	}
+	if err := detach(); err != nil {
+		report(initStatus{Error: err.Error()})
+		return 125
 	}
 	report(initStatus{Mechanisms: mechs})
 	absent := absentProtected(cfg.Writable)
@@ -50,31 +62,39 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus)) i
 	return reap(cmd.Process.Pid, absent, report)
 }
 
-// runDirect restricts PID 1 itself and forks the command from this
-// (locked) thread, which the restrictions bind.
-func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int {
-	more, err := restrictSelf(cfg, false)
+// runDirect runs on PID 1's fork thread: it completes the thread's
+// restrictions, forks the command from it, and reaps.
+func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus), ft *forkThread) int {
+	more, err := ft.restrictForkThread(cfg)
+	if err == nil {
+		// Nothing is reported or started before the host tree is gone.
+		err = ft.awaitDetached()
+	}
 	if err != nil {
 		report(initStatus{Error: err.Error()})
 		return 125
 	}
-	report(initStatus{Mechanisms: append(mechs, more...)})
+	// What was applied is reported once the command runs (its start
+	// does not wait for the report), or before the run's end when it
+	// does not start.
+	applied := initStatus{Mechanisms: append(mechs, more...)}
+	end := func(st initStatus) { report(applied); report(st) }
 	absent := absentProtected(cfg.Writable)
 	if cfg.Probe {
-		report(initStatus{Done: true})
+		end(initStatus{Done: true})
 		return 0
 	}
 	path, err := lookPath(cfg.Argv[0], cfg.Env)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
-		report(initStatus{Done: true, Exit: 127})
+		end(initStatus{Done: true, Exit: 127})
 		return 127
 	}
 	if err := unix.Chdir(cfg.Dir); err != nil {
 		// exec would report a failed chdir as "fork/exec ARGV0: ...",
 		// which names the wrong thing. (PID 1 entering it is harmless.)
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v): it may be masked; run from elsewhere or make it a writable root\n", cfg.Dir, err)
-		report(initStatus{Done: true, Exit: 126})
+		end(initStatus{Done: true, Exit: 126})
 		return 126
 	}
 	if err := awaitGo(); err != nil {
@@ -84,9 +104,10 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus)) int 
 	pid, err := startCommand(path, cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: exec %s: %v\n", path, err)
-		report(initStatus{Done: true, Exit: 126})
+		end(initStatus{Done: true, Exit: 126})
 		return 126
 	}
+	report(applied)
 	return reap(pid, absent, report)
 }
 
@@ -140,7 +161,7 @@ func execMain() int {
 	if err := unix.Chdir(cfg.Dir); err != nil {
 		return fail(fmt.Errorf("working directory %s: %w", cfg.Dir, err))
 	}
-	mechs, err := restrictSelf(&cfg, true)
+	mechs, err := restrictSelf(&cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -164,26 +185,19 @@ func execMain() int {
 	return 126
 }
 
-// restrictSelf applies to the calling thread, which then execs (exec
-// stage) or forks (PID 1 in direct mode) the command: rlimits (all of
-// them only in the exec stage), no_new_privs, Landlock, seccomp, and an
-// empty capability set.
-func restrictSelf(cfg *initConfig, allRlimits bool) ([]Mechanism, error) {
-	var mechs []Mechanism
-	if allRlimits {
-		// The address-space cap waits until just before exec (asLimit):
-		// a Go process already maps more than a small cap, and its next
-		// thread or heap arena would fail.
-		c := *cfg
-		c.CgroupMemory = true
-		mechs = append(mechs, applyRlimits(&c)...)
-		if cfg.Limits.Memory > 0 && !cfg.CgroupMemory {
-			mechs = append(mechs, Mechanism{"rlimit-as", StateApplied, fmt.Sprintf("as=%d, set at exec", cfg.Limits.Memory)})
-		}
-	} else {
-		c := *cfg
-		c.CgroupMemory, c.CgroupPids = true, true // AS and NPROC would bind PID 1
-		mechs = append(mechs, applyRlimits(&c)...)
+// restrictSelf applies to the exec stage's thread, which then execs the
+// command: every rlimit, no_new_privs, Landlock, seccomp, and an empty
+// capability set. (PID 1's fork thread applies the same in two parts:
+// pid1_fork_linux.go.)
+func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
+	// The address-space cap waits until just before exec (asLimit): a Go
+	// process already maps more than a small cap, and its next thread or
+	// heap arena would fail.
+	c := *cfg
+	c.CgroupMemory = true
+	mechs := applyRlimits(&c)
+	if cfg.Limits.Memory > 0 && !cfg.CgroupMemory {
+		mechs = append(mechs, Mechanism{"rlimit-as", StateApplied, fmt.Sprintf("as=%d, set at exec", cfg.Limits.Memory)})
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("no_new_privs: %w", err)

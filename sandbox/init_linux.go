@@ -48,9 +48,17 @@ func initMain() int {
 	_ = unix.CloseRange(5, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	// Deaf before anything else: the command never runs before this.
 	deafToCommand()
-	// What no config decides is built before the config is read: a warm
-	// stage has it ready when its run comes (rootfs_prepare_linux.go).
-	prepareRoot()
+	// What no config decides is done before the config is read: a warm
+	// stage has it done when its run comes. The fork thread restricts
+	// itself (pid1_fork_linux.go) while this thread builds the root's
+	// fixed parts (rootfs_prepare_linux.go), names the host and brings up
+	// the loopback device.
+	ft := startForkThread()
+	prepareRoot(os.Args[2:])
+	_ = unix.Sethostname([]byte("ioh-sandbox"))
+	// Only a stage with a network namespace of its own can: a stage
+	// without (a run with network) is refused, and does not use it.
+	loErr := loopbackUp()
 	cfg, _, report, fail, err := stageStart()
 	if err != nil {
 		return fail(err)
@@ -68,18 +76,15 @@ func initMain() int {
 	} else {
 		mechs = append(mechs, Mechanism{"net-namespace", StateApplied, "loopback only"})
 	}
-	fsMechs, err := setupRoot(&cfg)
+	fsMechs, detach, err := setupRoot(&cfg)
 	if err != nil {
 		return fail(err)
 	}
 	mechs = append(mechs, fsMechs...)
-	_ = unix.Sethostname([]byte("ioh-sandbox"))
-	if !cfg.Network {
-		if err := loopbackUp(); err != nil {
-			mechs = append(mechs, Mechanism{"loopback", StateFailed, err.Error()})
-		}
+	if !cfg.Network && loErr != nil {
+		mechs = append(mechs, Mechanism{"loopback", StateFailed, loErr.Error()})
 	}
-	return runExecStage(&cfg, mechs, report)
+	return runExecStage(&cfg, mechs, report, ft, detach)
 }
 
 // deafToCommand makes PID 1 deaf to every signal the command can send

@@ -43,9 +43,19 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 	flags := linuxFlags(cfg.Network)
 	return superviseStage(ctx, cfg, s, stageRun{
 		backend: BackendLinux, what: "init child",
-		kind:   warmKind(BackendLinux, flags),
-		newCmd: func() *exec.Cmd { return initCommand(flags) },
-		stop:   func(c *exec.Cmd) { _ = c.Process.Kill() },
+		kind: warmKind(BackendLinux, flags),
+		newCmd: func() *exec.Cmd {
+			cmd := initCommand(flags)
+			// A stage started ahead of its run binds this run's view
+			// before its own run comes, which mostly has the same view
+			// (rootfs_hint_linux.go); only a long-lived caller's, and
+			// only a stage that is PID 1 itself (not the spawn stage).
+			if warmOn() && len(cmd.Args) == 2 && cmd.Args[1] == initArg {
+				cmd.Args = append(cmd.Args, linuxRootHint(cfg)...)
+			}
+			return cmd
+		},
+		stop: func(c *exec.Cmd) { _ = c.Process.Kill() },
 	})
 }
 

@@ -25,56 +25,87 @@ func mountRoot(cfg *initConfig) (Mechanism, error) {
 		}
 		return Mechanism{"readonly-root", StateApplied, "host root bound read-only, nosuid, nodev"}, nil
 	}
-	// /newroot is a tmpfs holding proc, dev and tmp already (prepareRoot).
+	// /newroot is a tmpfs holding proc, dev and tmp already (prepareRoot),
+	// or one prepared from a hint holds the run's view already
+	// (rootfs_hint_linux.go).
+	bound, ahead, err := useHintedView(cfg)
+	if err != nil {
+		return Mechanism{}, err
+	}
+	how := ""
+	if ahead {
+		how = " (bound ahead of the run, from its hint)"
+	} else if bound, err = bindView("/newroot", cfg.ReadView, cfg.ViewLinks, cfg.Network, nil); err != nil {
+		return Mechanism{}, err
+	}
+	return Mechanism{"read-view", StateApplied, fmt.Sprintf("private root holds only %d read-only paths%s: system directories, workspace, writable roots, toolchains; every home's other contents absent", bound, how)}, nil
+}
+
+// bindView fills root, a tmpfs with the mount points of the fresh mounts,
+// with read-only bind mounts of the view's paths (host paths, read below
+// hostRoot) and the symlinks among them, and returns how many paths it
+// bound. ids, if not nil, takes which file each view path named when it
+// was bound (or that it was missing, or not bound at all).
+func bindView(root string, view []string, links map[string]string, network bool, ids []viewID) (int, error) {
 	bound := 0
-	for _, p := range cfg.ReadView {
+	for i, p := range view {
 		// /proc, /dev and /tmp get fresh mounts of their own.
 		if within(p, "/proc") || within(p, "/dev") || within(p, "/tmp") {
 			continue
 		}
-		if !cfg.Network && within(p, "/sys") {
+		if !network && within(p, "/sys") {
 			// A fresh sysfs of the sandbox's own network namespace covers
 			// /sys (hideHostInfo): binds below it would lie hidden under
 			// it, each a mount for nothing (/sys/fs/cgroup alone is a
 			// dozen). Only the mount point is needed.
-			if err := mountPoint("/newroot/sys", true); err != nil {
-				return Mechanism{}, err
+			if err := mountPoint(root+"/sys", true); err != nil {
+				return 0, err
 			}
 			continue
 		}
-		dst := filepath.Join("/newroot", p)
+		dst := filepath.Join(root, p)
 		if err := bindInto(hostRoot+p, dst, false); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
+				if ids != nil {
+					ids[i] = viewID{state: viewMissing}
+				}
 				continue
 			}
-			return Mechanism{}, fmt.Errorf("read view %s: %w", p, err)
+			return 0, fmt.Errorf("read view %s: %w", p, err)
 		}
 		if err := readOnlyTree(dst); err != nil {
-			return Mechanism{}, fmt.Errorf("read view %s read-only: %w", p, err)
+			return 0, fmt.Errorf("read view %s read-only: %w", p, err)
+		}
+		if ids != nil {
+			var st unix.Stat_t
+			if err := unix.Stat(dst, &st); err != nil {
+				return 0, fmt.Errorf("read view %s: %w", p, err)
+			}
+			ids[i] = viewID{state: viewBound, dev: st.Dev, ino: st.Ino}
 		}
 		bound++
 	}
 	// Symlinks among the view's roots (/lib → usr/lib), shortest first so
 	// a link's parent exists before it.
-	var links []string
-	for l := range cfg.ViewLinks {
-		links = append(links, l)
+	names := make([]string, 0, len(links))
+	for l := range links {
+		names = append(names, l)
 	}
-	sort.Strings(links)
-	for _, l := range links {
-		dst := filepath.Join("/newroot", l)
-		err := unix.Symlink(cfg.ViewLinks[l], dst)
+	sort.Strings(names)
+	for _, l := range names {
+		dst := filepath.Join(root, l)
+		err := unix.Symlink(links[l], dst)
 		if errors.Is(err, unix.ENOENT) {
 			if os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
 				continue // its parent is a read-only bind: the link is there already or not needed
 			}
-			err = unix.Symlink(cfg.ViewLinks[l], dst)
+			err = unix.Symlink(links[l], dst)
 		}
 		if err != nil && !errors.Is(err, unix.EEXIST) {
-			return Mechanism{}, fmt.Errorf("read view link %s: %w", l, err)
+			return 0, fmt.Errorf("read view link %s: %w", l, err)
 		}
 	}
-	return Mechanism{"read-view", StateApplied, fmt.Sprintf("private root holds only %d read-only paths: system directories, workspace, writable roots, toolchains; every home's other contents absent", bound)}, nil
+	return bound, nil
 }
 
 // sealRoot makes the private root's tmpfs read-only once every mount

@@ -14,31 +14,34 @@ import (
 // bound read-only (recursively, nosuid, nodev), or the read view's roots
 // are, then come a fresh /proc, a minimal /dev, a private /tmp (made by
 // prepareRoot, moved in), the writable roots, the staged overlay and the
-// masks; finally the old root is detached.
+// masks; finally the private root becomes this process's root. The old
+// root is still attached below it, out of reach by path: the caller must
+// call detach, and have it succeed, before it reports or starts anything
+// (see switchRoot).
 //
 // Each step makes as few system calls as it can (each costs microseconds
 // in a virtual machine): mount points are created without probing first
 // (mountPoint), and the masks are bound from one sealed tmpfs, so each
 // takes one bind that inherits its read-only flags.
-func setupRoot(cfg *initConfig) ([]Mechanism, error) {
+func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	var mechs []Mechanism
-	prepareRoot() // rootfs_prepare_linux.go; a no-op if done before the config came
+	prepareRoot(nil) // rootfs_prepare_linux.go; a no-op if done before the config came
 	if prepared.err != nil {
-		return nil, prepared.err
+		return nil, nil, prepared.err
 	}
 	if err := enterInterim(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rootMech, err := mountRoot(cfg) // readview_linux.go
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mechs = append(mechs, rootMech)
 
 	nr := func(p string) string { return filepath.Join("/newroot", p) }
 	for _, d := range []string{"/proc", "/dev", "/tmp"} {
 		if err := unix.Mount(preDir+d, nr(d), "", unix.MS_MOVE, ""); err != nil {
-			return nil, fmt.Errorf("mount %s: %w", d, err)
+			return nil, nil, fmt.Errorf("mount %s: %w", d, err)
 		}
 	}
 	mechs = append(mechs,
@@ -49,31 +52,31 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 
 	for _, w := range cfg.Writable {
 		if err := bindInto(hostRoot+w, nr(w), false); err != nil {
-			return nil, fmt.Errorf("writable root %s: %w", w, err)
+			return nil, nil, fmt.Errorf("writable root %s: %w", w, err)
 		}
 		// Nothing written there may act as set-id or a device on the
 		// host's later reads of it, nor inside.
 		if err := setMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
-			return nil, fmt.Errorf("writable root %s nosuid,nodev: %w", w, err)
+			return nil, nil, fmt.Errorf("writable root %s nosuid,nodev: %w", w, err)
 		}
 	}
 	mechs = append(mechs, Mechanism{"writable-roots", StateApplied, strings.Join(cfg.Writable, ":") + " (nosuid, nodev)"})
 	prot, err := protectDirs(cfg.Writable, nr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mechs = append(mechs, prot)
 	if hiddenByPrivateTmp(cfg) {
 		// The working directory would vanish under the private /tmp: show
 		// it read-only, like the rest of the host.
 		if err := bindInto(hostRoot+cfg.Dir, nr(cfg.Dir), true); err != nil {
-			return nil, fmt.Errorf("working directory %s: %w", cfg.Dir, err)
+			return nil, nil, fmt.Errorf("working directory %s: %w", cfg.Dir, err)
 		}
 		mechs = append(mechs, Mechanism{"workdir", StateApplied, cfg.Dir + " (under /tmp) bound read-only"})
 	}
 	if cfg.StageLower != "" {
 		if err := mountStage(cfg, nr(cfg.StageLower)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		mechs = append(mechs, Mechanism{"overlay-stage", StateApplied, cfg.StageLower + ": staged changes over the workspace, writes discarded"})
 	}
@@ -81,20 +84,21 @@ func setupRoot(cfg *initConfig) ([]Mechanism, error) {
 	var masked []string
 	for _, m := range cfg.Masked {
 		if err := mask(nr(m)); err != nil {
-			return nil, fmt.Errorf("mask %s: %w", m, err)
+			return nil, nil, fmt.Errorf("mask %s: %w", m, err)
 		}
 		masked = append(masked, m)
 	}
 	mechs = append(mechs, Mechanism{"mask-secrets", StateApplied, fmt.Sprintf("%d paths hidden", len(masked))})
 
 	if err := sealRoot(cfg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := switchRoot(); err != nil {
-		return nil, err
+	detach, err := switchRoot()
+	if err != nil {
+		return nil, nil, err
 	}
 	mechs = append(mechs, Mechanism{"pivot-root", StateApplied, "host root detached"})
-	return mechs, nil
+	return mechs, detach, nil
 }
 
 // createFile creates the file p, which must not exist, holding data.

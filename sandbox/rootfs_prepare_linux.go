@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,16 +57,18 @@ var prepared struct {
 // back (enterInterim), host paths (a config's cgroup files) resolve as
 // before. pivot_root visits every thread of the machine (it moves the
 // root and working directory of each that used the old root), about
-// 0.1 ms here, so it is done ahead too. It runs once per process.
-func prepareRoot() {
+// 0.1 ms here, so it is done ahead too. A stage started with a hint of its
+// run's view (hint: the arguments after the stage's name) binds that view
+// too (rootfs_hint_linux.go). It runs once per process.
+func prepareRoot(hint []string) {
 	if prepared.done {
 		return
 	}
 	prepared.done = true
-	prepared.err = prepareInterim()
+	prepared.err = prepareInterim(hint)
 }
 
-func prepareInterim() error {
+func prepareInterim(hint []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
@@ -139,6 +142,7 @@ func prepareInterim() error {
 		return fmt.Errorf("interim root: %w", err)
 	}
 	prepared.interim = fd
+	prebindView(hint)
 	if err := unix.Chroot(hostRoot); err != nil {
 		return fmt.Errorf("host root: %w", err)
 	}
@@ -215,22 +219,45 @@ func setupDev(dev, hostDev string) error {
 	return nil
 }
 
-// switchRoot makes /newroot this process's root and leaves nothing else
-// reachable: one detach of workDir takes the host's tree and every
-// interim mount (one RCU grace period, which any unmount waits for),
-// then the private root is moved over the interim root's own root and
-// becomes this process's root. Not pivot_root, which visits every thread
-// of the machine to move the roots of those that used the old one (none
-// here). Below the private root only the interim tmpfs is left, holding
-// nothing but two empty directories, read-only; reaching it would take
-// chroot, which the command can neither do (no capabilities) nor call
-// (seccomp).
-func switchRoot() error {
-	if err := unix.Unmount(workDir, unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach old root: %w", err)
+// switchRoot makes /newroot this process's root and returns detach,
+// which leaves nothing else reachable: one detach of workDir takes the
+// host's tree and every interim mount (one RCU grace period, which any
+// unmount waits for; PID 1 overlaps it with its fork thread's
+// restrictions, pid1_fork_linux.go). Before it, the private root is moved
+// over the interim root's own root and becomes this process's root. Not
+// pivot_root, which visits every thread of the machine to move the roots
+// of those that used the old one (none here). Below the private root only
+// the interim tmpfs is left, read-only, holding the mount point of
+// workDir and, once detach has run, nothing but two empty directories;
+// reaching it would take chroot, which the command can neither do (no
+// capabilities) nor call (seccomp). detach finds workDir through a
+// descriptor opened before the move: no path of the new root leads there.
+// Until detach has succeeded the run must not report or start anything.
+func switchRoot() (detach func() error, err error) {
+	work, err := unix.Open(workDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("interim work: %w", err)
 	}
-	// What is left below the private root (two empty directories) is
-	// read-only too.
+	if err := enterPrivateRoot(); err != nil {
+		unix.Close(work)
+		return nil, err
+	}
+	return func() error {
+		// The descriptor's magic link in the private root's fresh /proc
+		// names the mount itself.
+		err := unix.Unmount("/proc/self/fd/"+strconv.Itoa(work), unix.MNT_DETACH)
+		unix.Close(work)
+		if err != nil {
+			return fmt.Errorf("detach old root: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// enterPrivateRoot seals the interim root, moves /newroot over it and
+// changes this process's root and working directory to it.
+func enterPrivateRoot() error {
+	// What is left below the private root is read-only too.
 	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 	if err := unix.Mount("", "/", "", flags, ""); err != nil {
 		return fmt.Errorf("seal interim root: %w", err)

@@ -1,0 +1,184 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// PID 1 of the linux tier forks the command from a thread of its own,
+// the fork thread, which it starts before anything else and which
+// applies to itself, before the run's config exists, what does not
+// depend on the run: no_new_privs, the seccomp deny-list (the linux tier
+// has no socket filter: its network namespace does that work) and the
+// bounding and ambient capability sets emptied (restrictEarly,
+// tier_landlock_early_linux.go). A stage started ahead of its run (a
+// warm stage) thus has them done when its run comes.
+//
+// Each of them is per thread and binds only the fork thread: PID 1's main
+// thread keeps its capabilities and may still mount, since it builds the
+// private root after the config (setupRoot). Once the root is built, the
+// main thread hands the rest of the run to the fork thread (runOnForkThread),
+// which applies what depends on the run (the rlimits that cannot hurt PID
+// 1, Landlock, an empty capability set), forks the command, which inherits
+// all of it, and reaps. The exec stage, where the run needs one, is still
+// started from the main thread, which none of the early restrictions
+// bind: it restricts itself in full.
+//
+// The Go runtime never creates a thread by cloning a locked one (it hands
+// the clone to its template thread), so no thread of the runtime inherits
+// the fork thread's restrictions by accident; and the fork thread runs
+// only its own goroutine.
+
+// forkThread is PID 1's locked thread for the command's fork.
+type forkThread struct {
+	// wake: a pipe on which the main thread writes one byte when the
+	// thread's job is posted and one when the host tree is detached;
+	// the thread sleeps in read(2) on it. Not a Go channel: a goroutine
+	// locked to a sleeping thread is woken through another of the
+	// runtime's threads (two wake-ups, about 0.1 ms in a virtual
+	// machine); a read is woken by the kernel directly.
+	wake    [2]int
+	wakeErr error
+	job     atomic.Pointer[func()]
+	// detached is the result of detaching the host tree (the last step
+	// of the root's build), which the command's fork waits for.
+	detached atomic.Pointer[error]
+	// early is what the thread applied to itself before its job;
+	// written and read on the thread only.
+	early *earlyRestrictions
+}
+
+// startForkThread starts the fork thread, which applies its early
+// restrictions at once and then waits for its job.
+func startForkThread() *forkThread {
+	ft := &forkThread{}
+	if ft.wakeErr = unix.Pipe2(ft.wake[:], unix.O_CLOEXEC); ft.wakeErr != nil {
+		return ft
+	}
+	go ft.loop() // ends with the process
+	return ft
+}
+
+func (ft *forkThread) loop() {
+	runtime.LockOSThread() // never unlocked: the thread is restricted
+	ft.early = restrictEarly()
+	warmLandlock()
+	if ft.await() == nil {
+		(*ft.job.Load())()
+	}
+}
+
+// await sleeps until the main thread's next byte.
+func (ft *forkThread) await() error {
+	var b [1]byte
+	for {
+		n, err := unix.Read(ft.wake[0], b[:])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return fmt.Errorf("fork thread: %w", err)
+		case n != 1:
+			return errors.New("fork thread: wake pipe closed")
+		}
+		return nil
+	}
+}
+
+func (ft *forkThread) signal() error {
+	_, err := unix.Write(ft.wake[1], []byte{1})
+	return err
+}
+
+// runOnForkThread posts f to the fork thread, then detaches the host
+// tree (detach) while the thread restricts itself, and returns f's
+// result. f must call awaitDetached before it reports or starts
+// anything. An error means f may not have run to its end.
+func (ft *forkThread) runOnForkThread(f func(*forkThread) int, detach func() error) (int, error) {
+	if ft.wakeErr != nil {
+		return 0, fmt.Errorf("fork thread: %w", ft.wakeErr)
+	}
+	done := make(chan int, 1)
+	job := func() { done <- f(ft) }
+	ft.job.Store(&job)
+	if err := ft.signal(); err != nil {
+		return 0, fmt.Errorf("fork thread: %w", err)
+	}
+	err := detach()
+	ft.detached.Store(&err)
+	if err := ft.signal(); err != nil {
+		return 0, fmt.Errorf("fork thread: %w", err)
+	}
+	return <-done, nil
+}
+
+// awaitDetached waits, on the fork thread, until the main thread has
+// detached the host tree, and returns how that went.
+func (ft *forkThread) awaitDetached() error {
+	if p := ft.detached.Load(); p != nil {
+		return *p
+	}
+	if err := ft.await(); err != nil {
+		return err
+	}
+	return *ft.detached.Load()
+}
+
+// restrictForkThread completes the fork thread's restrictions with what
+// depends on the run, in the order restrictSelf applies them: the rlimits
+// that cannot hurt PID 1 (core, open files, CPU; never address space or
+// processes, which take the exec stage), Landlock, and the empty
+// capability set after it (Landlock's rules are made with PID 1's access
+// to their paths). Any early restriction that failed fails the run here.
+func (ft *forkThread) restrictForkThread(cfg *initConfig) ([]Mechanism, error) {
+	e := ft.early
+	if e == nil {
+		return nil, fmt.Errorf("fork thread: not restricted")
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	c := *cfg
+	c.CgroupMemory, c.CgroupPids = true, true // AS and NPROC would bind PID 1
+	mechs := applyRlimits(&c)
+	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
+	lm, err := applyLandlock(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mechs = append(mechs, lm...)
+	mechs = append(mechs, e.seccomp)
+	err = e.boundErr
+	if err == nil {
+		err = capsetEmpty()
+	}
+	cm, err := capsDropped(cfg, err) // landlock_linux.go
+	if err != nil {
+		return nil, fmt.Errorf("drop capabilities: %w", err)
+	}
+	return append(mechs, cm), nil
+}
+
+// warmLandlock builds and drops a ruleset like the run's (applyLandlock,
+// landlock_linux.go), without enforcing it: the first build in a process
+// pays for its code's first use (page faults, the library's lazy state),
+// which a stage started ahead of its run thus pays before its run.
+func warmLandlock() {
+	if landlockABI() < 1 {
+		return
+	}
+	c := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
+	fd, _, err := c.NewRulesetFD(
+		landlock.RODirs("/"),
+		landlock.RWDirs("/").WithRefer().WithResolveUnix().IgnoreIfMissing(),
+		landlock.RWFiles("/dev/null").WithIoctlDev().IgnoreIfMissing(),
+	)
+	if err == nil && fd >= 0 {
+		unix.Close(fd)
+	}
+}

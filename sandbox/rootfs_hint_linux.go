@@ -1,0 +1,191 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// A linux-tier stage started ahead of its run (a warm stage) binds the
+// read view into a private root of its own before its config exists,
+// from a hint: the view of the run that was current when the caller
+// started it, passed on the stage's command line (as the landlock
+// runner's is, tier_landlock_hint_linux.go). A server's runs mostly share
+// one view, so the next run finds its view bound. The hint is only a
+// guess: the root bound from it is used only if the run's config asks
+// for exactly the same view (paths, the links among them, and the
+// network choice, which decides what happens below /sys), and only if
+// every view path still names the very file that was bound there (same
+// device and inode; a path missing then must still be missing). Anything
+// else, and the run's view is bound from its config into the plain
+// private root as for a cold start; the hinted root lies on the interim
+// work tmpfs, which the root's final detach removes with everything else
+// there. Everything else of the root (writable roots, masks, the stage,
+// the fresh mounts) is built from the config either way.
+
+// rootHintArg introduces the hint among PID 1's arguments: rootHintArg,
+// "0" or "1" (network), the number of view paths, the paths, then the
+// links as pairs of arguments (path, target).
+const rootHintArg = "--root-hint"
+
+// hintedRoot is where the hinted view is bound, on the interim work
+// tmpfs; hintedAside is where the plain private root goes when the run
+// takes the hinted one.
+const (
+	hintedRoot  = workDir + "/view"
+	hintedAside = workDir + "/plain"
+)
+
+// linuxRootHint is PID 1's arguments carrying cfg's view as a hint.
+func linuxRootHint(cfg *initConfig) []string {
+	if len(cfg.ReadView) == 0 {
+		return nil
+	}
+	net := "0"
+	if cfg.Network {
+		net = "1"
+	}
+	args := append([]string{rootHintArg, net, strconv.Itoa(len(cfg.ReadView))}, cfg.ReadView...)
+	for _, l := range slices.Sorted(maps.Keys(cfg.ViewLinks)) {
+		args = append(args, l, cfg.ViewLinks[l])
+	}
+	return args
+}
+
+// rootHint is a hint read back from PID 1's arguments.
+type rootHint struct {
+	network bool
+	view    []string
+	links   map[string]string
+}
+
+// parseRootHint reads the hint from the arguments after the stage's name;
+// ok is false when there is none or it is malformed.
+func parseRootHint(args []string) (rootHint, bool) {
+	if len(args) < 3 || args[0] != rootHintArg || (args[1] != "0" && args[1] != "1") {
+		return rootHint{}, false
+	}
+	n, err := strconv.Atoi(args[2])
+	rest := args[3:]
+	if err != nil || n <= 0 || n > len(rest) || (len(rest)-n)%2 != 0 {
+		return rootHint{}, false
+	}
+	h := rootHint{network: args[1] == "1", view: rest[:n], links: map[string]string{}}
+	for i := n; i < len(rest); i += 2 {
+		h.links[rest[i]] = rest[i+1]
+	}
+	for _, p := range append(slices.Clone(h.view), slices.Collect(maps.Keys(h.links))...) {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return rootHint{}, false
+		}
+	}
+	return h, true
+}
+
+// viewID is what a view path named when it was bound from a hint.
+type viewID struct {
+	state    uint8 // viewSkipped, viewBound or viewMissing
+	dev, ino uint64
+}
+
+const (
+	viewSkipped = iota // not bound: a fresh mount covers it
+	viewBound
+	viewMissing
+)
+
+// hinted is the view bound ahead from a hint (prebindView), claimed or
+// dropped by the run (useHintedView).
+var hinted *struct {
+	hint  rootHint
+	ids   []viewID
+	bound int
+}
+
+// prebindView binds the hinted view into hintedRoot, a tmpfs with the
+// private root's mount points, while this process's root is the interim
+// root (prepareInterim); nothing when the hint is absent or anything
+// fails (what was mounted stays on the work tmpfs, detached at the end).
+func prebindView(args []string) {
+	h, ok := parseRootHint(args)
+	if !ok {
+		return
+	}
+	if err := unix.Mkdir(hintedRoot, 0o755); err != nil {
+		return
+	}
+	if err := unix.Mount("tmpfs", hintedRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return
+	}
+	for _, d := range []string{"/proc", "/dev", "/tmp"} {
+		if unix.Mkdir(hintedRoot+d, 0o755) != nil {
+			return
+		}
+	}
+	ids := make([]viewID, len(h.view))
+	bound, err := bindView(hintedRoot, h.view, h.links, h.network, ids)
+	if err != nil {
+		return
+	}
+	hinted = &struct {
+		hint  rootHint
+		ids   []viewID
+		bound int
+	}{h, ids, bound}
+}
+
+// useHintedView makes the view bound from the hint the private root at
+// /newroot if it fits the run (see the top of this file): the plain
+// private root is moved aside onto the work tmpfs and the hinted one in
+// its place. It returns the number of paths bound, and false when the
+// run's view must be bound from its config. Only an error of the moves
+// themselves fails the run.
+func useHintedView(cfg *initConfig) (int, bool, error) {
+	hv := hinted
+	hinted = nil
+	if hv == nil || !hintFits(hostRoot, hv.hint, hv.ids, cfg) {
+		return 0, false, nil
+	}
+	if err := unix.Mkdir(hintedAside, 0o755); err != nil {
+		return 0, false, fmt.Errorf("hinted view: %w", err)
+	}
+	if err := unix.Mount("/newroot", hintedAside, "", unix.MS_MOVE, ""); err != nil {
+		return 0, false, fmt.Errorf("hinted view: move the plain root aside: %w", err)
+	}
+	if err := unix.Mount(hintedRoot, "/newroot", "", unix.MS_MOVE, ""); err != nil {
+		return 0, false, fmt.Errorf("hinted view: move it in: %w", err)
+	}
+	return hv.bound, true, nil
+}
+
+// hintFits reports whether the run asks for exactly the hinted view and
+// each of its paths still names what was bound there (host paths, read
+// below root: hostRoot).
+func hintFits(root string, h rootHint, ids []viewID, cfg *initConfig) bool {
+	if cfg.Network != h.network || !slices.Equal(cfg.ReadView, h.view) || !maps.Equal(cfg.ViewLinks, h.links) {
+		return false
+	}
+	for i, p := range h.view {
+		if ids[i].state == viewSkipped {
+			continue
+		}
+		var st unix.Stat_t
+		err := unix.Stat(root+p, &st)
+		switch ids[i].state {
+		case viewMissing:
+			if !errors.Is(err, unix.ENOENT) {
+				return false
+			}
+		default:
+			if err != nil || st.Dev != ids[i].dev || st.Ino != ids[i].ino {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,233 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestRootHintArgs: the hint survives PID 1's command line, links
+// included, and a malformed one is no hint.
+func TestRootHintArgs(t *testing.T) {
+	cfg := &initConfig{Network: true, ReadView: []string{"/etc", "/usr", "/home/u/src"},
+		ViewLinks: map[string]string{"/lib": "usr/lib", "/bin": "usr/bin"}}
+	h, ok := parseRootHint(linuxRootHint(cfg))
+	if !ok || !h.network || !slices.Equal(h.view, cfg.ReadView) || len(h.links) != 2 || h.links["/lib"] != "usr/lib" || h.links["/bin"] != "usr/bin" {
+		t.Errorf("round trip: %+v %v", h, ok)
+	}
+	for _, bad := range [][]string{
+		nil,
+		{rootHintArg, "2", "1", "/usr"},
+		{rootHintArg, "0", "2", "/usr"},
+		{rootHintArg, "0", "0"},
+		{rootHintArg, "0", "x", "/usr"},
+		{rootHintArg, "0", "1", "usr"},
+		{rootHintArg, "0", "1", "/usr/../etc"},
+		{rootHintArg, "0", "1", "/usr", "/lib"},
+		{rootHintArg, "0", "1", "/usr", "lib", "usr/lib"},
+		{"--view-hint", "0", "d", "/usr"},
+	} {
+		if _, ok := parseRootHint(bad); ok {
+			t.Errorf("hint %q accepted", bad)
+		}
+	}
+	if a := linuxRootHint(&initConfig{}); a != nil {
+		t.Errorf("a run without a view gave hint %q", a)
+	}
+}
+
+// TestRootHintFits: a view bound from a hint is taken only by a run
+// that asks for the same paths, links and network choice, while every
+// bound path still names the file bound there and every missing one is
+// still missing; a path replaced by another directory of the same name,
+// or one that appeared, refuses it.
+func TestRootHintFits(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"/usr/lib", "/home/u/src"} {
+		if err := os.MkdirAll(root+d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(root+"/home/u/.gitconfig", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	view := []string{"/home/u/.gitconfig", "/home/u/src", "/opt/tool", "/proc", "/usr"}
+	h := rootHint{view: view, links: map[string]string{"/lib": "usr/lib"}}
+	ids := make([]viewID, len(view))
+	for i, p := range view {
+		var st unix.Stat_t
+		switch err := unix.Stat(root+p, &st); {
+		case p == "/proc":
+			ids[i] = viewID{state: viewSkipped}
+		case err != nil:
+			ids[i] = viewID{state: viewMissing}
+		default:
+			ids[i] = viewID{state: viewBound, dev: st.Dev, ino: st.Ino}
+		}
+	}
+	cfg := func() *initConfig {
+		return &initConfig{ReadView: slices.Clone(view), ViewLinks: map[string]string{"/lib": "usr/lib"}}
+	}
+	if !hintFits(root, h, ids, cfg()) {
+		t.Fatal("the hinted view itself does not fit")
+	}
+	c := cfg()
+	c.Network = true
+	if hintFits(root, h, ids, c) {
+		t.Error("fits a run with network")
+	}
+	c = cfg()
+	c.ReadView = append(c.ReadView, "/srv")
+	if hintFits(root, h, ids, c) {
+		t.Error("fits a run with another view")
+	}
+	c = cfg()
+	c.ViewLinks["/lib64"] = "usr/lib"
+	if hintFits(root, h, ids, c) {
+		t.Error("fits a run with other links")
+	}
+	// A file replaced by another of the same name.
+	if err := os.Rename(root+"/home/u/.gitconfig", root+"/home/u/.gitconfig.old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root+"/home/u/.gitconfig", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if hintFits(root, h, ids, cfg()) {
+		t.Error("fits after a bound file was replaced")
+	}
+	os.Remove(root + "/home/u/.gitconfig")
+	if err := os.Rename(root+"/home/u/.gitconfig.old", root+"/home/u/.gitconfig"); err != nil {
+		t.Fatal(err)
+	}
+	if !hintFits(root, h, ids, cfg()) {
+		t.Fatal("does not fit with the bound file back")
+	}
+	// A directory replaced by another.
+	if err := os.Rename(root+"/home/u/src", root+"/home/u/src.old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(root+"/home/u/src", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if hintFits(root, h, ids, cfg()) {
+		t.Error("fits after a bound directory was replaced")
+	}
+	os.Remove(root + "/home/u/src")
+	if err := os.Rename(root+"/home/u/src.old", root+"/home/u/src"); err != nil {
+		t.Fatal(err)
+	}
+	// A missing path that appeared.
+	if err := os.MkdirAll(root+"/opt/tool", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if hintFits(root, h, ids, cfg()) {
+		t.Error("fits after a missing path appeared")
+	}
+}
+
+// awaitStageWaitsForConfig waits until the stage pid's main thread sleeps
+// in its read of the config (fd 3): everything it does before its config,
+// the view bound from its hint included, is done.
+func awaitStageWaitsForConfig(t *testing.T, pid int) {
+	t.Helper()
+	want := strconv.Itoa(unix.SYS_READ) + " 0x3 "
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/syscall")
+		if err != nil {
+			t.Fatalf("stage %d: %v", pid, err)
+		}
+		if strings.HasPrefix(string(b), want) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("the warm stage %d never waited for its config", pid)
+}
+
+// boundAhead reports whether the run's private root was the one its
+// stage bound ahead from the hint.
+func boundAhead(t *testing.T, out *Outcome) bool {
+	t.Helper()
+	for _, m := range out.Mechanisms {
+		if m.Name == "read-view" {
+			return strings.Contains(m.Detail, "bound ahead")
+		}
+	}
+	t.Fatalf("no read-view mechanism in %+v", out.Mechanisms)
+	return false
+}
+
+// TestWarmStageRootHint: a warm linux-tier stage binds the view of the
+// run before it ahead, and the next run with the same view takes it and
+// reads through it; a readable directory replaced after the stage bound
+// it (same path, another directory) makes the run bind its view from its
+// config and read the new directory, not the one bound ahead; a run with
+// another view does the same.
+func TestWarmStageRootHint(t *testing.T) {
+	requireLinuxBackend(t)
+	old := spawnerThreshold
+	spawnerThreshold = 1 << 62 // PID 1 itself, never the spawn stage
+	t.Cleanup(func() { spawnerThreshold = old })
+	useReexec(t)
+	keepWarm(t) // warm_linux_test.go
+	w := newWorld(t)
+	shared := outsideDir(t)
+	if err := os.WriteFile(filepath.Join(shared, "mark"), []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Argv: []string{"cat", filepath.Join(shared, "mark")}, Dir: w.work, Writable: []string{w.work}, Readable: []string{shared}}
+	kind := kindOf(BackendLinux)
+	// The first run starts cold and leaves a warm stage with its view.
+	if out, output := run(t, spec); out.ExitCode != 0 || output != "first" {
+		t.Fatalf("first run: exit %d: %q", out.ExitCode, output)
+	}
+	awaitStageWaitsForConfig(t, waitWarm(t, kind))
+	out, output := run(t, spec)
+	if out.ExitCode != 0 || output != "first" {
+		t.Fatalf("second run: exit %d: %q", out.ExitCode, output)
+	}
+	if !boundAhead(t, out) {
+		t.Errorf("the second run, with the first one's view, did not take the view bound ahead: %+v", out.Mechanisms)
+	}
+
+	// The next stage has bound the view, with the directory as it is now.
+	awaitStageWaitsForConfig(t, waitWarm(t, kind))
+	if err := os.Rename(shared, shared+".old"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared + ".old") })
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "mark"), []byte("second"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, output = run(t, spec)
+	if out.ExitCode != 0 || output != "second" || boundAhead(t, out) {
+		t.Errorf("after the readable directory was replaced: exit %d, read %q, bound ahead %v; want the new directory's %q", out.ExitCode, output, boundAhead(t, out), "second")
+	}
+	if got := control(t, w.work, "cat", filepath.Join(shared, "mark")); got != "second" {
+		t.Fatalf("control read %q", got)
+	}
+
+	// Another view.
+	other := outsideDir(t)
+	if err := os.WriteFile(filepath.Join(other, "mark"), []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	awaitStageWaitsForConfig(t, waitWarm(t, kind))
+	o := spec
+	o.Argv, o.Readable = []string{"cat", filepath.Join(other, "mark")}, []string{other}
+	out, output = run(t, o)
+	if out.ExitCode != 0 || output != "other" || boundAhead(t, out) {
+		t.Errorf("a run with another view: exit %d, read %q, bound ahead %v", out.ExitCode, output, boundAhead(t, out))
+	}
+}
