@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,7 +66,6 @@ func startForkThread() *forkThread {
 func (ft *forkThread) loop() {
 	runtime.LockOSThread() // never unlocked: the thread is restricted
 	ft.early = restrictEarly()
-	warmLandlock()
 	if ft.await() == nil {
 		(*ft.job.Load())()
 	}
@@ -162,23 +160,4 @@ func (ft *forkThread) restrictForkThread(cfg *initConfig) ([]Mechanism, error) {
 		return nil, fmt.Errorf("drop capabilities: %w", err)
 	}
 	return append(mechs, cm), nil
-}
-
-// warmLandlock builds and drops a ruleset like the run's (applyLandlock,
-// landlock_linux.go), without enforcing it: the first build in a process
-// pays for its code's first use (page faults, the library's lazy state),
-// which a stage started ahead of its run thus pays before its run.
-func warmLandlock() {
-	if landlockABI() < 1 {
-		return
-	}
-	c := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
-	fd, _, err := c.NewRulesetFD(
-		landlock.RODirs("/"),
-		landlock.RWDirs("/").WithRefer().WithResolveUnix().IgnoreIfMissing(),
-		landlock.RWFiles("/dev/null").WithIoctlDev().IgnoreIfMissing(),
-	)
-	if err == nil && fd >= 0 {
-		unix.Close(fd)
-	}
 }
