@@ -83,7 +83,7 @@ func applyLandlockTier(cfg *initConfig) ([]Mechanism, error) {
 // outside the sandbox's domain, so the command can neither signal nor
 // trace it. no_new_privs is set on the thread too.
 func restrictThreadLandlock(cfg *initConfig) ([]Mechanism, error) {
-	fd, ms, err := tierRuleset(cfg, nil) // tier_landlock_rules_linux.go
+	fd, ms, err := tierRuleset(cfg) // tier_landlock_rules_linux.go
 	if err != nil {
 		return nil, err
 	}

@@ -30,17 +30,21 @@ func stageStart() (cfg initConfig, stF *os.File, report func(initStatus), fail f
 			named = true
 		}
 		b := appendStatusLine(make([]byte, 0, 2048), st) // stageconfig.go
-		_, _ = stF.Write(b)
-		if st.Done {
-			// The last word: nothing of the run is left (each stage kills
-			// and reaps the rest before it reports the end), so the
-			// caller gets EOF on the status and output now, not after
-			// this process and its namespaces are torn down (~1 ms).
-			os.Stdin.Close()
-			os.Stdout.Close()
-			os.Stderr.Close()
-			stF.Close()
+		if !st.Done {
+			_, _ = stF.Write(b)
+			return
 		}
+		// The last word: nothing of the run is left (each stage kills and
+		// reaps the rest before it reports the end), so the caller gets
+		// EOF on the output and status now, not after this process and
+		// its namespaces are torn down (~1 ms). The output first, then
+		// the line and the status's EOF back to back: the caller, woken
+		// by the line, mostly finds the EOF with it.
+		os.Stdin.Close()
+		os.Stdout.Close()
+		os.Stderr.Close()
+		_, _ = stF.Write(b)
+		stF.Close()
 	}
 	fail = func(err error) int {
 		report(initStatus{Error: err.Error()})
@@ -171,8 +175,8 @@ func awaitGo() error {
 // since the config (stageStart). Moving itself, a thread skips the
 // kernel's wait for an RCU grace period that moving a whole process takes
 // (13 ms here). The thread that forks the command may join before the
-// caller's "go" (the landlock runner does, while it checks its rules),
-// and must fork only after it (awaitGo); joining is not starting.
+// caller's "go", but must fork only after it (awaitGo); joining is not
+// starting.
 func joinRunGroups() error {
 	join := goLine.join
 	goLine.join = nil

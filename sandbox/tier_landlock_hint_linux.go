@@ -4,7 +4,6 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,6 +74,12 @@ type prebuiltRuleset struct {
 	fd   int
 	hint viewHint
 	ids  []fileID
+	// The plan of the check (tier_landlock_viewcheck_linux.go): the
+	// directories checked by a listing, and the watch on the mount
+	// table (-1: none).
+	listed []*listedDir
+	mounts int
+	buf    []byte // for the listings
 }
 
 // prebuilt is the runner's ruleset built ahead (runnerThread), claimed or
@@ -103,6 +108,7 @@ func prebuildRuleset(h viewHint) *prebuiltRuleset {
 		unix.Close(fd)
 		return nil
 	}
+	pr.planCheck()
 	return pr
 }
 
@@ -133,111 +139,27 @@ func (b *rulesetBuilder) addIdentified(path string) (fileID, error) {
 }
 
 // claimPrebuilt returns the prebuilt ruleset if the run asks for exactly
-// its view, types and network choice, with the check of its paths
-// (viewCheck) under way; else nil. Either way the runner holds no
-// prebuilt ruleset after.
-func claimPrebuilt(cfg *initConfig) (*prebuiltRuleset, *viewCheck) {
+// its view, types and network choice (whether its paths still name the
+// same files is for the caller to check: unchanged); else nil. Either way
+// the runner holds no prebuilt ruleset after.
+func claimPrebuilt(cfg *initConfig) *prebuiltRuleset {
 	pr := prebuilt
 	prebuilt = nil
 	if pr == nil {
-		return nil, nil
+		return nil
 	}
 	h := pr.hint
 	if cfg.Network != h.network || cfg.ReadViewTypes != h.types || !slices.Equal(cfg.ReadView, h.view) {
-		unix.Close(pr.fd)
-		return nil, nil
+		pr.close()
+		return nil
 	}
-	return pr, pr.startCheck()
+	return pr
 }
 
 // dropPrebuilt closes a prebuilt ruleset the run does not use.
 func dropPrebuilt() {
 	if prebuilt != nil {
-		unix.Close(prebuilt.fd)
+		prebuilt.close()
 		prebuilt = nil
 	}
-}
-
-// viewCheck checks that each hinted path still names the file its rule
-// holds: one stat per path (about 1.5 us each here, mostly the kernel's
-// lookup and getattr: 0.25-0.3 ms for a view of 160 paths). A helper
-// goroutine starts on it at once (startCheck) while the runner thread
-// does its other work; then the runner thread takes the chunks left
-// (wait) and checks again itself any chunk the helper has taken but not
-// finished, so it never waits for the helper: where the second CPU is
-// busy it does every chunk itself. The answer is true only if every
-// chunk was found unchanged by a check made after the run's config came.
-type viewCheck struct {
-	pr   *prebuiltRuleset
-	n    int          // chunks of viewChunk paths
-	next atomic.Int64 // the next chunk to take
-	bad  atomic.Bool  // a path names another file now
-	// done[i] is set when chunk i was found unchanged.
-	done []atomic.Bool
-}
-
-// viewChunk is how many paths a viewCheck worker takes at a time.
-const viewChunk = 8
-
-// startCheck starts checking pr's paths.
-func (pr *prebuiltRuleset) startCheck() *viewCheck {
-	n := (len(pr.hint.view) + viewChunk - 1) / viewChunk
-	c := &viewCheck{pr: pr, n: n, done: make([]atomic.Bool, n)}
-	if n > 1 {
-		go c.work() // ends when no chunk is left to take
-	}
-	return c
-}
-
-// work takes chunks until none is left or one has failed.
-func (c *viewCheck) work() {
-	for !c.bad.Load() {
-		i := int(c.next.Add(1) - 1)
-		if i >= c.n {
-			return
-		}
-		c.check(i)
-	}
-}
-
-// check checks chunk i.
-func (c *viewCheck) check(i int) {
-	if c.pr.same(i*viewChunk, min((i+1)*viewChunk, len(c.pr.hint.view))) {
-		c.done[i].Store(true)
-	} else {
-		c.bad.Store(true)
-	}
-}
-
-// wait finishes the check on the calling thread and reports whether
-// every path still names the file its rule holds.
-func (c *viewCheck) wait() bool {
-	c.work()
-	for i := range c.done {
-		if c.bad.Load() {
-			return false
-		}
-		if !c.done[i].Load() {
-			c.check(i) // taken by the helper, not finished yet
-		}
-	}
-	return !c.bad.Load()
-}
-
-// same reports whether the hinted paths lo..hi-1 still name the files
-// their rules hold (a path missing then must still be missing).
-func (pr *prebuiltRuleset) same(lo, hi int) bool {
-	for i := lo; i < hi; i++ {
-		var st unix.Stat_t
-		err := unix.Stat(pr.hint.view[i], &st)
-		switch {
-		case pr.ids[i].missing:
-			if !errors.Is(err, unix.ENOENT) {
-				return false
-			}
-		case err != nil || st.Dev != pr.ids[i].dev || st.Ino != pr.ids[i].ino:
-			return false
-		}
-	}
-	return true
 }

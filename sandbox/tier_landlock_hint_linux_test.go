@@ -4,19 +4,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// TestViewCheckFindsEveryChange: the check of a prebuilt ruleset's paths,
-// split into chunks between the runner thread and a helper goroutine,
-// finds a path that names another file wherever it lies (each chunk,
-// first and last path of a chunk, the last path of the view) and a path
-// missing at the prebuild that exists now; unchanged, it passes
-// (control). Each check is made after the change, as a run's check is
-// made after its config.
+// TestViewCheckFindsEveryChange: before a prebuilt ruleset serves its
+// run, each hinted path must still name the file its rule holds; most are
+// checked by one listing of their directory. A path replaced (renamed
+// away, a new file in its place), replaced by a hard link to another file,
+// or missing at the prebuild and there now fails the check wherever it
+// lies; unchanged, it passes (control), and then the listing confirmed
+// the directory's entries without a stat each, where the filesystem's
+// listings can stand for lookups. Each check is made after the change, as
+// a run's check is made after its config.
 func TestViewCheckFindsEveryChange(t *testing.T) {
 	if landlockABI() < 1 {
 		if os.Getenv("CI") != "" {
@@ -24,38 +27,62 @@ func TestViewCheckFindsEveryChange(t *testing.T) {
 		}
 		t.Skip("the kernel has no Landlock")
 	}
-	root := t.TempDir()
-	const n = 5*viewChunk + 3 // six chunks, the last one short
-	h := viewHint{}
+	root := outsideDir(t) // not the host /tmp, which may be a tmpfs
+	other := filepath.Join(root, "other")
+	if err := os.WriteFile(other, []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3 * minListed
+	h := viewHint{view: []string{root}, types: "d"}
 	for i := range n {
-		p := filepath.Join(root, fmt.Sprintf("f%02d", i))
+		p := filepath.Join(dir, fmt.Sprintf("f%02d", i))
 		if i == n-2 {
-			p = filepath.Join(root, "missing") // absent at the prebuild
+			p = filepath.Join(dir, "missing") // absent at the prebuild
 		} else if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		h.view = append(h.view, p)
 		h.types += "f"
 	}
-	check := func() bool {
+	prebuild := func() *prebuiltRuleset {
 		t.Helper()
 		pr := prebuildRuleset(h)
 		if pr == nil {
 			t.Fatal("nothing was prebuilt")
 		}
-		defer unix.Close(pr.fd)
-		return pr.startCheck().wait()
+		t.Cleanup(pr.close)
+		return pr
 	}
-	for round := 0; round < 3; round++ { // the helper takes other chunks each time
-		if !check() {
-			t.Errorf("round %d: an unchanged view failed its check (control)", round)
-		}
+	pr := prebuild()
+	if !pr.unchanged() {
+		t.Fatal("an unchanged view failed its check (control)")
 	}
-	for _, i := range []int{0, viewChunk - 1, viewChunk, 2*viewChunk + 3, 4 * viewChunk, n - 1} {
-		pr := prebuildRuleset(h)
-		if pr == nil {
-			t.Fatal("nothing was prebuilt")
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if listingFS(int64(fs.Type)) {
+		if len(pr.listed) != 1 || pr.listed[0].dir != dir || len(pr.listed[0].names) != n-1 {
+			t.Fatalf("planned listings %+v, want %s with its %d present entries", pr.listed, dir, n-1)
 		}
+		confirmed := make([]bool, len(h.view))
+		pr.listed[0].confirm(pr, make([]byte, 4096), confirmed)
+		want := make([]bool, len(h.view))
+		for i := 1; i <= n; i++ {
+			want[i] = i != n-1 // the missing path is no entry
+		}
+		if !slices.Equal(confirmed, want) {
+			t.Errorf("the listing confirmed %v, want %v: every present entry of %s", confirmed, want, dir)
+		}
+	} else {
+		t.Logf("%s is on a filesystem (magic %#x) whose listings are not used: every path is stat'ed", dir, fs.Type)
+	}
+	for _, i := range []int{1, minListed, n} {
+		pr := prebuild()
 		p := h.view[i]
 		if err := os.Rename(p, p+".old"); err != nil {
 			t.Fatal(err)
@@ -63,24 +90,92 @@ func TestViewCheckFindsEveryChange(t *testing.T) {
 		if err := os.WriteFile(p, []byte("new"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if pr.startCheck().wait() {
+		if pr.unchanged() {
 			t.Errorf("path %d of %d replaced after the prebuild: the check passed", i, n)
 		}
-		unix.Close(pr.fd)
+	}
+	pr = prebuild()
+	p := h.view[2]
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(other, p); err != nil {
+		t.Fatal(err)
+	}
+	if pr.unchanged() {
+		t.Error("a path replaced by a hard link to another file: the check passed")
+	}
+	pr = prebuild()
+	if err := os.WriteFile(h.view[n-1], []byte("x"), 0o644); err != nil { // the missing path
+		t.Fatal(err)
+	}
+	if pr.unchanged() {
+		t.Error("a path missing at the prebuild exists now: the check passed")
+	}
+	if !prebuild().unchanged() {
+		t.Error("after the changes, a fresh prebuild failed its check (control)")
+	}
+}
+
+// TestViewCheckSeesMounts: a file mounted over a hinted path after the
+// prebuild changes what the path names, while its directory's listing
+// still shows the old inode; the check fails because the mount table
+// changed. Control: the listing alone confirms the entry.
+func TestViewCheckSeesMounts(t *testing.T) {
+	if landlockABI() < 1 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the kernel has no Landlock in CI")
+		}
+		t.Skip("the kernel has no Landlock")
+	}
+	if !isRoot() {
+		t.Skip("a bind mount needs root here")
+	}
+	root := outsideDir(t)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(root, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if !listingFS(int64(fs.Type)) {
+		t.Skipf("%s is on a filesystem (magic %#x) whose listings are not used", root, fs.Type)
+	}
+	secret := filepath.Join(root, "secret")
+	if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := viewHint{}
+	for i := range minListed {
+		p := filepath.Join(dir, fmt.Sprintf("f%02d", i))
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h.view = append(h.view, p)
+		h.types += "f"
 	}
 	pr := prebuildRuleset(h)
 	if pr == nil {
 		t.Fatal("nothing was prebuilt")
 	}
-	if err := os.WriteFile(h.view[n-2], []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
+	defer pr.close()
+	if len(pr.listed) != 1 {
+		t.Fatalf("planned listings %+v, want %s", pr.listed, dir)
 	}
-	if pr.startCheck().wait() {
-		t.Error("a path missing at the prebuild exists now: the check passed")
+	target := h.view[3]
+	if err := unix.Mount(secret, target, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount: %v", err)
 	}
-	unix.Close(pr.fd)
-	if !check() {
-		t.Error("after the changes, a fresh prebuild failed its check (control)")
+	defer unix.Unmount(target, unix.MNT_DETACH)
+	confirmed := make([]bool, len(h.view))
+	pr.listed[0].confirm(pr, make([]byte, 4096), confirmed)
+	if !confirmed[3] {
+		t.Fatal("the listing did not confirm the entry mounted over, so the case proves nothing (control)")
+	}
+	if pr.unchanged() {
+		t.Error("a file mounted over a hinted path after the prebuild: the check passed")
 	}
 }
 

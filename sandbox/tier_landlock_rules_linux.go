@@ -181,36 +181,28 @@ func (b *rulesetBuilder) closeHeld() {
 // refused unless the network was asked for, signals and abstract unix
 // sockets scoped to the sandbox. It returns the ruleset's descriptor,
 // which the caller enforces (enforceRuleset) and closes, and the
-// mechanisms it will report. meanwhile, if not nil, is called once while
-// the paths of a ruleset built ahead are being checked (or before the
-// ruleset is built, without one): the caller's own work, done side by
-// side with the check.
-func tierRuleset(cfg *initConfig, meanwhile func()) (int, []Mechanism, error) {
-	if meanwhile == nil {
-		meanwhile = func() {}
-	}
+// mechanisms it will report.
+func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	abi := landlockABI()
 	if abi < 1 {
-		meanwhile()
 		return -1, nil, errors.New("kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
 	}
 	types := cfg.ReadViewTypes
 	if types != "" && len(types) != len(cfg.ReadView) {
-		meanwhile()
 		return -1, nil, fmt.Errorf("landlock: %d view entry types for %d view entries", len(types), len(cfg.ReadView))
 	}
 	ahead := ""
 	fd := -1
-	pr, check := claimPrebuilt(cfg) // tier_landlock_hint_linux.go
-	meanwhile()
-	if pr != nil {
-		// The writable roots go into the prebuilt ruleset while its view
-		// is checked; if the check fails the ruleset is dropped whole.
+	if pr := claimPrebuilt(cfg); pr != nil { // tier_landlock_hint_linux.go
+		// The writable roots go into the prebuilt ruleset; if its view's
+		// paths do not all name the same files now, it is dropped whole.
 		b := &rulesetBuilder{fd: pr.fd, handled: llHandledFS(abi)}
 		err := b.addWritable(cfg)
 		b.closeHeld()
+		same := pr.unchanged() // tier_landlock_viewcheck_linux.go
+		pr.closeWatch()
 		switch {
-		case !check.wait():
+		case !same:
 			unix.Close(pr.fd)
 		case err != nil:
 			unix.Close(pr.fd)

@@ -122,13 +122,7 @@ func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<
 // (first, the runner's own, sub) in one status line, and forks the
 // command once the caller says "go".
 func forkRestricted(cfg *initConfig, report func(initStatus), sub Mechanism) (int, *initStatus, error) {
-	// The thread joins the run's groups while the prebuilt rules' paths
-	// are checked (tierRuleset); it still forks only after the "go".
-	var joinErr error
-	mechs, err := restrictThread(cfg, func() { joinErr = joinRunGroups() })
-	if err == nil {
-		err = joinErr
-	}
+	mechs, err := restrictThread(cfg)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -156,15 +150,15 @@ func forkRestricted(cfg *initConfig, report func(initStatus), sub Mechanism) (in
 	return pid, nil, nil
 }
 
-// restrictThread is restrictSelf for one thread of the runner (meanwhile
-// as in tierRuleset): the per-process rlimits that cannot hurt the runner (core, open files, CPU;
+// restrictThread is restrictSelf for one thread of the runner: the
+// per-process rlimits that cannot hurt the runner (core, open files, CPU;
 // never address space or processes, which need the exec stage), then
 // no_new_privs and Landlock on this thread, the seccomp deny-list and the
 // socket filter (both per thread), and an empty capability set.
-func restrictThread(cfg *initConfig, meanwhile func()) ([]Mechanism, error) {
+func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 	// The ruleset first: its builder holds a descriptor per path, which
 	// an open-files cap set before would limit.
-	rs, lm, err := tierRuleset(cfg, meanwhile) // tier_landlock_rules_linux.go
+	rs, lm, err := tierRuleset(cfg) // tier_landlock_rules_linux.go
 	if err != nil {
 		return nil, err
 	}
