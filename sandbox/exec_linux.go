@@ -27,6 +27,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus), f
 		}
 		return code
 	}
+	dropPID1Rules() // the exec stage builds its own
 	if err := detach(); err != nil {
 		report(initStatus{Error: err.Error()})
 		return 125
@@ -63,12 +64,27 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus), f
 }
 
 // runDirect runs on PID 1's fork thread: it completes the thread's
-// restrictions, forks the command from it, and reaps.
+// restrictions, joins the run's cgroups and looks the command up while the
+// main thread detaches the host tree, then forks the command from this
+// thread, and reaps. Nothing is reported or started before the host tree
+// is gone.
 func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus), ft *forkThread) int {
 	more, err := ft.restrictForkThread(cfg)
 	if err == nil {
-		// Nothing is reported or started before the host tree is gone.
-		err = ft.awaitDetached()
+		err = awaitGo()
+	}
+	var absent []string
+	var path string
+	var lookErr, dirErr error
+	if err == nil {
+		absent = absentProtected(cfg.Writable)
+		path, lookErr = lookPath(cfg.Argv[0], cfg.Env)
+		// exec would report a failed chdir as "fork/exec ARGV0: ...",
+		// which names the wrong thing. (PID 1 entering it is harmless.)
+		dirErr = unix.Chdir(cfg.Dir)
+	}
+	if derr := ft.awaitDetached(); err == nil {
+		err = derr
 	}
 	if err != nil {
 		report(initStatus{Error: err.Error()})
@@ -79,27 +95,18 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus), ft *
 	// does not start.
 	applied := initStatus{Mechanisms: append(mechs, more...)}
 	end := func(st initStatus) { report(applied); report(st) }
-	absent := absentProtected(cfg.Writable)
-	if cfg.Probe {
+	switch {
+	case cfg.Probe:
 		end(initStatus{Done: true})
 		return 0
-	}
-	path, err := lookPath(cfg.Argv[0], cfg.Env)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
+	case lookErr != nil:
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], lookErr)
 		end(initStatus{Done: true, Exit: 127})
 		return 127
-	}
-	if err := unix.Chdir(cfg.Dir); err != nil {
-		// exec would report a failed chdir as "fork/exec ARGV0: ...",
-		// which names the wrong thing. (PID 1 entering it is harmless.)
-		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v): it may be masked; run from elsewhere or make it a writable root\n", cfg.Dir, err)
+	case dirErr != nil:
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v): it may be masked; run from elsewhere or make it a writable root\n", cfg.Dir, dirErr)
 		end(initStatus{Done: true, Exit: 126})
 		return 126
-	}
-	if err := awaitGo(); err != nil {
-		report(initStatus{Error: err.Error()})
-		return 125
 	}
 	pid, err := startCommand(path, cfg)
 	if err != nil {

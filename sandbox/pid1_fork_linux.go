@@ -145,13 +145,9 @@ func (ft *forkThread) restrictForkThread(cfg *initConfig) ([]Mechanism, error) {
 	c.CgroupMemory, c.CgroupPids = true, true // AS and NPROC would bind PID 1
 	mechs := applyRlimits(&c)
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
-	lm, err := applyLandlock(cfg)
-	if err != nil {
-		return nil, err
-	}
-	mechs = append(mechs, lm...)
+	mechs = append(mechs, enforcePID1Rules()) // pid1_landlock_linux.go
 	mechs = append(mechs, e.seccomp)
-	err = e.boundErr
+	err := e.boundErr
 	if err == nil {
 		err = capsetEmpty()
 	}

@@ -90,6 +90,15 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	}
 	mechs = append(mechs, Mechanism{"mask-secrets", StateApplied, fmt.Sprintf("%d paths hidden", len(masked))})
 
+	if !needsExecStage(cfg) {
+		// The fork thread's Landlock rules for what the run may write
+		// (pid1_landlock_linux.go).
+		write := append(append([]string{}, cfg.Writable...), cfg.Scratch...)
+		if cfg.StageLower != "" {
+			write = append(write, cfg.StageLower)
+		}
+		addRunRules("/newroot", write, nr)
+	}
 	if err := sealRoot(cfg); err != nil {
 		return nil, nil, err
 	}

@@ -143,6 +143,7 @@ func prepareInterim(hint []string) error {
 	}
 	prepared.interim = fd
 	prebindView(hint)
+	preparePID1Rules(preDir) // pid1_landlock_linux.go
 	if err := unix.Chroot(hostRoot); err != nil {
 		return fmt.Errorf("host root: %w", err)
 	}
