@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -133,4 +135,41 @@ func TestLoopbackUpWithoutNetwork(t *testing.T) {
 			t.Error("no run used a warm stage")
 		}
 	})
+}
+
+// TestLeftoversKilledBeforeTheEnd: PID 1 kills what the command left
+// running before it reports the end, which a long-lived caller (warm
+// stages on) returns on before PID 1 and its namespace are gone: a
+// daemon the command started is dead when the run returns. PID 1 skips
+// the kill when it has no child left (nothing else can be left then);
+// here it has one. Control: uncontained, the daemon outlives its parent.
+func TestLeftoversKilledBeforeTheEnd(t *testing.T) {
+	requireLinuxBackend(t)
+	if _, err := exec.LookPath("pgrep"); err != nil {
+		t.Skip("needs pgrep (procps)")
+	}
+	keepWarm(t) // warm_linux_test.go
+	off := os.Getpid()%99999 + 7
+	mark := fmt.Sprint(900000 + off)
+	script := fmt.Sprintf(`m=$((900000 + %d)); setsid sleep $m >/dev/null 2>&1 </dev/null &
+for i in $(seq 1500); do pgrep -f "^sleep $m\$" >/dev/null && exit 0; sleep 0.02; done; exit 1`, off)
+	for i := 0; i < 3; i++ { // cold, then on warm stages
+		out, output := run(t, Spec{Argv: []string{"sh", "-c", script}})
+		if out.ExitCode != 0 {
+			t.Fatalf("run %d: the contained daemon did not start: %s", i, output)
+		}
+		if pids := findProcs("sleep\x00" + mark); len(pids) > 0 {
+			t.Fatalf("run %d: the daemon %v still runs when the run returned", i, pids)
+		}
+	}
+	control(t, "/", "sh", "-c", script)
+	pids := findProcs("sleep\x00" + mark)
+	for _, p := range pids {
+		if pr, err := os.FindProcess(p); err == nil {
+			pr.Kill()
+		}
+	}
+	if len(pids) == 0 {
+		t.Error("control: the uncontained daemon did not outlive its parent, so the case proves nothing")
+	}
 }
