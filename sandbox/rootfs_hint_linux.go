@@ -29,8 +29,9 @@ import (
 // the fresh mounts) is built from the config either way.
 
 // rootHintArg introduces the hint among PID 1's arguments: rootHintArg,
-// "0" or "1" (network), the number of view paths, the paths, then the
-// links as pairs of arguments (path, target).
+// "0" or "1" (network), the number of view paths, the paths, the number
+// of masked paths, the masked paths, then the links as pairs of arguments
+// (path, target).
 const rootHintArg = "--root-hint"
 
 // hintedRoot is where the hinted view is bound, on the interim work
@@ -51,6 +52,7 @@ func linuxRootHint(cfg *initConfig) []string {
 		net = "1"
 	}
 	args := append([]string{rootHintArg, net, strconv.Itoa(len(cfg.ReadView))}, cfg.ReadView...)
+	args = append(append(args, strconv.Itoa(len(cfg.Masked))), cfg.Masked...)
 	for _, l := range slices.Sorted(maps.Keys(cfg.ViewLinks)) {
 		args = append(args, l, cfg.ViewLinks[l])
 	}
@@ -61,6 +63,7 @@ func linuxRootHint(cfg *initConfig) []string {
 type rootHint struct {
 	network bool
 	view    []string
+	masked  []string
 	links   map[string]string
 }
 
@@ -72,14 +75,20 @@ func parseRootHint(args []string) (rootHint, bool) {
 	}
 	n, err := strconv.Atoi(args[2])
 	rest := args[3:]
-	if err != nil || n <= 0 || n > len(rest) || (len(rest)-n)%2 != 0 {
+	if err != nil || n <= 0 || n >= len(rest) {
 		return rootHint{}, false
 	}
 	h := rootHint{network: args[1] == "1", view: rest[:n], links: map[string]string{}}
-	for i := n; i < len(rest); i += 2 {
+	m, err := strconv.Atoi(rest[n])
+	rest = rest[n+1:]
+	if err != nil || m < 0 || m > len(rest) || (len(rest)-m)%2 != 0 {
+		return rootHint{}, false
+	}
+	h.masked, rest = rest[:m], rest[m:]
+	for i := 0; i < len(rest); i += 2 {
 		h.links[rest[i]] = rest[i+1]
 	}
-	for _, p := range append(slices.Clone(h.view), slices.Collect(maps.Keys(h.links))...) {
+	for _, p := range slices.Concat(h.view, h.masked, slices.Collect(maps.Keys(h.links))) {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return rootHint{}, false
 		}
@@ -98,6 +107,9 @@ const (
 	viewBound
 	viewMissing
 )
+
+// hintUsed: the run took the root bound ahead (useHintedView).
+var hintUsed bool
 
 // hinted is the view bound ahead from a hint (prebindView), claimed or
 // dropped by the run (useHintedView).
@@ -132,6 +144,14 @@ func prebindView(args []string) {
 	if err != nil {
 		return
 	}
+	// The masks that fall in the view (those below /proc, /dev, /tmp and
+	// a fresh /sys find nothing here yet); the run's build checks each
+	// (maskedAhead) and masks again what is not masked then.
+	for _, m := range h.masked {
+		if maskFrom(hideSrc, hintedRoot+m) != nil {
+			return
+		}
+	}
 	hinted = &struct {
 		hint  rootHint
 		ids   []viewID
@@ -148,7 +168,7 @@ func prebindView(args []string) {
 func useHintedView(cfg *initConfig) (int, bool, error) {
 	hv := hinted
 	hinted = nil
-	if hv == nil || !hintFits(hostRoot, hv.hint, hv.ids, cfg) {
+	if hv == nil || !hintFits(hostRoot, hv.hint, hv.ids, cfg) || mountsUnderMask(cfg) {
 		return 0, false, nil
 	}
 	if err := unix.Mkdir(hintedAside, 0o755); err != nil {
@@ -160,6 +180,7 @@ func useHintedView(cfg *initConfig) (int, bool, error) {
 	if err := unix.Mount(hintedRoot, "/newroot", "", unix.MS_MOVE, ""); err != nil {
 		return 0, false, fmt.Errorf("hinted view: move it in: %w", err)
 	}
+	hintUsed = true
 	return hv.bound, true, nil
 }
 
@@ -167,7 +188,7 @@ func useHintedView(cfg *initConfig) (int, bool, error) {
 // each of its paths still names what was bound there (host paths, read
 // below root: hostRoot).
 func hintFits(root string, h rootHint, ids []viewID, cfg *initConfig) bool {
-	if cfg.Network != h.network || !slices.Equal(cfg.ReadView, h.view) || !maps.Equal(cfg.ViewLinks, h.links) {
+	if cfg.Network != h.network || !slices.Equal(cfg.ReadView, h.view) || !maps.Equal(cfg.ViewLinks, h.links) || !slices.Equal(cfg.Masked, h.masked) {
 		return false
 	}
 	for i, p := range h.view {
@@ -188,4 +209,35 @@ func hintFits(root string, h rootHint, ids []viewID, cfg *initConfig) bool {
 		}
 	}
 	return true
+}
+
+// mountsUnderMask reports whether the run mounts something (a writable
+// root, the stage, a scratch layer) at or below one of its masked paths:
+// its build mounts those before it masks, so the mask hides them, and a
+// mask bound ahead would stand in their way.
+func mountsUnderMask(cfg *initConfig) bool {
+	for _, r := range slices.Concat(cfg.Writable, cfg.Scratch, []string{cfg.StageLower}) {
+		for _, m := range cfg.Masked {
+			if r != "" && within(r, m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maskedAhead reports whether the path p of the private root shows the
+// mask source now: masked ahead from the hint, with nothing the run's
+// build mounted since covering it, and still the file the path names.
+func maskedAhead(p string) bool {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil {
+		return false
+	}
+	for _, id := range prepared.hideIDs {
+		if id.state == viewBound && st.Dev == id.dev && st.Ino == id.ino {
+			return true
+		}
+	}
+	return false
 }

@@ -12,25 +12,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestRootHintArgs: the hint survives PID 1's command line, links
-// included, and a malformed one is no hint.
+// TestRootHintArgs: the hint survives PID 1's command line, masks and
+// links included, and a malformed one is no hint.
 func TestRootHintArgs(t *testing.T) {
 	cfg := &initConfig{Network: true, ReadView: []string{"/etc", "/usr", "/home/u/src"},
+		Masked:    []string{"/etc/shadow", "/home/u/src/.env"},
 		ViewLinks: map[string]string{"/lib": "usr/lib", "/bin": "usr/bin"}}
 	h, ok := parseRootHint(linuxRootHint(cfg))
-	if !ok || !h.network || !slices.Equal(h.view, cfg.ReadView) || len(h.links) != 2 || h.links["/lib"] != "usr/lib" || h.links["/bin"] != "usr/bin" {
+	if !ok || !h.network || !slices.Equal(h.view, cfg.ReadView) || !slices.Equal(h.masked, cfg.Masked) ||
+		len(h.links) != 2 || h.links["/lib"] != "usr/lib" || h.links["/bin"] != "usr/bin" {
 		t.Errorf("round trip: %+v %v", h, ok)
+	}
+	if h, ok := parseRootHint([]string{rootHintArg, "0", "1", "/usr", "0"}); !ok || len(h.masked) != 0 || len(h.links) != 0 {
+		t.Errorf("a hint without masks or links: %+v %v", h, ok)
 	}
 	for _, bad := range [][]string{
 		nil,
-		{rootHintArg, "2", "1", "/usr"},
-		{rootHintArg, "0", "2", "/usr"},
-		{rootHintArg, "0", "0"},
-		{rootHintArg, "0", "x", "/usr"},
-		{rootHintArg, "0", "1", "usr"},
-		{rootHintArg, "0", "1", "/usr/../etc"},
-		{rootHintArg, "0", "1", "/usr", "/lib"},
-		{rootHintArg, "0", "1", "/usr", "lib", "usr/lib"},
+		{rootHintArg, "2", "1", "/usr", "0"},
+		{rootHintArg, "0", "2", "/usr", "0"},
+		{rootHintArg, "0", "0", "0"},
+		{rootHintArg, "0", "x", "/usr", "0"},
+		{rootHintArg, "0", "1", "/usr"},
+		{rootHintArg, "0", "1", "usr", "0"},
+		{rootHintArg, "0", "1", "/usr/../etc", "0"},
+		{rootHintArg, "0", "1", "/usr", "2", "/etc/shadow"},
+		{rootHintArg, "0", "1", "/usr", "1", "etc/shadow"},
+		{rootHintArg, "0", "1", "/usr", "0", "/lib"},
+		{rootHintArg, "0", "1", "/usr", "0", "lib", "usr/lib"},
 		{"--view-hint", "0", "d", "/usr"},
 	} {
 		if _, ok := parseRootHint(bad); ok {
@@ -91,6 +99,11 @@ func TestRootHintFits(t *testing.T) {
 	c.ViewLinks["/lib64"] = "usr/lib"
 	if hintFits(root, h, ids, c) {
 		t.Error("fits a run with other links")
+	}
+	c = cfg()
+	c.Masked = []string{"/home/u/src/.env"}
+	if hintFits(root, h, ids, c) {
+		t.Error("fits a run with other masks")
 	}
 	// A file replaced by another of the same name.
 	if err := os.Rename(root+"/home/u/.gitconfig", root+"/home/u/.gitconfig.old"); err != nil {
@@ -229,5 +242,75 @@ func TestWarmStageRootHint(t *testing.T) {
 	out, output = run(t, o)
 	if out.ExitCode != 0 || output != "other" || boundAhead(t, out) {
 		t.Errorf("a run with another view: exit %d, read %q, bound ahead %v", out.ExitCode, output, boundAhead(t, out))
+	}
+}
+
+// TestMountsUnderMask: a run that mounts a writable root, its stage or a
+// scratch layer at or below one of its masked paths cannot take masks
+// bound ahead (its own build masks after it mounts, hiding the mount).
+func TestMountsUnderMask(t *testing.T) {
+	for _, c := range []struct {
+		cfg  initConfig
+		want bool
+	}{
+		{initConfig{Writable: []string{"/home/u/src"}, Masked: []string{"/home/u/.ssh", "/home/u/src/.env"}}, false},
+		{initConfig{Writable: []string{"/home/u/.ssh/work"}, Masked: []string{"/home/u/.ssh"}}, true},
+		{initConfig{Writable: []string{"/home/u/.ssh"}, Masked: []string{"/home/u/.ssh"}}, true},
+		{initConfig{StageLower: "/srv/secret/repo", Masked: []string{"/srv/secret"}}, true},
+		{initConfig{Scratch: []string{"/home/u/.cache/x"}, Masked: []string{"/home/u/.cache"}}, true},
+		{initConfig{Writable: []string{"/home/u/.sshx"}, Masked: []string{"/home/u/.ssh"}}, false},
+	} {
+		if got := mountsUnderMask(&c.cfg); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.cfg, got, c.want)
+		}
+	}
+}
+
+// TestWarmStageMasksAhead: a warm stage masks the hinted run's masked
+// paths that fall in its view ahead; the next run with the same view and
+// masks cannot read the masked file, and when the file is replaced after
+// the stage masked it (renamed away, a new one written at its path: the
+// mask stays on the old one), the run masks the new one too, and cannot
+// read it either. Control: the new file is readable outside.
+func TestWarmStageMasksAhead(t *testing.T) {
+	requireLinuxBackend(t)
+	old := spawnerThreshold
+	spawnerThreshold = 1 << 62 // PID 1 itself, never the spawn stage
+	t.Cleanup(func() { spawnerThreshold = old })
+	useReexec(t)
+	keepWarm(t) // warm_linux_test.go
+	w := newWorld(t)
+	shared := outsideDir(t)
+	secret := filepath.Join(shared, "secret")
+	if err := os.WriteFile(secret, []byte("FIRST-"+w.marker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Argv: []string{"sh", "-c", "cat " + secret + "; echo end"}, Dir: w.work, Writable: []string{w.work},
+		Readable: []string{shared}, Masked: []string{secret}}
+	kind := kindOf(BackendLinux)
+	check := func(name string, wantAhead bool) {
+		t.Helper()
+		out, output := run(t, spec)
+		if !strings.Contains(output, "end") || strings.Contains(output, w.marker) {
+			t.Errorf("%s: exit %d, read the masked file:\n%s", name, out.ExitCode, output)
+		}
+		if got := boundAhead(t, out); wantAhead && !got {
+			t.Errorf("%s: not bound ahead", name)
+		}
+	}
+	check("first run", false)
+	awaitStageWaitsForConfig(t, waitWarm(t, kind))
+	check("second run", true)
+
+	awaitStageWaitsForConfig(t, waitWarm(t, kind))
+	if err := os.Rename(secret, secret+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("SECOND-"+w.marker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("after the masked file was replaced", true)
+	if got := control(t, w.work, "cat", secret); !strings.Contains(got, "SECOND-"+w.marker) {
+		t.Fatalf("control read %q", got)
 	}
 }

@@ -83,6 +83,10 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	mechs = append(mechs, mountScratch(cfg, nr)...) // scratch_linux.go
 	var masked []string
 	for _, m := range cfg.Masked {
+		if hintUsed && maskedAhead(nr(m)) { // rootfs_hint_linux.go
+			masked = append(masked, m)
+			continue
+		}
 		if err := mask(nr(m)); err != nil {
 			return nil, nil, fmt.Errorf("mask %s: %w", m, err)
 		}

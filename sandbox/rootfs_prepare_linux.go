@@ -49,6 +49,9 @@ var prepared struct {
 	sysErr    error
 	sysFailed []string
 	bootErr   error
+	// hideIDs are the mask source's empty file and directory, which a
+	// masked path shows (maskedAhead, rootfs_hint_linux.go).
+	hideIDs [2]viewID
 }
 
 // prepareRoot builds the prepared pieces on a fresh tmpfs over /tmp and
@@ -182,6 +185,13 @@ func prepareHide(dir string) error {
 	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 	if err := unix.Mount("", dir, "", flags, ""); err != nil {
 		return fmt.Errorf("seal mask source: %w", err)
+	}
+	for i, p := range []string{dir + "/file", dir + "/dir"} {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return fmt.Errorf("mask source: %w", err)
+		}
+		prepared.hideIDs[i] = viewID{state: viewBound, dev: st.Dev, ino: st.Ino}
 	}
 	return nil
 }
