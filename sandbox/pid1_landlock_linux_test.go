@@ -13,13 +13,27 @@ import (
 // linux tier's second line allows: the writable root, /tmp, /dev/shm and
 // /dev/null work; a file the mounts leave writable but no rule covers
 // (the process's own /proc/self/oom_score_adj) is refused, and so is
-// signalling PID 1 (outside the command's domain; ABI 6 scopes). Controls:
-// the same write and signal work uncontained.
+// signalling PID 1 (outside the command's domain; ABI 6 scopes); on a
+// cold stage and on warm ones, whose prepared mounts a root bound ahead
+// takes. Controls: the same write and signal work uncontained.
 func TestLinuxTierLandlockSecondLine(t *testing.T) {
 	requireLinuxBackend(t)
 	if landlockABI() < 1 {
 		t.Skip("the kernel has no Landlock")
 	}
+	old := spawnerThreshold
+	spawnerThreshold = 1 << 62 // PID 1 itself, never the spawn stage
+	t.Cleanup(func() { spawnerThreshold = old })
+	t.Run("cold", secondLine)
+	t.Run("warm", func(t *testing.T) {
+		keepWarm(t) // warm_linux_test.go
+		for i := 0; i < 3; i++ {
+			secondLine(t)
+		}
+	})
+}
+
+func secondLine(t *testing.T) {
 	work := outsideDir(t)
 	script := `set -u
 for f in ` + filepath.Join(work, "w") + ` /tmp/w /dev/shm/w; do echo x > "$f" && echo "wrote $f"; done

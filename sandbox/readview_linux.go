@@ -10,33 +10,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mountRoot fills /newroot (the interim root's mount point of the private
-// root). With a read view, the private root is the tmpfs prepareRoot
-// mounted there, holding read-only bind mounts of the view's roots and
-// nothing else of the host; without one, the whole host root is bound
-// read-only over it.
+// mountRoot fills the private root (privateRoot, in the interim root).
+// With a read view, the private root is a tmpfs holding read-only bind
+// mounts of the view's roots and nothing else of the host (the plain one
+// prepareRoot mounted, or one bound ahead from a hint); without one, the
+// whole host root is bound read-only over the plain one.
 func mountRoot(cfg *initConfig) (Mechanism, error) {
 	if len(cfg.ReadView) == 0 {
-		if err := unix.Mount(hostRoot, "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err := unix.Mount(hostRoot, privateRoot, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return Mechanism{}, fmt.Errorf("bind host root: %w", err)
 		}
-		if err := readOnlyTree("/newroot"); err != nil {
+		if err := readOnlyTree(privateRoot); err != nil {
 			return Mechanism{}, fmt.Errorf("make host root read-only: %w", err)
 		}
 		return Mechanism{"readonly-root", StateApplied, "host root bound read-only, nosuid, nodev"}, nil
 	}
-	// /newroot is a tmpfs holding proc, dev and tmp already (prepareRoot),
-	// or one prepared from a hint holds the run's view already
-	// (rootfs_hint_linux.go).
-	bound, ahead, err := useHintedView(cfg)
-	if err != nil {
-		return Mechanism{}, err
-	}
-	how := ""
-	if ahead {
-		how = " (bound ahead of the run, from its hint)"
-	} else if bound, err = bindView("/newroot", cfg.ReadView, cfg.ViewLinks, cfg.Network, nil); err != nil {
-		return Mechanism{}, err
+	// The plain private root is a tmpfs with the mount points of the
+	// fresh mounts (prepareRoot); one bound ahead from a hint holds the
+	// run's view already (rootfs_hint_linux.go).
+	bound, ahead := useHintedView(cfg)
+	how := " (bound ahead of the run, from its hint)"
+	if !ahead {
+		how = ""
+		var err error
+		if bound, err = bindView(privateRoot, cfg.ReadView, cfg.ViewLinks, cfg.Network, nil); err != nil {
+			return Mechanism{}, err
+		}
 	}
 	return Mechanism{"read-view", StateApplied, fmt.Sprintf("private root holds only %d read-only paths%s: system directories, workspace, writable roots, toolchains; every home's other contents absent", bound, how)}, nil
 }
@@ -114,7 +113,7 @@ func sealRoot(cfg *initConfig) error {
 	if len(cfg.ReadView) == 0 {
 		return nil
 	}
-	if err := unix.Mount("", "/newroot", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+	if err := unix.Mount("", privateRoot, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
 		return fmt.Errorf("seal private root: %w", err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -35,12 +34,8 @@ import (
 const rootHintArg = "--root-hint"
 
 // hintedRoot is where the hinted view is bound, on the interim work
-// tmpfs; hintedAside is where the plain private root goes when the run
-// takes the hinted one.
-const (
-	hintedRoot  = workDir + "/view"
-	hintedAside = workDir + "/plain"
-)
+// tmpfs, next to the plain private root.
+const hintedRoot = workDir + "/view"
 
 // linuxRootHint is PID 1's arguments carrying cfg's view as a hint.
 func linuxRootHint(cfg *initConfig) []string {
@@ -144,8 +139,23 @@ func prebindView(args []string) {
 	if err != nil {
 		return
 	}
-	// The masks that fall in the view (those below /proc, /dev, /tmp and
-	// a fresh /sys find nothing here yet); the run's build checks each
+	// The fresh mounts go in too (a run that does not take this root
+	// moves them on to its own, movePiece), the fresh sysfs only for a
+	// run without network, whose view leaves /sys to it.
+	pieces := []string{"/proc", "/dev", "/tmp"}
+	if !h.network && prepared.sysErr == nil {
+		var st unix.Stat_t
+		if unix.Stat(hintedRoot+"/sys", &st) == nil {
+			pieces = append(pieces, "/sys")
+		}
+	}
+	for _, d := range pieces {
+		if unix.Mount(preDir+d, hintedRoot+d, "", unix.MS_MOVE, "") != nil {
+			return
+		}
+		prepared.at[d] = hintedRoot
+	}
+	// The masks that fall in this root; the run's build checks each
 	// (maskedAhead) and masks again what is not masked then.
 	for _, m := range h.masked {
 		if maskFrom(hideSrc, hintedRoot+m) != nil {
@@ -159,29 +169,18 @@ func prebindView(args []string) {
 	}{h, ids, bound}
 }
 
-// useHintedView makes the view bound from the hint the private root at
-// /newroot if it fits the run (see the top of this file): the plain
-// private root is moved aside onto the work tmpfs and the hinted one in
-// its place. It returns the number of paths bound, and false when the
-// run's view must be bound from its config. Only an error of the moves
-// themselves fails the run.
-func useHintedView(cfg *initConfig) (int, bool, error) {
+// useHintedView makes the view bound from the hint the run's private root
+// (privateRoot) if it fits the run (see the top of this file). It returns
+// the number of paths bound, and false when the run's view must be bound
+// from its config into the plain private root.
+func useHintedView(cfg *initConfig) (int, bool) {
 	hv := hinted
 	hinted = nil
 	if hv == nil || !hintFits(hostRoot, hv.hint, hv.ids, cfg) || mountsUnderMask(cfg) {
-		return 0, false, nil
+		return 0, false
 	}
-	if err := unix.Mkdir(hintedAside, 0o755); err != nil {
-		return 0, false, fmt.Errorf("hinted view: %w", err)
-	}
-	if err := unix.Mount("/newroot", hintedAside, "", unix.MS_MOVE, ""); err != nil {
-		return 0, false, fmt.Errorf("hinted view: move the plain root aside: %w", err)
-	}
-	if err := unix.Mount(hintedRoot, "/newroot", "", unix.MS_MOVE, ""); err != nil {
-		return 0, false, fmt.Errorf("hinted view: move it in: %w", err)
-	}
-	hintUsed = true
-	return hv.bound, true, nil
+	privateRoot, hintUsed = hintedRoot, true
+	return hv.bound, true
 }
 
 // hintFits reports whether the run asks for exactly the hinted view and

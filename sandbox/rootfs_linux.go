@@ -38,9 +38,9 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	}
 	mechs = append(mechs, rootMech)
 
-	nr := func(p string) string { return filepath.Join("/newroot", p) }
+	nr := func(p string) string { return filepath.Join(privateRoot, p) }
 	for _, d := range []string{"/proc", "/dev", "/tmp"} {
-		if err := unix.Mount(preDir+d, nr(d), "", unix.MS_MOVE, ""); err != nil {
+		if err := movePiece(d); err != nil {
 			return nil, nil, fmt.Errorf("mount %s: %w", d, err)
 		}
 	}
@@ -101,7 +101,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 		if cfg.StageLower != "" {
 			write = append(write, cfg.StageLower)
 		}
-		addRunRules("/newroot", write, nr)
+		addRunRules(privateRoot, write, nr)
 	}
 	if err := sealRoot(cfg); err != nil {
 		return nil, nil, err
@@ -282,4 +282,18 @@ func hiddenByPrivateTmp(cfg *initConfig) bool {
 		}
 	}
 	return true
+}
+
+// movePiece moves the fresh mount d (/proc, /dev, /tmp, /sys) from where
+// prepareRoot left it into the private root, unless it is there already
+// (bound ahead into the root the run took, rootfs_hint_linux.go).
+func movePiece(d string) error {
+	if prepared.at[d] == privateRoot {
+		return nil
+	}
+	if err := unix.Mount(prepared.at[d]+d, privateRoot+d, "", unix.MS_MOVE, ""); err != nil {
+		return err
+	}
+	prepared.at[d] = privateRoot
+	return nil
 }

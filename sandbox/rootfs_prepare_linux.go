@@ -36,7 +36,17 @@ const (
 	// preDir holds proc, dev, tmp and sys, each ready to be moved into
 	// the private root.
 	preDir = workDir + "/pre"
+	// plainRoot is the private root of a run without a view bound ahead
+	// (rootfs_hint_linux.go): a tmpfs with the fresh mounts' mount
+	// points, or the host root bound over it (mountRoot). Whichever
+	// private root the run takes is moved out of workDir before workDir
+	// is detached (switchRoot).
+	plainRoot = workDir + "/root"
 )
+
+// privateRoot is where the run's private root is built in the interim
+// root: plainRoot, or the one bound ahead from a hint (useHintedView).
+var privateRoot = plainRoot
 
 // prepared is what prepareRoot did: err fails the run's setup; sysErr
 // (no fresh sysfs: the stage shares the host's network namespace, or the
@@ -49,6 +59,9 @@ var prepared struct {
 	sysErr    error
 	sysFailed []string
 	bootErr   error
+	// at says where each fresh mount (/proc, /dev, /tmp, /sys) is: below
+	// preDir, or already in the private root bound ahead (prebindView).
+	at map[string]string
 	// hideIDs are the mask source's empty file and directory, which a
 	// masked path shows (maskedAhead, rootfs_hint_linux.go).
 	hideIDs [2]viewID
@@ -81,26 +94,25 @@ func prepareInterim(hint []string) error {
 	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
 		return fmt.Errorf("mount interim root: %w", err)
 	}
-	for _, d := range []string{"/newroot", workDir} {
-		if err := unix.Mkdir(base+d, 0o755); err != nil {
-			return fmt.Errorf("interim root %s: %w", d, err)
-		}
+	prepared.at = map[string]string{"/proc": preDir, "/dev": preDir, "/tmp": preDir, "/sys": preDir}
+	if err := unix.Mkdir(base+workDir, 0o755); err != nil {
+		return fmt.Errorf("interim root %s: %w", workDir, err)
 	}
 	if err := unix.Mount("tmpfs", base+workDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
 		return fmt.Errorf("mount interim work: %w", err)
 	}
-	for _, d := range []string{hostRoot, hideSrc, preDir, preDir + "/proc", preDir + "/dev", preDir + "/tmp", preDir + "/sys"} {
+	for _, d := range []string{hostRoot, hideSrc, plainRoot, preDir, preDir + "/proc", preDir + "/dev", preDir + "/tmp", preDir + "/sys"} {
 		if err := unix.Mkdir(base+d, 0o755); err != nil {
 			return fmt.Errorf("interim root %s: %w", d, err)
 		}
 	}
 	// The private root of a run with a read view (mountRoot): a tmpfs
 	// with the mount points of the fresh mounts.
-	if err := unix.Mount("tmpfs", base+"/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+	if err := unix.Mount("tmpfs", base+plainRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return fmt.Errorf("mount private root: %w", err)
 	}
 	for _, d := range []string{"/proc", "/dev", "/tmp"} {
-		if err := unix.Mkdir(base+"/newroot"+d, 0o755); err != nil {
+		if err := unix.Mkdir(base+plainRoot+d, 0o755); err != nil {
 			return fmt.Errorf("private root %s: %w", d, err)
 		}
 	}
@@ -145,8 +157,10 @@ func prepareInterim(hint []string) error {
 		return fmt.Errorf("interim root: %w", err)
 	}
 	prepared.interim = fd
-	prebindView(hint)
+	// The Landlock rules for the prepared /tmp, /dev/shm and devices are
+	// made from them here, before a hinted root may take them.
 	preparePID1Rules(preDir) // pid1_landlock_linux.go
+	prebindView(hint)
 	if err := unix.Chroot(hostRoot); err != nil {
 		return fmt.Errorf("host root: %w", err)
 	}
@@ -230,16 +244,17 @@ func setupDev(dev, hostDev string) error {
 	return nil
 }
 
-// switchRoot makes /newroot this process's root and returns detach,
+// switchRoot makes privateRoot this process's root and returns detach,
 // which leaves nothing else reachable: one detach of workDir takes the
 // host's tree and every interim mount (one RCU grace period, which any
 // unmount waits for; PID 1 overlaps it with its fork thread's
 // restrictions, pid1_fork_linux.go). Before it, the private root is moved
-// over the interim root's own root and becomes this process's root. Not
-// pivot_root, which visits every thread of the machine to move the roots
-// of those that used the old one (none here). Below the private root only
-// the interim tmpfs is left, read-only, holding the mount point of
-// workDir and, once detach has run, nothing but two empty directories;
+// (from workDir, where it was built) over the interim root's own root and
+// becomes this process's root. Not pivot_root, which visits every thread
+// of the machine to move the roots of those that used the old one (none
+// here). Below the private root only the interim tmpfs is left,
+// read-only, holding the mount point of workDir and, once detach has run,
+// nothing but that empty directory;
 // reaching it would take chroot, which the command can neither do (no
 // capabilities) nor call (seccomp). detach finds workDir through a
 // descriptor opened before the move: no path of the new root leads there.
@@ -265,7 +280,7 @@ func switchRoot() (detach func() error, err error) {
 	}, nil
 }
 
-// enterPrivateRoot seals the interim root, moves /newroot over it and
+// enterPrivateRoot seals the interim root, moves privateRoot over it and
 // changes this process's root and working directory to it.
 func enterPrivateRoot() error {
 	// What is left below the private root is read-only too.
@@ -273,7 +288,7 @@ func enterPrivateRoot() error {
 	if err := unix.Mount("", "/", "", flags, ""); err != nil {
 		return fmt.Errorf("seal interim root: %w", err)
 	}
-	if err := unix.Chdir("/newroot"); err != nil {
+	if err := unix.Chdir(privateRoot); err != nil {
 		return fmt.Errorf("chdir new root: %w", err)
 	}
 	if err := unix.Mount(".", "/", "", unix.MS_MOVE, ""); err != nil {

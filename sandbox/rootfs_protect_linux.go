@@ -255,12 +255,12 @@ func setMountAttr(p string, attr uint64) error {
 func hideHostInfo(cfg *initConfig) []Mechanism {
 	var notes, failed []string
 	fresh := false
-	if _, err := os.Stat("/newroot/sys"); err != nil {
+	if _, err := os.Stat(privateRoot + "/sys"); err != nil {
 		// Not in this root's view at all: nothing of the host to hide.
 	} else if !cfg.Network {
 		err := prepared.sysErr
 		if err == nil {
-			err = unix.Mount(preDir+"/sys", "/newroot/sys", "", unix.MS_MOVE, "")
+			err = movePiece("/sys") // rootfs_linux.go
 		}
 		if err != nil {
 			failed = append(failed, "fresh sysfs: "+err.Error())
@@ -273,7 +273,7 @@ func hideHostInfo(cfg *initConfig) []Mechanism {
 	if !fresh {
 		// The host's sysfs (network on), or what the view binds of it.
 		for _, p := range sysfsMasked {
-			if err := mask("/newroot" + p); err != nil {
+			if err := mask(privateRoot + p); err != nil {
 				failed = append(failed, p+": "+err.Error())
 			}
 		}
