@@ -71,7 +71,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus), f
 func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus), ft *forkThread) int {
 	more, err := ft.restrictForkThread(cfg)
 	if err == nil {
-		err = awaitGo()
+		err = ft.joinRun() // pid1_fork_linux.go; mostly done early
 	}
 	var absent []string
 	var path string

@@ -63,6 +63,9 @@ func initMain() int {
 	if err != nil {
 		return fail(err)
 	}
+	if !needsExecStage(&cfg) {
+		ft.joinEarly() // the fork thread joins the run's cgroups meanwhile
+	}
 
 	mechs := []Mechanism{
 		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", cfg.HostUID)},

@@ -36,14 +36,23 @@ import (
 // forkThread is PID 1's locked thread for the command's fork.
 type forkThread struct {
 	// wake: a pipe on which the main thread writes one byte when the
-	// thread's job is posted and one when the host tree is detached;
-	// the thread sleeps in read(2) on it. Not a Go channel: a goroutine
-	// locked to a sleeping thread is woken through another of the
-	// runtime's threads (two wake-ups, about 0.1 ms in a virtual
-	// machine); a read is woken by the kernel directly.
+	// run's config has come (joinEarly), one when the thread's job is
+	// posted and one when the host tree is detached; the thread sleeps
+	// in read(2) on it. Not a Go channel: a goroutine locked to a
+	// sleeping thread is woken through another of the runtime's threads
+	// (two wake-ups, about 0.1 ms in a virtual machine); a read is woken
+	// by the kernel directly.
 	wake    [2]int
 	wakeErr error
 	job     atomic.Pointer[func()]
+	// joinPosted: the run's config has come and the command will be
+	// forked from this thread, which may join the run's cgroups now.
+	joinPosted atomic.Bool
+	// joined and joinErr: the thread joined the run's cgroups (awaitGo)
+	// while the main thread built the root; written and read on the
+	// thread only.
+	joined  bool
+	joinErr error
 	// detached is the result of detaching the host tree (the last step
 	// of the root's build), which the command's fork waits for.
 	detached atomic.Pointer[error]
@@ -66,9 +75,37 @@ func startForkThread() *forkThread {
 func (ft *forkThread) loop() {
 	runtime.LockOSThread() // never unlocked: the thread is restricted
 	ft.early = restrictEarly()
-	if ft.await() == nil {
-		(*ft.job.Load())()
+	for ft.await() == nil {
+		if job := ft.job.Load(); job != nil {
+			(*job)()
+			return
+		}
+		if ft.joinPosted.Load() && !ft.joined {
+			ft.joinErr, ft.joined = awaitGo(), true // stage_handshake_linux.go
+		}
 	}
+}
+
+// joinEarly tells the fork thread that the run's config has come and
+// that the command will be forked from it: it joins the run's cgroups
+// (the caller's "go", then the v1 "tasks" writes) while this thread
+// builds the root.
+func (ft *forkThread) joinEarly() {
+	if ft.wakeErr == nil {
+		ft.joinPosted.Store(true)
+		_ = ft.signal() // on failure the job joins them itself
+	}
+}
+
+// joinRun joins the run's cgroups from the fork thread, unless it did so
+// early (joinEarly), and returns how that went.
+func (ft *forkThread) joinRun() error {
+	if ft.joined {
+		return ft.joinErr
+	}
+	ft.joined = true
+	ft.joinErr = awaitGo()
+	return ft.joinErr
 }
 
 // await sleeps until the main thread's next byte.
@@ -118,13 +155,16 @@ func (ft *forkThread) runOnForkThread(f func(*forkThread) int, detach func() err
 // awaitDetached waits, on the fork thread, until the main thread has
 // detached the host tree, and returns how that went.
 func (ft *forkThread) awaitDetached() error {
-	if p := ft.detached.Load(); p != nil {
-		return *p
+	for {
+		if p := ft.detached.Load(); p != nil {
+			return *p
+		}
+		// A byte read here may be an earlier one the job's start
+		// overtook (joinEarly's): the loop reads on.
+		if err := ft.await(); err != nil {
+			return err
+		}
 	}
-	if err := ft.await(); err != nil {
-		return err
-	}
-	return *ft.detached.Load()
 }
 
 // restrictForkThread completes the fork thread's restrictions with what
