@@ -20,13 +20,17 @@ import (
 //
 // Each of them is per thread and binds only the fork thread: PID 1's main
 // thread keeps its capabilities and may still mount, since it builds the
-// private root after the config (setupRoot). Once the root is built, the
-// main thread hands the rest of the run to the fork thread (runOnForkThread),
-// which applies what depends on the run (the rlimits that cannot hurt PID
-// 1, Landlock, an empty capability set), forks the command, which inherits
-// all of it, and reaps. The exec stage, where the run needs one, is still
-// started from the main thread, which none of the early restrictions
-// bind: it restricts itself in full.
+// private root after the config (setupRoot). When the config has come,
+// the fork thread joins the run's cgroups (joinEarly) while the main
+// thread builds the root; once the root is built, the main thread hands
+// the rest of the run to the fork thread (runOnForkThread) and detaches
+// the host tree meanwhile. The fork thread applies what depends on the
+// run (the rlimits that cannot hurt PID 1, the Landlock ruleset the main
+// thread built, pid1_landlock_linux.go, an empty capability set), waits
+// for the detach, forks the command, which inherits all of it, and reaps.
+// The exec stage, where the run needs one, is still started from the main
+// thread, which none of the early restrictions bind: it restricts itself
+// in full.
 //
 // The Go runtime never creates a thread by cloning a locked one (it hands
 // the clone to its template thread), so no thread of the runtime inherits
@@ -171,8 +175,8 @@ func (ft *forkThread) awaitDetached() error {
 // depends on the run, in the order restrictSelf applies them: the rlimits
 // that cannot hurt PID 1 (core, open files, CPU; never address space or
 // processes, which take the exec stage), Landlock, and the empty
-// capability set after it (Landlock's rules are made with PID 1's access
-// to their paths). Any early restriction that failed fails the run here.
+// capability set last. Any early restriction that failed fails the run
+// here.
 func (ft *forkThread) restrictForkThread(cfg *initConfig) ([]Mechanism, error) {
 	e := ft.early
 	if e == nil {

@@ -17,15 +17,21 @@ import (
 // runner's is, tier_landlock_hint_linux.go). A server's runs mostly share
 // one view, so the next run finds its view bound. The hint is only a
 // guess: the root bound from it is used only if the run's config asks
-// for exactly the same view (paths, the links among them, and the
-// network choice, which decides what happens below /sys), and only if
-// every view path still names the very file that was bound there (same
-// device and inode; a path missing then must still be missing). Anything
-// else, and the run's view is bound from its config into the plain
-// private root as for a cold start; the hinted root lies on the interim
-// work tmpfs, which the root's final detach removes with everything else
-// there. Everything else of the root (writable roots, masks, the stage,
-// the fresh mounts) is built from the config either way.
+// for exactly the same view (paths, the links among them, the masked
+// paths, and the network choice, which decides what happens below /sys),
+// mounts nothing at or below a masked path, and only if every view path
+// still names the very file that was bound there (same device and inode;
+// a path missing then must still be missing). Anything else, and the
+// run's view is bound from its config into the plain private root as for
+// a cold start; the hinted root lies on the interim work tmpfs, which the
+// root's final detach removes with everything else there. The hinted root
+// also takes the fresh mounts (/proc, /dev, /tmp, and /sys without
+// network; a run that does not take it moves them on) and the masks that
+// fall in it, each of which the run's build checks (maskedAhead): a masked
+// path that does not show the mask source then (the file was replaced) is
+// masked again. The rest of the root (writable roots, protected
+// directories, the stage, scratch layers) is built from the config either
+// way.
 
 // rootHintArg introduces the hint among PID 1's arguments: rootHintArg,
 // "0" or "1" (network), the number of view paths, the paths, the number
