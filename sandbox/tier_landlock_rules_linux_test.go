@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -169,10 +170,14 @@ func TestWarmRunnerSignalledBeforeItsRun(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	// Gone when every thread is: the main thread may be a zombie while
+	// another still runs and holds the status pipe open, and a runner
+	// claimed then (dying, not idle yet) only makes the caller start
+	// its run again, cold.
 	deadline = time.Now().Add(30 * time.Second)
-	for st := procState(pid); st != 'Z' && st != 0; st = procState(pid) {
+	for !threadsGone(pid) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the warm runner %d still runs (state %c) after SIGTERM", pid, st)
+			t.Fatalf("the warm runner %d still runs (state %c) after SIGTERM", pid, procState(pid))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -192,6 +197,30 @@ func TestWarmRunnerSignalledBeforeItsRun(t *testing.T) {
 	if out.ExitCode != 0 || !strings.Contains(output, "ran") {
 		t.Fatalf("control on a warm runner: exit %d: %q", out.ExitCode, output)
 	}
+}
+
+// threadsGone reports whether no thread of process pid is left but a
+// zombie main thread.
+func threadsGone(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true
+	}
+	for _, e := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name()))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) STATE …; comm may hold spaces or parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) {
+			continue
+		}
+		if st := b[i+2]; st != 'Z' && st != 'X' {
+			return false
+		}
+	}
+	return true
 }
 
 // catchesSignal reports whether process pid has a handler for sig
