@@ -17,8 +17,8 @@ const scratchBase = workDir + "/scratch"
 // mountScratch layers each of cfg.Scratch in the private root: an overlay
 // whose lower layer is the host directory (never written) and whose upper
 // layer lives on a private tmpfs that vanishes with the run. It must run
-// after pivoting into the interim root (the host is at hostRoot, the new
-// root at /newroot). A directory that cannot be layered stays as the read
+// on the interim root, while the host is still at hostRoot and the new
+// root is being built (nr names a path in it). A directory that cannot be layered stays as the read
 // view shows it, read-only, and leaves cfg.Scratch, so only layered ones
 // are granted writes by Landlock. The kernel needs overlayfs in user
 // namespaces (Linux 5.11).
