@@ -110,26 +110,40 @@ func homeMaskTargets() []string {
 			paths = append(paths, m)
 		}
 	}
+	out, reusable := expandStamped(paths, stamps)
+	homeMasks.home, homeMasks.stamps, homeMasks.out = home, stamps, nil
+	if reusable {
+		homeMasks.out = out
+	}
+	return out
+}
+
+// expandStamped expands paths as maskTargets does (each that exists, and
+// its resolved target), after adding to stamps the modification time of
+// the directory holding each path and each target: an entry created,
+// removed, renamed or relinked there changes it. It also says whether
+// the expansion may be reused while the stamps hold: not while one is so
+// recent that the clock's granularity could give a later change the same
+// time.
+func expandStamped(paths []string, stamps map[string]int64) (out []string, reusable bool) {
 	for _, p := range paths {
-		if d := filepath.Dir(p); stamps[d] == 0 {
-			stamps[d] = mtime(d)
+		for _, q := range []string{p, resolved(p)} {
+			if d := filepath.Dir(q); q != "" && stamps[d] == 0 {
+				stamps[d] = mtime(d)
+			}
 		}
 	}
 	seen := map[string]bool{}
-	var out []string
 	for _, p := range paths {
 		out = addMask(out, seen, p)
 	}
-	homeMasks.home, homeMasks.stamps, homeMasks.out = home, stamps, out
-	// A time the clock's granularity could repeat for a later change
-	// proves nothing yet: not reused until it is old enough.
 	recent := time.Now().Add(-stampGrain).UnixNano()
 	for _, t := range stamps {
 		if t > recent {
-			homeMasks.out = nil
+			return out, false
 		}
 	}
-	return out
+	return out, true
 }
 
 // stampGrain bounds the granularity of file times (a coarse clock tick).

@@ -23,24 +23,33 @@ func TestMaskTargetsFollowChanges(t *testing.T) {
 	if has(aws) || has(gcloud) {
 		t.Fatal("masked before it exists")
 	}
-	steps := []struct {
-		name   string
-		change func()
-		path   string
-		want   bool
-	}{
+	followSteps(t, has, aws, []maskStep{
 		{"created in the home", func() { os.Mkdir(aws, 0o700) }, aws, true},
 		{"created in .config", func() { os.MkdirAll(gcloud, 0o700) }, gcloud, true},
 		{"removed", func() { os.Remove(aws) }, aws, false},
 		{"a symlink's target", func() { os.Symlink(elsewhere, kube) }, elsewhere, true},
 		{"relinked", func() { os.Remove(kube); os.Symlink(home, kube) }, elsewhere, false},
-	}
+	})
+}
+
+// maskStep is a change to the file tree and whether path is masked after.
+type maskStep struct {
+	name   string
+	change func()
+	path   string
+	want   bool
+}
+
+// followSteps makes each change right after a call to has (same clock
+// tick) and checks the next call sees it, then checks the state again
+// once the cache could have settled. any is a path whose lookup
+// populates the cache.
+func followSteps(t *testing.T, has func(string) bool, any string, steps []maskStep) {
+	t.Helper()
 	for _, s := range steps {
-		// Once right after the previous call (same tick) and once after
-		// the cache could have settled.
 		for _, wait := range []time.Duration{0, 2 * stampGrain} {
 			time.Sleep(wait)
-			has(aws) // populate the cache
+			has(any) // populate the cache
 			s.change()
 			if got := has(s.path); got != s.want {
 				t.Fatalf("%s (after %v): masked %v, want %v", s.name, wait, got, s.want)

@@ -4,10 +4,8 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 )
 
 // fixedMasks is the last expansion of etcSecrets and this program's own
@@ -35,24 +33,10 @@ func fixedMaskTargets() []string {
 	}
 	stamps := map[string]int64{"/home": mtime("/home"), "/etc/passwd": mtime("/etc/passwd")}
 	paths := append(append([]string{}, etcSecrets...), ownStateDirs()...)
-	for _, p := range paths {
-		for _, q := range []string{p, resolved(p)} {
-			if d := filepath.Dir(q); q != "" && stamps[d] == 0 {
-				stamps[d] = mtime(d)
-			}
-		}
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range paths {
-		out = addMask(out, seen, p)
-	}
-	fixedMasks.key, fixedMasks.stamps, fixedMasks.out = key, stamps, out
-	recent := time.Now().Add(-stampGrain).UnixNano()
-	for _, t := range stamps {
-		if t > recent {
-			fixedMasks.out = nil
-		}
+	out, reusable := expandStamped(paths, stamps) // masks.go
+	fixedMasks.key, fixedMasks.stamps, fixedMasks.out = key, stamps, nil
+	if reusable {
+		fixedMasks.out = out
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 )
 
 // TestFixedMaskTargetsFollowChanges: the expansion of /etc's secrets and
@@ -26,29 +25,13 @@ func TestFixedMaskTargetsFollowChanges(t *testing.T) {
 	if has(state) || has(filepath.Join(cfg, "ioh")) {
 		t.Fatal("masked before it exists")
 	}
-	steps := []struct {
-		name   string
-		change func()
-		path   string
-		want   bool
-	}{
+	followSteps(t, has, state, []maskStep{ // masks_cache_test.go
 		{"state directory created", func() { os.Mkdir(state, 0o700) }, state, true},
 		{"config directory created", func() { os.MkdirAll(filepath.Join(cfg, "ioh"), 0o700) }, filepath.Join(cfg, "ioh"), true},
 		{"removed", func() { os.Remove(state) }, state, false},
 		{"a symlink's target", func() { os.Symlink(elsewhere, state) }, elsewhere, true},
 		{"relinked", func() { os.Remove(state); os.Symlink(parent, state) }, elsewhere, false},
-	}
-	for _, s := range steps {
-		for _, wait := range []time.Duration{0, 2 * stampGrain} {
-			time.Sleep(wait)
-			has(state) // populate the cache
-			s.change()
-			if got := has(s.path); got != s.want {
-				t.Fatalf("%s (after %v): masked %v, want %v", s.name, wait, got, s.want)
-			}
-			s.change = func() {}
-		}
-	}
+	})
 	for _, p := range []string{"/etc/shadow", "/etc/gshadow"} {
 		if _, err := os.Lstat(p); err == nil && !has(p) {
 			t.Errorf("%s is not among the fixed masks", p)
