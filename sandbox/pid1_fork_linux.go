@@ -191,13 +191,9 @@ func (ft *forkThread) restrictForkThread(cfg *initConfig) ([]Mechanism, error) {
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
 	mechs = append(mechs, enforcePID1Rules()) // pid1_landlock_linux.go
 	mechs = append(mechs, e.seccomp)
-	err := e.boundErr
-	if err == nil {
-		err = capsetEmpty()
-	}
-	cm, err := capsDropped(cfg, err) // landlock_linux.go
+	cm, err := e.dropCaps(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("drop capabilities: %w", err)
+		return nil, err
 	}
 	return append(mechs, cm), nil
 }

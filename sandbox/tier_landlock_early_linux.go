@@ -95,15 +95,25 @@ func restrictRest(cfg *initConfig) ([]Mechanism, error) {
 		}
 		mechs = append(mechs, m)
 	}
+	cm, err := e.dropCaps(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return append(mechs, cm), nil
+}
+
+// dropCaps empties the thread's capability sets after the early
+// bounding-set drop (or with its error), as capsDropped judges it.
+func (e *earlyRestrictions) dropCaps(cfg *initConfig) (Mechanism, error) {
 	err := e.boundErr
 	if err == nil {
 		err = capsetEmpty()
 	}
 	cm, err := capsDropped(cfg, err) // landlock_linux.go
 	if err != nil {
-		return nil, fmt.Errorf("drop capabilities: %w", err)
+		return Mechanism{}, fmt.Errorf("drop capabilities: %w", err)
 	}
-	return append(mechs, cm), nil
+	return cm, nil
 }
 
 // dropBounding empties the calling thread's ambient and bounding
