@@ -131,7 +131,7 @@ func dropSpareDir() {
 	spareDir.dir = ""
 	spareDir.Unlock()
 	if d != "" {
-		removePrivate(d)
+		_ = os.RemoveAll(d) // not removePrivate: it may have been swapped for a link (takePrivateDir)
 	}
 }
 
