@@ -72,12 +72,7 @@ func TestContainProcesses(t *testing.T) {
 		if _, err := exec.LookPath("pgrep"); err != nil {
 			t.Skip("needs pgrep (procps)")
 		}
-		off := os.Getpid() % 99999
-		mark := fmt.Sprint(900000 + off)
-		// The script computes the mark so that only the daemon's own
-		// command line carries it, and returns once the daemon runs.
-		script := fmt.Sprintf(`m=$((900000 + %d)); setsid sleep $m >/dev/null 2>&1 </dev/null &
-for i in $(seq 1500); do pgrep -f "^sleep $m\$" >/dev/null && exit 0; sleep 0.02; done; exit 1`, off)
+		script, mark := daemonScript(0)
 		out, output := run(t, Spec{Argv: []string{"sh", "-c", script}})
 		if out.ExitCode != 0 {
 			t.Fatalf("contained daemon did not start: %s", output)
@@ -85,18 +80,35 @@ for i in $(seq 1500); do pgrep -f "^sleep $m\$" >/dev/null && exit 0; sleep 0.02
 		if pids := findProcs("sleep\x00" + mark); len(pids) > 0 {
 			t.Errorf("daemonised process outlived the run: pids %v", pids)
 		}
-		// Control: uncontained, the same daemon survives its parent.
-		control(t, "/", "sh", "-c", script)
-		pids := findProcs("sleep\x00" + mark)
-		for _, p := range pids {
-			if pr, err := os.FindProcess(p); err == nil {
-				pr.Kill()
-			}
-		}
-		if len(pids) == 0 {
-			t.Error("control: the uncontained daemon did not survive either, so the case proves nothing")
-		}
+		daemonOutlivesUncontained(t, script, mark)
 	})
+}
+
+// daemonScript is a shell script that starts a daemon (setsid sleep) and
+// returns once it runs, and the mark only the daemon's command line
+// carries (the script computes it); salt keeps tests' marks apart.
+func daemonScript(salt int) (script, mark string) {
+	off := os.Getpid()%99999 + salt
+	script = fmt.Sprintf(`m=$((900000 + %d)); setsid sleep $m >/dev/null 2>&1 </dev/null &
+for i in $(seq 1500); do pgrep -f "^sleep $m\$" >/dev/null && exit 0; sleep 0.02; done; exit 1`, off)
+	return script, fmt.Sprint(900000 + off)
+}
+
+// daemonOutlivesUncontained is the control of a daemon case: run
+// uncontained, the script's daemon outlives its parent (it is killed
+// after).
+func daemonOutlivesUncontained(t *testing.T, script, mark string) {
+	t.Helper()
+	control(t, "/", "sh", "-c", script)
+	pids := findProcs("sleep\x00" + mark)
+	for _, p := range pids {
+		if pr, err := os.FindProcess(p); err == nil {
+			pr.Kill()
+		}
+	}
+	if len(pids) == 0 {
+		t.Error("control: the uncontained daemon did not outlive its parent, so the case proves nothing")
+	}
 }
 
 // findProcs lists host pids whose command line contains needle.

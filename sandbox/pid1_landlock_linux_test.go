@@ -21,9 +21,7 @@ func TestLinuxTierLandlockSecondLine(t *testing.T) {
 	if landlockABI() < 1 {
 		t.Skip("the kernel has no Landlock")
 	}
-	old := spawnerThreshold
-	spawnerThreshold = 1 << 62 // PID 1 itself, never the spawn stage
-	t.Cleanup(func() { spawnerThreshold = old })
+	onlyPID1(t) // rootfs_hint_linux_test.go
 	t.Run("cold", secondLine)
 	t.Run("warm", func(t *testing.T) {
 		keepWarm(t) // warm_linux_test.go

@@ -185,14 +185,7 @@ func boundAhead(t *testing.T, out *Outcome) bool {
 // config and read the new directory, not the one bound ahead; a run with
 // another view does the same.
 func TestWarmStageRootHint(t *testing.T) {
-	requireLinuxBackend(t)
-	old := spawnerThreshold
-	spawnerThreshold = 1 << 62 // PID 1 itself, never the spawn stage
-	t.Cleanup(func() { spawnerThreshold = old })
-	useReexec(t)
-	keepWarm(t) // warm_linux_test.go
-	w := newWorld(t)
-	shared := outsideDir(t)
+	w, shared := warmPID1World(t)
 	if err := os.WriteFile(filepath.Join(shared, "mark"), []byte("first"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +266,7 @@ func TestMountsUnderMask(t *testing.T) {
 // mask stays on the old one), the run masks the new one too, and cannot
 // read it either. Control: the new file is readable outside.
 func TestWarmStageMasksAhead(t *testing.T) {
-	requireLinuxBackend(t)
-	old := spawnerThreshold
-	spawnerThreshold = 1 << 62 // PID 1 itself, never the spawn stage
-	t.Cleanup(func() { spawnerThreshold = old })
-	useReexec(t)
-	keepWarm(t) // warm_linux_test.go
-	w := newWorld(t)
-	shared := outsideDir(t)
+	w, shared := warmPID1World(t)
 	secret := filepath.Join(shared, "secret")
 	if err := os.WriteFile(secret, []byte("FIRST-"+w.marker), 0o644); err != nil {
 		t.Fatal(err)
@@ -313,4 +299,23 @@ func TestWarmStageMasksAhead(t *testing.T) {
 	if got := control(t, w.work, "cat", secret); !strings.Contains(got, "SECOND-"+w.marker) {
 		t.Fatalf("control read %q", got)
 	}
+}
+
+// warmPID1World sets a test up for warm linux-tier stages that are PID 1
+// itself (onlyPID1) and returns its world and a directory outside it.
+func warmPID1World(t *testing.T) (*world, string) {
+	t.Helper()
+	requireLinuxBackend(t)
+	onlyPID1(t)
+	useReexec(t)
+	keepWarm(t) // warm_linux_test.go
+	return newWorld(t), outsideDir(t)
+}
+
+// onlyPID1 makes the test's linux-tier runs start PID 1 itself, never the
+// spawn stage (which large callers such as a race-enabled test use).
+func onlyPID1(t *testing.T) {
+	old := spawnerThreshold
+	spawnerThreshold = 1 << 62
+	t.Cleanup(func() { spawnerThreshold = old })
 }
