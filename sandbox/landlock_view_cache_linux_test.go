@@ -16,6 +16,12 @@ import (
 // carved directory retargeted to the secret (the entry is dropped). The
 // control: unchanged inputs reuse the cached view.
 func TestRunViewFollowsChanges(t *testing.T) {
+	// The view also holds toolchains found from the environment and the
+	// machine's homes: the test's own, not the machine user's.
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("IOH_STATE_DIR", t.TempDir())
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
 	secret := filepath.Join(home, "secret")

@@ -92,6 +92,12 @@ func minimalSorted(ps []string) []string {
 // another working directory (a symlink, noted among the links) and
 // writable root.
 func TestLinuxViewRootsMatchUncached(t *testing.T) {
+	// The view also holds toolchains found from the environment and the
+	// machine's homes: the test's own, not the machine user's.
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("IOH_STATE_DIR", t.TempDir())
 	a, b := t.TempDir(), t.TempDir()
 	link := filepath.Join(t.TempDir(), "ws")
 	if err := os.Symlink(b, link); err != nil {
