@@ -181,17 +181,18 @@ func TestWarmRunnerSignalledBeforeItsRun(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	before := warmClaims.Load()
+	waitEnding(t, pid) // what claimWarm asks
 	out, output := runTier(t, spec)
 	if out.ExitCode != 0 || !strings.Contains(output, "ran") {
 		t.Fatalf("after the warm runner was signalled: exit %d: %q", out.ExitCode, output)
 	}
-	if warmClaims.Load() != before {
+	if lastWarmClaim.Load() == int64(pid) {
 		t.Fatal("the signalled warm runner was claimed")
 	}
-	waitWarm(t, kind)
+	next := waitWarm(t, kind)
+	before := warmClaims.Load()
 	out, output = runTier(t, spec)
-	if warmClaims.Load() != before+1 {
+	if warmClaims.Load() != before+1 || lastWarmClaim.Load() != int64(next) {
 		t.Fatal("control: the warm runner that was not signalled was not claimed")
 	}
 	if out.ExitCode != 0 || !strings.Contains(output, "ran") {

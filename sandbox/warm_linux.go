@@ -112,8 +112,14 @@ func (st *startedStage) discard() {
 // idle reports whether the stage is still alive and has said nothing: a
 // warm stage writes its first status line only after it has its config,
 // so anything readable on fd 4 (a line, or EOF because it died) means it
-// cannot serve a run.
+// cannot serve a run. EOF alone comes late or not at all for a stage
+// that is dying (its main thread has exited and another is on its way)
+// or whose file closes the kernel has deferred, so the stage's own state
+// is asked first (stageEnding).
 func (st *startedStage) idle() bool {
+	if stageEnding(st.cmd.Process.Pid) {
+		return false
+	}
 	rc, err := st.stR.SyscallConn()
 	if err != nil {
 		return false
@@ -125,6 +131,20 @@ func (st *startedStage) idle() bool {
 		quiet = err == nil && n == 0
 	})
 	return quiet
+}
+
+// stageEnding reports whether stage process pid (a child of this
+// process, not yet reaped) is over or on its way out: its main thread has
+// exited (Z or X in /proc/PID/stat; a stage ends only by exit_group or a
+// fatal signal, so its other threads follow), or, where /proc cannot be
+// read, the whole process has exited (waitid, leaving it to be reaped).
+func stageEnding(pid int) bool {
+	if f := statFields(pid); len(f) > 0 && f[0] != "" {
+		return f[0][0] == 'Z' || f[0][0] == 'X'
+	}
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != nil || info.Signo != 0 // Signo is SIGCHLD when it has exited
 }
 
 // lateWriter is a stage's stdout or stderr before the run that will own
@@ -170,8 +190,9 @@ var warm struct {
 	starting map[string]bool
 }
 
-// warmClaims counts the runs that a warm stage served.
-var warmClaims atomic.Int64
+// warmClaims counts the runs that a warm stage served; lastWarmClaim is
+// the pid of the last stage claimed.
+var warmClaims, lastWarmClaim atomic.Int64
 
 // maxWarmKinds bounds how many kinds of stage wait at once (a run with
 // network and one without, say); the oldest goes when another comes.
@@ -221,6 +242,7 @@ func claimWarm(kind string) *startedStage {
 		return nil
 	}
 	warmClaims.Add(1)
+	lastWarmClaim.Store(int64(st.cmd.Process.Pid))
 	return st
 }
 

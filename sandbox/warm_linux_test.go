@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -105,7 +106,7 @@ func TestWarmStageLostFallsBack(t *testing.T) {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(50 * time.Millisecond) // let it die
+			waitEnding(t, pid)
 			before := warmClaims.Load()
 			out, output := runTier(t, spec)
 			if out.ExitCode != 0 || !strings.Contains(output, "ran") {
@@ -126,6 +127,51 @@ func TestWarmStageLostFallsBack(t *testing.T) {
 				t.Errorf("a run reading stdin took a warm stage")
 			}
 		})
+	}
+}
+
+// waitEnding waits until stage process pid is seen ending (stageEnding).
+func waitEnding(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !stageEnding(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stage %d was killed but is not seen ending (state %c)", pid, procState(pid))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestIdleSeesEndedStage: a stage that has exited is not idle even when
+// its status pipe shows no EOF, because something it left behind still
+// holds the pipe's write end (here a background child). Control: the
+// same stage, still running, is idle.
+func TestIdleSeesEndedStage(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		idle   bool
+	}{
+		{"sleep 30 & exit 0", false}, // ended; its child keeps fd 4 open
+		{"exec sleep 30", true},      // control: alive and quiet
+	} {
+		cmd := exec.Command("sh", "-c", c.script)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		st, err := startStage(cmd, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := st.cmd.Process.Pid
+		if !c.idle {
+			waitEnding(t, pid)
+		}
+		if got := st.idle(); got != c.idle {
+			t.Errorf("%q: idle %v, want %v", c.script, got, c.idle)
+		}
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // the background sleep too
+		_ = st.cmd.Process.Kill()
+		st.close()
+		_ = st.cmd.Wait()
+		st.awaitOutput(0)
 	}
 }
 
