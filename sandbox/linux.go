@@ -51,7 +51,7 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 			// (rootfs_hint_linux.go); only a long-lived caller's, and
 			// only a stage that is PID 1 itself (not the spawn stage).
 			if warmOn() && len(cmd.Args) == 2 && cmd.Args[1] == initArg {
-				cmd.Args = append(cmd.Args, linuxRootHint(cfg)...)
+				withStageHint(cmd, linuxRootHint(cfg)) // stage_hint_linux.go
 			}
 			return cmd
 		},

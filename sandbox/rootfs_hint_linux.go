@@ -13,9 +13,9 @@ import (
 // A linux-tier stage started ahead of its run (a warm stage) binds the
 // read view into a private root of its own before its config exists,
 // from a hint: the view of the run that was current when the caller
-// started it, passed on the stage's command line (as the landlock
-// runner's is, tier_landlock_hint_linux.go). A server's runs mostly share
-// one view, so the next run finds its view bound. The hint is only a
+// started it, passed in the stage's environment (stage_hint_linux.go),
+// as the landlock runner's is (tier_landlock_hint_linux.go). A server's
+// runs mostly share one view, so the next run finds its view bound. The hint is only a
 // guess: the root bound from it is used only if the run's config asks
 // for exactly the same view (paths, the links among them, the masked
 // paths, and the network choice, which decides what happens below /sys),
@@ -33,17 +33,17 @@ import (
 // directories, the stage, scratch layers) is built from the config either
 // way.
 
-// rootHintArg introduces the hint among PID 1's arguments: rootHintArg,
-// "0" or "1" (network), the number of view paths, the paths, the number
-// of masked paths, the masked paths, then the links as pairs of arguments
-// (path, target).
+// rootHintArg introduces the hint's parts (stage_hint_linux.go):
+// rootHintArg, "0" or "1" (network), the number of view paths, the paths,
+// the number of masked paths, the masked paths, then the links as pairs
+// of parts (path, target).
 const rootHintArg = "--root-hint"
 
 // hintedRoot is where the hinted view is bound, on the interim work
 // tmpfs, next to the plain private root.
 const hintedRoot = workDir + "/view"
 
-// linuxRootHint is PID 1's arguments carrying cfg's view as a hint.
+// linuxRootHint is the hint's parts carrying cfg's view for PID 1.
 func linuxRootHint(cfg *initConfig) []string {
 	if len(cfg.ReadView) == 0 {
 		return nil
@@ -60,7 +60,7 @@ func linuxRootHint(cfg *initConfig) []string {
 	return args
 }
 
-// rootHint is a hint read back from PID 1's arguments.
+// rootHint is a hint read back from PID 1's environment.
 type rootHint struct {
 	network bool
 	view    []string
@@ -68,7 +68,7 @@ type rootHint struct {
 	links   map[string]string
 }
 
-// parseRootHint reads the hint from the arguments after the stage's name;
+// parseRootHint reads the hint from its parts (stageHint);
 // ok is false when there is none or it is malformed.
 func parseRootHint(args []string) (rootHint, bool) {
 	if len(args) < 3 || args[0] != rootHintArg || (args[1] != "0" && args[1] != "1") {

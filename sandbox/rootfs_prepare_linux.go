@@ -74,7 +74,7 @@ var prepared struct {
 // before. pivot_root visits every thread of the machine (it moves the
 // root and working directory of each that used the old root), about
 // 0.1 ms here, so it is done ahead too. A stage started with a hint of its
-// run's view (hint: the arguments after the stage's name) binds that view
+// run's view (hint: stageHint, stage_hint_linux.go) binds that view
 // too (rootfs_hint_linux.go). It runs once per process.
 func prepareRoot(hint []string) {
 	if prepared.done {

@@ -10,8 +10,8 @@ import (
 
 // A landlock runner started ahead of its run (a warm stage) builds the
 // read view's rules before its config exists, from a hint: the view of
-// the run that was current when the caller started it, passed on the
-// runner's command line (as bubblewrap takes its paths). A server's runs
+// the run that was current when the caller started it, passed in the
+// runner's environment (stage_hint_linux.go). A server's runs
 // mostly share one view, so the next run finds its rules built. The hint
 // is only a guess: the rules built from it are used only if the run's
 // config asks for exactly the same view (paths, their types, and the
@@ -22,11 +22,11 @@ import (
 // config as for a cold start. The writable roots (with the run's own
 // temporary directory) are always added from the config.
 
-// hintArg introduces the hint among the runner's arguments:
+// hintArg introduces the hint's parts (stage_hint_linux.go):
 // hintArg, "0" or "1" (network), the view's types, then the view's paths.
 const hintArg = "--view-hint"
 
-// landlockHint is the runner's arguments carrying cfg's view as a hint.
+// landlockHint is the hint's parts carrying cfg's view for the runner.
 func landlockHint(cfg *initConfig) []string {
 	if len(cfg.ReadView) == 0 || len(cfg.ReadViewTypes) != len(cfg.ReadView) {
 		return nil
@@ -38,14 +38,14 @@ func landlockHint(cfg *initConfig) []string {
 	return append([]string{hintArg, net, cfg.ReadViewTypes}, cfg.ReadView...)
 }
 
-// viewHint is a hint read back from the runner's arguments.
+// viewHint is a hint read back from the runner's environment.
 type viewHint struct {
 	network bool
 	types   string
 	view    []string
 }
 
-// parseHint reads the hint from the arguments after the stage's name;
+// parseHint reads the hint from its parts (stageHint);
 // ok is false when there is none or it is malformed.
 func parseHint(args []string) (viewHint, bool) {
 	if len(args) < 3 || args[0] != hintArg || (args[1] != "0" && args[1] != "1") {

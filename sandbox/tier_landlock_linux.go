@@ -129,11 +129,10 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 			// same view (tier_landlock_hint_linux.go). Only for a
 			// long-lived caller: a runner started for its run at once
 			// would check the rules it built at the run's cost.
-			var hint []string
+			cmd := stageCommand(landlockArg)
 			if warmOn() {
-				hint = landlockHint(cfg)
+				withStageHint(cmd, landlockHint(cfg)) // stage_hint_linux.go
 			}
-			cmd := stageCommand(landlockArg, hint...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 			return cmd
 		},
@@ -182,7 +181,7 @@ func landlockMain() int {
 		close(termed)
 	}()
 	started := make(chan runnerStarted, 1)
-	go runnerThread(&phase, reaperErr, os.Args[2:], started)
+	go runnerThread(&phase, reaperErr, stageHint(), started)
 	s := <-started
 	if s.err == nil && s.cfg != nil {
 		s.pid, s.err = startExecStage(s.cfg, s.stF) // tier_landlock_start_linux.go

@@ -69,7 +69,7 @@ type runnerStarted struct {
 // runnerThread is the runner's locked OS thread, started before the
 // config exists. Before the config it applies to itself what does not
 // depend on the run (restrictEarly) and builds the rules of the view
-// hinted on its command line (tier_landlock_hint_linux.go); then it reads
+// hinted in its environment (tier_landlock_hint_linux.go); then it reads
 // the config, claims the run (unless a signal has ended the runner first:
 // then it starts nothing) and starts the command. Mostly it restricts
 // itself and forks the command, saving the exec stage's process start:

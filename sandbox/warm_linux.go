@@ -58,7 +58,9 @@ func startStage(cmd *exec.Cmd, stdin io.Reader) (*startedStage, error) {
 	defer closeAll(theirs)
 	st := &startedStage{cmd: cmd, cfgW: mine[0], stR: mine[1], out: &lateWriter{}, errw: &lateWriter{},
 		outR: mine[2:], copied: make(chan struct{})}
-	cmd.Env = []string{} // the stage's own environment stays empty
+	if cmd.Env == nil {
+		cmd.Env = []string{} // a stage's environment holds its hint at most (stage_hint_linux.go)
+	}
 	cmd.ExtraFiles = theirs[:2]
 	cmd.Stdin = stdin
 	cmd.Stdout, cmd.Stderr = theirs[2], theirs[3]

@@ -1,0 +1,83 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStageHintRoundTrip: every part comes back as it was sent, whatever
+// bytes it holds; a malformed or oversized hint is no hint.
+func TestStageHintRoundTrip(t *testing.T) {
+	parts := []string{rootHintArg, "0", "3", "/a:b", "/12:x", "", "/new\nline", "/ spaces /", "/ü"}
+	cmd := exec.Command("true")
+	withStageHint(cmd, parts)
+	if len(cmd.Env) != 1 || !strings.HasPrefix(cmd.Env[0], stageHintEnv+"=") {
+		t.Fatalf("environment %q", cmd.Env)
+	}
+	got := decodeStageHint(strings.TrimPrefix(cmd.Env[0], stageHintEnv+"="))
+	if !slices.Equal(got, parts) {
+		t.Fatalf("got %q, want %q", got, parts)
+	}
+	for _, bad := range []string{"x", ":", "3:ab", "-1:", "2:ab3", "1:a:b", "99999999999999999999:a"} {
+		if p := decodeStageHint(bad); p != nil {
+			t.Errorf("%q decoded as %q", bad, p)
+		}
+	}
+	for _, hint := range [][]string{nil, {"/a\x00b"}, {strings.Repeat("/x", maxStageHint)}} {
+		cmd := exec.Command("true")
+		withStageHint(cmd, hint)
+		if cmd.Env != nil {
+			t.Errorf("a hint of %d bytes was sent", len(strings.Join(hint, "")))
+		}
+	}
+}
+
+// TestHintUnseenInside: a warm stage's hint names the view's paths (and,
+// for PID 1, the masked ones); the command it then runs reads its parent
+// stage's command line and environment and finds none of them, though the
+// command line itself is readable there. Control: from outside, the
+// caller's user reads the hint in the waiting stage's environment, so the
+// hint was sent and the run that took that stage had it.
+func TestHintUnseenInside(t *testing.T) {
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			useReexec(t)
+			keepWarm(t)
+			dir := outsideDir(t)
+			secrets := []string{dir}
+			if tier == BackendLinux {
+				secrets = append(secrets, os.Getenv("IOH_STATE_DIR")) // masked
+			}
+			script := `for f in cmdline environ; do cat /proc/$PPID/$f 2>/dev/null | tr '\0' '\n'; done`
+			spec := Spec{Argv: []string{"sh", "-c", script}, Dir: dir, Writable: []string{dir}, Backend: tier}
+			runTier(t, spec)
+			pid := waitWarm(t, kindOf(tier))
+			env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range secrets {
+				if !bytes.Contains(env, []byte(s)) {
+					t.Fatalf("control: the waiting stage's environment has no %s: %q", s, env)
+				}
+			}
+			out, output := runTier(t, spec)
+			if lastWarmClaim.Load() != int64(pid) {
+				t.Fatal("the run did not take the hinted stage")
+			}
+			if out.ExitCode != 0 || !strings.Contains(output, stagePrefix) {
+				t.Fatalf("the stage's command line is not readable inside (exit %d): %q", out.ExitCode, output)
+			}
+			for _, s := range secrets {
+				if strings.Contains(output, s) {
+					t.Errorf("the command read %s in its stage's command line or environment:\n%s", s, output)
+				}
+			}
+		})
+	}
+}
