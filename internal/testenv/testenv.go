@@ -64,11 +64,22 @@ func Main(m *testing.M) int {
 // IOH_STATE_DIR at fresh directories under a new temporary root, unsets
 // the variables in Dropped, and pins the Go toolchain's caches first. The
 // cleanup removes the root.
+//
+// A test binary that a test started (a helper process, which often ends
+// with os.Exit or is killed, so its cleanup never runs) makes its root
+// inside its parent's, when it inherited one it can write: the parent's
+// cleanup then removes both.
 func Isolate() (cleanup func(), err error) {
 	if err := pinGo(); err != nil {
 		return nil, err
 	}
-	root, err := os.MkdirTemp("", "ioh-testenv-")
+	root, err := "", errors.New("no parent root")
+	if parent := os.Getenv(RootEnv); filepath.IsAbs(parent) {
+		root, err = os.MkdirTemp(parent, "ioh-testenv-")
+	}
+	if err != nil {
+		root, err = os.MkdirTemp("", "ioh-testenv-")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}

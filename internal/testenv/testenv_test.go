@@ -68,6 +68,42 @@ func TestIsolatedTestsDoNotReadTheUserConfig(t *testing.T) {
 	}
 }
 
+// TestHelperRootInsideParent: a test binary started by a test (as a
+// helper process, which here ends with os.Exit and so skips its cleanup)
+// isolates itself inside its parent's root, which the parent removes.
+// Control: a child that inherits no root makes its own elsewhere.
+func TestHelperRootInsideParent(t *testing.T) {
+	if os.Getenv("IOH_TESTENV_CHILD") == "exit" {
+		os.Stdout.WriteString("root=" + os.Getenv(testenv.RootEnv) + "\n")
+		os.Exit(0)
+	}
+	parent := os.Getenv(testenv.RootEnv)
+	for _, inherit := range []bool{true, false} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperRootInsideParent$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "IOH_TESTENV_CHILD=exit")
+		if !inherit {
+			cmd.Env = append(cmd.Env, testenv.RootEnv+"=")
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		_, root, ok := strings.Cut(strings.TrimSpace(string(out)), "root=")
+		if !ok || root == "" || root == parent {
+			t.Fatalf("child printed %q", out)
+		}
+		inside := strings.HasPrefix(root, parent+string(filepath.Separator))
+		if inside != inherit {
+			t.Errorf("inherited a root: %v; the child's root %s is inside the parent's %s: %v", inherit, root, parent, inside)
+		}
+		if !inherit {
+			os.RemoveAll(root) // the child exited without its cleanup
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	if err := testenv.Check(); err != nil {
 		t.Fatalf("this binary's TestMain isolated it, yet: %v", err)
