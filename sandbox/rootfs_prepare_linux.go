@@ -212,7 +212,10 @@ func prepareHide(dir string) error {
 
 // setupDev mounts a minimal /dev at dev: a few safe device nodes of the
 // host's /dev (at hostDev) bound in, the standard symlinks, and a private
-// /dev/shm.
+// /dev/shm. Each node is the host's own inode: its bind is made read-only
+// (reads and writes of a device still work; chmod, chown, touch and
+// xattrs of the node do not, which for a caller that is root would
+// change the host's /dev/null for the whole machine), nosuid and noexec.
 func setupDev(dev, hostDev string) error {
 	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
@@ -224,6 +227,9 @@ func setupDev(dev, hostDev string) error {
 		}
 		if err := unix.Mount(hostDev+"/"+n, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind /dev/%s: %w", n, err)
+		}
+		if err := setMountAttr(dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
+			return fmt.Errorf("seal /dev/%s: %w", n, err)
 		}
 	}
 	for name, target := range map[string]string{
