@@ -68,8 +68,12 @@ func TestContainDefaults(t *testing.T) {
 		out, output = run(t, Spec{Argv: []string{"stat", "-f", "-c", "%b %S", "/tmp"}})
 		var blocks, bsize int64
 		fmt.Sscan(output, &blocks, &bsize)
-		if out.ExitCode != 0 || blocks*bsize != defaultTempBytes {
-			t.Errorf("/tmp inside: %q, want %d bytes in all", output, defaultTempBytes)
+		cgroup := false
+		for _, m := range out.Mechanisms {
+			cgroup = cgroup || (m.Name == "cgroup-memory" && m.State == StateApplied)
+		}
+		if want := tempBytes(DefaultLimits.Memory, cgroup); out.ExitCode != 0 || blocks*bsize != want {
+			t.Errorf("/tmp inside: %q, want %d bytes in all", output, want)
 		}
 		var st unix.Statfs_t
 		if err := unix.Statfs("/dev/shm", &st); err != nil || st.Bavail*uint64(st.Bsize) < 2<<30 {

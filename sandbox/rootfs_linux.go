@@ -44,10 +44,14 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 			return nil, nil, fmt.Errorf("mount %s: %w", d, err)
 		}
 	}
+	tmpMech, err := sizePrivateTmp(cfg, privateRoot) // limits_linux.go
+	if err != nil {
+		return nil, nil, err
+	}
 	mechs = append(mechs,
 		Mechanism{"proc", StateApplied, "fresh /proc of the sandbox's PID namespace"},
 		Mechanism{"dev", StateApplied, "null zero full random urandom tty"},
-		Mechanism{"private-tmp", StateApplied, fmt.Sprintf("tmpfs /tmp and /dev/shm of %d MiB each, HOME=%s", defaultTempBytes>>20, privateHome)})
+		tmpMech)
 	mechs = append(mechs, hideHostInfo(cfg)...)
 
 	for _, w := range cfg.Writable {

@@ -31,7 +31,7 @@ func mountScratch(cfg *initConfig, nr func(string) string) []Mechanism {
 		if err := os.Mkdir(scratchBase, 0o755); err != nil {
 			return err
 		}
-		return unix.Mount("tmpfs", scratchBase, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOpts)
+		return unix.Mount("tmpfs", scratchBase, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpOptsFor(cfg))
 	}()
 	for i, dir := range cfg.Scratch {
 		err := base

@@ -104,8 +104,35 @@ var DefaultLimits = Limits{
 
 // defaultTempBytes caps each private temporary filesystem of the Linux
 // backend (/tmp and /dev/shm); the files there count against the memory
-// cap too.
+// cap too (tempBytes).
 const defaultTempBytes = 1 << 30
+
+// tempBytes is the size of each private tmpfs of a run with memory cap
+// mem. A memory cgroup charges a tmpfs page to the process that wrote it,
+// so there the cgroup holds files and processes together under the cap
+// and each tmpfs gets defaultTempBytes. Without one (the rlimit fallback)
+// nothing else would count those pages, so each tmpfs gets half of the
+// cap (at most defaultTempBytes): /tmp and /dev/shm together hold no more
+// than the cap.
+func tempBytes(mem int64, cgroupMemory bool) int64 {
+	if cgroupMemory || mem <= 0 || mem/2 >= defaultTempBytes {
+		return defaultTempBytes
+	}
+	return mem / 2
+}
+
+// formatBytes prints n in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // defaultMemory is the default memory cap for a machine with ram bytes of
 // memory (0: unknown).
