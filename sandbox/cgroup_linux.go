@@ -78,7 +78,7 @@ func makeCgroup(l Limits, lay *cgroupLayout) (*cgroup, []Mechanism) {
 		base := lay.memory
 		dir := filepath.Join(base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			ms = append(ms, Mechanism{"cgroup-memory", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit address space instead"})
+			ms = append(ms, Mechanism{"cgroup-memory", StateUnavailable, "cgroup v2: " + v2why + "; v1: " + err.Error() + "; rlimit data (private writable memory, per process) instead"})
 		} else {
 			err := writeFile(dir, "memory.limit_in_bytes", l.Memory)
 			if err == nil {

@@ -44,7 +44,7 @@ func TestContainDefaults(t *testing.T) {
 			case m.Name == "cgroup-pids" && m.State == StateApplied:
 				procs = true
 			case strings.HasPrefix(m.Name, "rlimit") && m.State == StateApplied:
-				mem = mem || strings.Contains(m.Detail, fmt.Sprintf("as=%d", DefaultLimits.Memory))
+				mem = mem || strings.Contains(m.Detail, fmt.Sprintf("data=%d", DefaultLimits.Memory))
 				procs = procs || strings.Contains(m.Detail, "nproc=1024")
 			}
 		}

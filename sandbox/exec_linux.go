@@ -183,8 +183,8 @@ func execMain() int {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
 		return 127
 	}
-	if err := asLimit(&cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: address-space limit: %v\n", err)
+	if err := memLimit(&cfg); err != nil { // reaper_linux.go
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: memory rlimit: %v\n", err)
 		return 125
 	}
 	err = unix.Exec(path, cfg.Argv, cfg.Env)
@@ -197,14 +197,16 @@ func execMain() int {
 // capability set. (PID 1's fork thread applies the same in two parts:
 // pid1_fork_linux.go.)
 func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
-	// The address-space cap waits until just before exec (asLimit): a Go
-	// process already maps more than a small cap, and its next thread or
-	// heap arena would fail.
+	// The memory rlimit waits until just before exec (memLimit): a Go
+	// process may already use more than a small cap, and its next thread
+	// or heap arena would fail. The rlimits mechanism names it all the
+	// same: it is what binds the command.
 	c := *cfg
 	c.CgroupMemory = true
 	mechs := applyRlimits(&c)
-	if cfg.Limits.Memory > 0 && !cfg.CgroupMemory {
-		mechs = append(mechs, Mechanism{"rlimit-as", StateApplied, fmt.Sprintf("as=%d, set at exec", cfg.Limits.Memory)})
+	if cfg.Limits.Memory > 0 && !cfg.CgroupMemory && mechs[0].State == StateApplied {
+		name, _ := memoryRlimit()
+		mechs[0].Detail += fmt.Sprintf(" %s=%d (set at exec)", name, cfg.Limits.Memory)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("no_new_privs: %w", err)
@@ -219,7 +221,15 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(mechs, fm...), nil
+	mechs = append(mechs, fm...)
+	if cfg.Tier == BackendLandlock {
+		mm, err := metaHandOff() // tier_landlock_meta_linux.go
+		if err != nil {
+			return nil, err
+		}
+		mechs = append(mechs, mm)
+	}
+	return mechs, nil
 }
 
 // filterAndDropCaps is the last part of restricting the thread that will

@@ -39,7 +39,7 @@ func floorCommand(s *Spec, env []string) (*exec.Cmd, []Mechanism, func(), error)
 	for _, l := range []struct {
 		name string
 		on   bool
-	}{{"cpu", s.Limits.CPU > 0}, {"address space", s.Limits.Memory > 0}, {"processes", s.Limits.Procs > 0}, {"open files", s.Limits.Files > 0}} {
+	}{{"cpu", s.Limits.CPU > 0}, {memoryRlimitName(), s.Limits.Memory > 0}, {"processes", s.Limits.Procs > 0}, {"open files", s.Limits.Files > 0}} {
 		if l.on {
 			set = append(set, l.name)
 		}

@@ -112,6 +112,20 @@ func helperDo(action string, a []string) error {
 			b[i] = 1
 		}
 		return nil
+	case "reserve": // reserve a[0] bytes PROT_NONE (as V8 and Go runtimes do), make a[1] of them writable and touch them
+		n, _ := strconv.ParseInt(a[0], 10, 64)
+		w, _ := strconv.ParseInt(a[1], 10, 64)
+		m, err := unix.Mmap(-1, 0, int(n), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+		if err != nil {
+			return fmt.Errorf("reserve %d bytes: %w", n, err)
+		}
+		if err := unix.Mprotect(m[:w], unix.PROT_READ|unix.PROT_WRITE); err != nil {
+			return fmt.Errorf("make %d bytes writable: %w", w, err)
+		}
+		for i := int64(0); i < w; i += 4096 {
+			m[i] = 1
+		}
+		return nil
 	case "spin": // burn a[0] of CPU time (not wall time: the machine may be busy)
 		d, _ := time.ParseDuration(a[0])
 		for {

@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,4 +56,43 @@ func TestContainMemoryFallback(t *testing.T) {
 	t.Logf("memory cgroup %v: exit %d, cap %q: %s", cgroup, out.ExitCode, out.CapHit, output)
 	// The same 96 MiB stored uncontained, on disk.
 	control(t, outsideDir(t), "sh", "-c", "head -c 50331648 /dev/zero >a && head -c 50331648 /dev/zero >b")
+}
+
+// TestContainMemoryReservations: where an rlimit carries the memory cap
+// (an ordinary user's re-run: TestContainAsOrdinaryUser), it counts what a
+// process can fill, not the address space it reserves: V8's WebAssembly
+// memories and a Go program reserving 8 GiB start under the default caps,
+// while making a reservation writable past an explicit cap still fails.
+// With a memory cgroup (root) the same runs pass on the cgroup alone.
+func TestContainMemoryReservations(t *testing.T) {
+	requireLinuxBackend(t)
+	h := helperPath(t)
+	reserve := func(writable int64) []string {
+		return []string{h, helperArg, "reserve", fmt.Sprint(int64(8 << 30)), fmt.Sprint(writable)}
+	}
+	t.Run("a large reservation starts under the default caps", func(t *testing.T) {
+		argv := reserve(1 << 20)
+		out, output := run(t, Spec{Argv: argv})
+		if out.ExitCode != 0 {
+			t.Errorf("8 GiB reserved, 1 MiB used, under the default caps: exit %d: %s; mechanisms %+v", out.ExitCode, output, out.Mechanisms)
+		}
+		control(t, "/", argv...)
+	})
+	t.Run("node WebAssembly.Memory starts under the default caps", func(t *testing.T) {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			t.Skip("no node on PATH (the Go reservation case covers the mechanism)")
+		}
+		argv := []string{node, "-e", "new WebAssembly.Memory({initial: 1}); console.log('ok')"}
+		out, output := run(t, Spec{Argv: argv, Readable: []string{filepath.Dir(node)}})
+		if out.ExitCode != 0 || !strings.Contains(output, "ok") {
+			t.Errorf("node WebAssembly.Memory under the default caps: exit %d: %s", out.ExitCode, output)
+		}
+	})
+	t.Run("filling a reservation past the cap fails", func(t *testing.T) {
+		argv := reserve(256 << 20)
+		out, output := run(t, Spec{Argv: argv, Limits: Limits{Memory: 64 << 20}})
+		refused(t, out, output)
+		control(t, "/", argv...)
+	})
 }

@@ -186,7 +186,7 @@ func (ft *forkThread) restrictForkThread(cfg *initConfig) ([]Mechanism, error) {
 		return nil, e.err
 	}
 	c := *cfg
-	c.CgroupMemory, c.CgroupPids = true, true // AS and NPROC would bind PID 1
+	c.CgroupMemory, c.CgroupPids = true, true // DATA and NPROC would bind PID 1
 	mechs := applyRlimits(&c)
 	mechs = append(mechs, Mechanism{"no-new-privs", StateApplied, ""})
 	mechs = append(mechs, enforcePID1Rules()) // pid1_landlock_linux.go

@@ -172,14 +172,16 @@ func procPPid(pid int) int {
 	return pp
 }
 
-// asLimit sets the address-space rlimit of the exec stage right before it
-// execs the command, when no cgroup carries the memory cap.
-func asLimit(cfg *initConfig) error {
+// memLimit sets the memory rlimit (memoryRlimit: RLIMIT_DATA) of the
+// exec stage right before it execs the command, when no cgroup carries
+// the memory cap.
+func memLimit(cfg *initConfig) error {
 	if cfg.Limits.Memory <= 0 || cfg.CgroupMemory {
 		return nil
 	}
 	v := uint64(cfg.Limits.Memory)
-	return unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: v, Max: v})
+	_, res := memoryRlimit()
+	return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
 }
 
 // reapUntil reaps children (orphans come to PID 1 and to a subreaper too)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -65,7 +66,8 @@ func applyRlimits(cfg *initConfig) []Mechanism {
 		lim("cpu", unix.RLIMIT_CPU, s, s)
 	}
 	if l.Memory > 0 && !cfg.CgroupMemory {
-		lim("as", unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))
+		name, res := memoryRlimit()
+		lim(name, res, uint64(l.Memory), uint64(l.Memory))
 	}
 	if l.Procs > 0 && !cfg.CgroupPids {
 		lim("nproc", unix.RLIMIT_NPROC, uint64(l.Procs), uint64(l.Procs))
@@ -74,6 +76,37 @@ func applyRlimits(cfg *initConfig) []Mechanism {
 		return []Mechanism{{"rlimits", StateFailed, strings.Join(errs, "; ")}}
 	}
 	return []Mechanism{{"rlimits", StateApplied, strings.Join(set, " ")}}
+}
+
+// memoryRlimit is the rlimit that carries the memory cap where no cgroup
+// does: on Linux RLIMIT_DATA, elsewhere RLIMIT_AS.
+//
+// RLIMIT_AS counts every mapping, reservations included: V8 reserves
+// about 10 GiB of PROT_NONE address space for each WebAssembly memory,
+// and the Go runtime and JVMs reserve heap ranges far larger than what
+// they use, so a 4 GiB address-space cap broke them (RangeError from
+// `new WebAssembly.Memory`) while they used a few MiB. Since Linux 4.7
+// RLIMIT_DATA counts the private writable mappings (brk, anonymous and
+// private file mappings with write permission, not the stack), which is
+// what a process can actually fill; a reservation counts once it is made
+// writable, so a memory bomb still fails at the cap. Neither rlimit
+// counts shared memory: the private /dev/shm and /tmp are sized to the
+// cap instead (tempBytes), and either is per process (the process cap
+// bounds how many). macOS enforces neither well; the floor keeps
+// RLIMIT_AS there, which it honours for some allocations.
+func memoryRlimit() (name string, resource int) {
+	if runtime.GOOS == "linux" {
+		return "data", unix.RLIMIT_DATA
+	}
+	return "as", unix.RLIMIT_AS
+}
+
+// memoryRlimitName says in words what memoryRlimit bounds.
+func memoryRlimitName() string {
+	if name, _ := memoryRlimit(); name == "data" {
+		return "private writable memory (data)"
+	}
+	return "address space"
 }
 
 // floorMain is the floor backend's stage: it takes the rlimits (which the
