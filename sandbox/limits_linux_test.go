@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -95,4 +97,25 @@ func TestContainMemoryReservations(t *testing.T) {
 		refused(t, out, output)
 		control(t, "/", argv...)
 	})
+}
+
+// TestMemoryFloor: a memory cap too small to start a process is a clear
+// ErrBadSpec before anything runs, on every tier; the floor itself runs.
+func TestMemoryFloor(t *testing.T) {
+	for _, mem := range []int64{1, 4 << 10, minMemory - 1} {
+		_, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Limits: Limits{Memory: mem}})
+		if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), "below the 16 MiB") {
+			t.Errorf("memory cap %d: err %v, want ErrBadSpec naming the 16 MiB floor", mem, err)
+		}
+	}
+	out, output := run(t, Spec{Argv: []string{"sh", "-c", "echo ok >/tmp/x && cat /tmp/x"}, Backend: BackendFloor, Limits: Limits{Memory: minMemory}})
+	if out.ExitCode != 0 || !strings.Contains(output, "ok") {
+		t.Errorf("a run at the floor (%d bytes) under the floor tier: exit %d: %s", int64(minMemory), out.ExitCode, output)
+	}
+	if _, err := (linuxBackend{}).probe(context.Background()); err == nil {
+		out, output := run(t, Spec{Argv: []string{"sh", "-c", "echo ok >/tmp/x && cat /tmp/x"}, Limits: Limits{Memory: minMemory}})
+		if out.ExitCode != 0 || !strings.Contains(output, "ok") {
+			t.Errorf("a run at the floor (%d bytes) under the linux tier: exit %d: %s", int64(minMemory), out.ExitCode, output)
+		}
+	}
 }

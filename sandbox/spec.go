@@ -134,6 +134,15 @@ func formatBytes(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// minMemory is the smallest memory cap a Spec may ask for. Below a few
+// MiB a run fails in ways that do not name the cap: a memory cgroup kills
+// the stage that joins it before the command starts (exit 125), a data
+// rlimit kills the shell's first allocation (SIGSEGV), and the private
+// /tmp and /dev/shm (half of the cap each without a cgroup) hold nothing.
+// 16 MiB starts a shell, the coreutils and a small Go program under every
+// tier, with room for their temporary files.
+const minMemory = 16 << 20
+
 // defaultMemory is the default memory cap for a machine with ram bytes of
 // memory (0: unknown).
 func defaultMemory(ram int64) int64 {
@@ -197,6 +206,9 @@ func (s *Spec) validate() (*Spec, error) {
 	c.Limits = s.Limits.withDefaults()
 	if c.Limits.Memory < 0 || c.Limits.Procs < 0 || c.Limits.CPU < 0 {
 		return nil, fmt.Errorf("%w: negative limit", ErrBadSpec)
+	}
+	if c.Limits.Memory < minMemory {
+		return nil, fmt.Errorf("%w: memory cap of %s is below the %s a contained command needs to start", ErrBadSpec, formatBytes(c.Limits.Memory), formatBytes(minMemory))
 	}
 	c.Writable = nil
 	for _, w := range s.Writable {

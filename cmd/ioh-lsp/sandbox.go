@@ -92,7 +92,7 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 		spec.Dir = wd
 	}
 	out, err := sandbox.NewRunner(nil).Run(ctx, spec)
-	if errors.Is(err, sandbox.ErrUnknownBackend) {
+	if errors.Is(err, sandbox.ErrUnknownBackend) || errors.Is(err, sandbox.ErrBadSpec) {
 		return usageError(env, "sandbox run", err)
 	}
 	if out == nil {

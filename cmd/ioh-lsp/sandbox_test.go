@@ -64,6 +64,8 @@ func TestSandboxRunCLI(t *testing.T) {
 		{"wall cap", []string{"sandbox", "run", "--timeout", "200ms", "--report", report, "--", "sleep", "30"}, 137, "", "wall cap hit"},
 		{"missing command", []string{"sandbox", "run", "--"}, 2, "", "missing command"},
 		{"bad memory", []string{"sandbox", "run", "--memory", "lots", "--", "true"}, 2, "", "--memory"},
+		{"memory below the floor", []string{"sandbox", "run", "--memory", "1", "--", "true"}, 2, "", "memory cap of 1 bytes is below the 16 MiB"},
+		{"memory at the floor", []string{"sandbox", "run", "--memory", "16MiB", "--", "sh", "-c", "echo ok"}, 0, "ok\n", ""},
 		{"unknown flag", []string{"sandbox", "run", "--jail", "--", "true"}, 2, "", "jail"},
 		{"unknown backend", []string{"sandbox", "run", "--backend", "jail", "--", "true"}, 2, "", "unknown backend"},
 		{"unavailable backend", []string{"sandbox", "run", "--backend", "windows", "--", "true"}, 125, "", "unavailable"},
