@@ -16,11 +16,10 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
-// Exit codes of `sandbox run` besides the child's own (docs/cli.md#sandbox-run).
-const (
-	exitSandboxSetup = 125
-	exitSandboxCap   = 137
-)
+// exitSandboxSetup is the exit code of `sandbox run` when the sandbox
+// could not be set up (docs/cli.md#sandbox-run); otherwise it exits with
+// the child's own code (runExit).
+const exitSandboxSetup = 125
 
 // cmdSandbox dispatches `sandbox run` and `sandbox doctor`.
 func cmdSandbox(ctx context.Context, env *cliEnv, args []string) int {
@@ -91,6 +90,15 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	if wd, err := os.Getwd(); err == nil {
 		spec.Dir = wd
 	}
+	var rep *reportFile
+	if *report != "" {
+		// Made before the run: a report that cannot be written is a usage
+		// error, not a result lost after the command ran.
+		if rep, err = createReport(*report); err != nil {
+			return usageError(env, "sandbox run", err)
+		}
+		defer rep.discard()
+	}
 	out, err := sandbox.NewRunner(nil).Run(ctx, spec)
 	if errors.Is(err, sandbox.ErrUnknownBackend) || errors.Is(err, sandbox.ErrBadSpec) {
 		return usageError(env, "sandbox run", err)
@@ -102,46 +110,96 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	if out.Downgrade != "" {
 		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: contained by the %s tier, not a stronger one: %s\n", out.Backend, out.Downgrade)
 	}
-	if *report != "" {
-		if err := writeReport(*report, out); err != nil {
-			fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v\n", err)
+	code, note := runExit(out, err)
+	if rep != nil {
+		if err := rep.write(out); err != nil {
+			fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v (the command exited %d)\n", err, code)
+			return exitSandboxSetup
 		}
 	}
-	if out.CapHit != "" {
-		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %s cap hit\n", out.CapHit)
-		return exitSandboxCap
+	if note != "" {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %s\n", note)
 	}
-	if err != nil { // interrupted
-		return exitCancelled
-	}
-	return out.ExitCode
+	return code
 }
 
-// writeReport writes the outcome JSON through a temp file and a rename, so
+// runExit decides the exit code of `sandbox run` from the outcome the
+// --report file holds, and the line that explains a cap: the command's
+// own code (128+N when signal N killed it, so 137 when a cap killed it
+// with SIGKILL), whether or not a cap was hit; 130 when the run was
+// interrupted. A cap that refused something without killing the command
+// (the process cap makes fork fail) leaves the command's own code.
+func runExit(out *sandbox.Outcome, err error) (int, string) {
+	note := ""
+	switch {
+	case out.CapHit != "" && out.Signal != "":
+		note = fmt.Sprintf("%s cap hit: the command was killed (%s)", out.CapHit, out.Signal)
+	case out.CapHit != "":
+		note = fmt.Sprintf("%s cap hit: the command was refused past it, not killed, and exited %d", out.CapHit, out.ExitCode)
+	}
+	if err != nil { // interrupted
+		return exitCancelled, note
+	}
+	return out.ExitCode, note
+}
+
+// reportFile is the --report destination: a temp file in its directory,
+// made before the run, renamed over the path once the outcome is in it, so
 // a reader never sees half of it.
-func writeReport(path string, out *sandbox.Outcome) error {
+type reportFile struct {
+	path string
+	tmp  *os.File
+}
+
+// createReport makes the temp file of the report at path. Errors name
+// path, not the temp file.
+func createReport(path string) (*reportFile, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return nil, fmt.Errorf("--report %s: %w", path, pathErr(err))
+	}
+	return &reportFile{path: path, tmp: tmp}, nil
+}
+
+// write puts the outcome JSON in place.
+func (r *reportFile) write(out *sandbox.Outcome) error {
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
+	if _, err := r.tmp.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("write report %s: %w", r.path, pathErr(err))
 	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write report: %w", err)
+	if err := r.tmp.Close(); err != nil {
+		return fmt.Errorf("write report %s: %w", r.path, pathErr(err))
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write report: %w", err)
+	if err := os.Rename(r.tmp.Name(), r.path); err != nil {
+		return fmt.Errorf("write report %s: %w", r.path, pathErr(err))
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write report: %w", err)
-	}
+	r.tmp = nil
 	return nil
+}
+
+// discard removes the temp file when the report was not put in place.
+func (r *reportFile) discard() {
+	if r.tmp != nil {
+		r.tmp.Close()
+		os.Remove(r.tmp.Name())
+	}
+}
+
+// pathErr drops the path of a *os.PathError or *os.LinkError (the temp
+// file's name, which the user never gave) and keeps its cause.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // parseBytes reads a byte size: plain bytes or with a unit (KiB, MiB, GiB,

@@ -143,3 +143,90 @@ func TestSandboxBenchHelpers(t *testing.T) {
 		t.Errorf("stage-bench changed the real tree: %q", b)
 	}
 }
+
+// readReport reads a --report file's outcome.
+func readReport(t *testing.T, path string) (code int, signal, capHit string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	var rep struct {
+		ExitCode int    `json:"exit_code"`
+		Signal   string `json:"signal"`
+		CapHit   string `json:"cap_hit"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, data)
+	}
+	return rep.ExitCode, rep.Signal, rep.CapHit
+}
+
+// TestSandboxRunExitMatchesReport: the exit code of `sandbox run` is the
+// one its --report file holds, whether a cap killed the command (137,
+// SIGKILL) or only refused it something (the process cap makes fork fail;
+// the command goes on and exits by itself).
+func TestSandboxRunExitMatchesReport(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		killed bool
+	}{
+		{"process cap refuses forks", []string{"--procs", "5", "--", "sh", "-c", "for i in 1 2 3 4 5 6 7 8; do sleep 0.3 & done; wait; exit 0"}, false},
+		{"wall cap kills", []string{"--timeout", "300ms", "--", "sleep", "30"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			report := filepath.Join(dir, "r.json")
+			code, _, errs := runCLI(t, append([]string{"sandbox", "run", "--report", report}, tc.args...)...)
+			rcode, signal, capHit := readReport(t, report)
+			if code != rcode {
+				t.Errorf("exit %d, but the report says exit_code %d (signal %q, cap %q); stderr:\n%s", code, rcode, signal, capHit, errs)
+			}
+			if capHit == "" && !tc.killed {
+				// Without a pids cgroup (an ordinary user) the process cap
+				// is an rlimit, whose refusals leave no counter to read.
+				t.Skipf("the process cap is not reported here (no pids cgroup): exit %d matches the report", code)
+			}
+			if capHit == "" {
+				t.Fatalf("no cap hit in the report (exit %d); stderr:\n%s", rcode, errs)
+			}
+			if tc.killed != (signal != "") || tc.killed != (code == 137) {
+				t.Errorf("killed %v: exit %d signal %q", tc.killed, code, signal)
+			}
+			if want := capHit + " cap hit"; !strings.Contains(errs, want) || tc.killed == strings.Contains(errs, "not killed") {
+				t.Errorf("stderr does not say %q and whether it killed: %s", want, errs)
+			}
+		})
+	}
+}
+
+// TestSandboxRunReportPath: a --report file that cannot be made is a usage
+// error naming the path given, before the command runs.
+func TestSandboxRunReportPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	bad := filepath.Join(dir, "missing", "r.json")
+	code, _, errs := runCLI(t, "sandbox", "run", "--report", bad, "--", "touch", "ran")
+	if code != 2 || !strings.Contains(errs, "--report "+bad+": no such file or directory") || strings.Contains(errs, ".report-") {
+		t.Errorf("exit %d, want 2 naming %s; stderr:\n%s", code, bad, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Errorf("the command ran although its report could not be written")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".report-") {
+			t.Errorf("temp report left behind: %s", e.Name())
+		}
+	}
+	// The control: the same run with a report it can write.
+	good := filepath.Join(dir, "r.json")
+	if code, _, errs := runCLI(t, "sandbox", "run", "--report", good, "--", "touch", "ran"); code != 0 {
+		t.Errorf("control: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(good); err != nil {
+		t.Errorf("control: %v", err)
+	}
+}
