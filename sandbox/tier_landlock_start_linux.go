@@ -30,14 +30,24 @@ func startExecStage(cfg *initConfig, status *os.File) (int, error) {
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r, status}
+	// Its socket to this runner, over which it hands over the listener
+	// of its metadata filter (tier_landlock_meta_linux.go).
+	socks, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("exec stage socket: %w", err)
+	}
+	mine, theirs := os.NewFile(uintptr(socks[0]), "metadata"), os.NewFile(uintptr(socks[1]), "metadata")
+	cmd.ExtraFiles = []*os.File{r, status, theirs} // 3, 4, metaHandFd
 	// Its own session: no controlling terminal to inject keystrokes into.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
 	r.Close()
+	theirs.Close()
 	if err != nil {
+		mine.Close()
 		return 0, fmt.Errorf("start exec stage: %w", err)
 	}
+	go metaReceive(mine, cfg.Writable) // ends when the stage has sent its listener and the command has ended, or the stage exited
 	if err := json.NewEncoder(w).Encode(cfg); err != nil {
 		return 0, fmt.Errorf("send exec config: %w", err)
 	}
@@ -182,6 +192,13 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 		return nil, err
 	}
 	mechs = append(mechs, fm...)
+	// Last: the filters stacked before it see each call first, and a
+	// deny-list EPERM wins over its notification.
+	mm, err := metaSupervise(cfg.Writable) // tier_landlock_meta_linux.go
+	if err != nil {
+		return nil, err
+	}
+	mechs = append(mechs, mm)
 	mechs = append(mechs, Mechanism{"runner-outside", StateApplied, "restrictions bind the command's thread only; the runner stays outside its domain"})
 	return mechs, nil
 }

@@ -1,0 +1,632 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Landlock has no access right for a file's mode, owner, times or
+// extended attributes: a command in the landlock tier could chmod,
+// touch -d or setfattr any file its uid owns, anywhere it can name it
+// (for a root caller, every root-owned file of the machine), and the
+// protected directories of its writable roots too (.git/hooks). The
+// runner thread therefore stacks one more seccomp filter before it forks
+// the command: every call that changes such metadata becomes a user
+// notification, and a supervisor in the runner, outside the Landlock
+// domain, does the call itself when it lands inside the writable roots.
+//
+// The supervisor resolves the target as the kernel would for the caller
+// (its working directory and descriptors through /proc/PID, the call's
+// AT_ flags), opens it O_PATH, judges where that descriptor really is
+// (metaAllowed, on the descriptor's own path), and does the call on that
+// same descriptor: there is no second lookup by name, so nothing the
+// command swaps in between is acted on. The call never continues in the
+// command. The supervisor's thread holds no capability (a root runner's
+// caps would otherwise let it change what the command could not): the
+// kernel judges ownership and permission with the command's own
+// identity. Anything it cannot read or judge is refused with EPERM.
+
+// metaOp is what a metadata call does.
+type metaOp int
+
+const (
+	opChmod metaOp = iota
+	opChown
+	opTimes // utimensat's timespec[2]
+	opUtime // utime's utimbuf
+	opTimeval
+	opSetxattr
+	opRemovexattr
+)
+
+// metaCall is how one syscall names its target and its arguments (the
+// indexes of its arguments; -1 where it has none).
+type metaCall struct {
+	name     string
+	op       metaOp
+	dirfd    int  // the directory a relative path starts from; -1: the working directory
+	path     int  // the path; -1 for a call on a descriptor
+	fd       int  // the descriptor of a call on one
+	flags    int  // AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH
+	nofollow bool // the l* calls
+	args     [3]int
+}
+
+// metaCalls are the x86_64 calls the filter hands to the supervisor.
+var metaCalls = map[uint32]metaCall{
+	90:  {name: "chmod", op: opChmod, dirfd: -1, path: 0, fd: -1, flags: -1, args: [3]int{1}},
+	91:  {name: "fchmod", op: opChmod, dirfd: -1, path: -1, fd: 0, flags: -1, args: [3]int{1}},
+	268: {name: "fchmodat", op: opChmod, dirfd: 0, path: 1, fd: -1, flags: -1, args: [3]int{2}},
+	452: {name: "fchmodat2", op: opChmod, dirfd: 0, path: 1, fd: -1, flags: 3, args: [3]int{2}},
+	92:  {name: "chown", op: opChown, dirfd: -1, path: 0, fd: -1, flags: -1, args: [3]int{1, 2}},
+	93:  {name: "fchown", op: opChown, dirfd: -1, path: -1, fd: 0, flags: -1, args: [3]int{1, 2}},
+	94:  {name: "lchown", op: opChown, dirfd: -1, path: 0, fd: -1, flags: -1, nofollow: true, args: [3]int{1, 2}},
+	260: {name: "fchownat", op: opChown, dirfd: 0, path: 1, fd: -1, flags: 4, args: [3]int{2, 3}},
+	132: {name: "utime", op: opUtime, dirfd: -1, path: 0, fd: -1, flags: -1, args: [3]int{1}},
+	235: {name: "utimes", op: opTimeval, dirfd: -1, path: 0, fd: -1, flags: -1, args: [3]int{1}},
+	261: {name: "futimesat", op: opTimeval, dirfd: 0, path: 1, fd: -1, flags: -1, args: [3]int{2}},
+	280: {name: "utimensat", op: opTimes, dirfd: 0, path: 1, fd: -1, flags: 3, args: [3]int{2}},
+	188: {name: "setxattr", op: opSetxattr, dirfd: -1, path: 0, fd: -1, flags: -1, args: [3]int{1, 2, 3}},
+	189: {name: "lsetxattr", op: opSetxattr, dirfd: -1, path: 0, fd: -1, flags: -1, nofollow: true, args: [3]int{1, 2, 3}},
+	190: {name: "fsetxattr", op: opSetxattr, dirfd: -1, path: -1, fd: 0, flags: -1, args: [3]int{1, 2, 3}},
+	197: {name: "removexattr", op: opRemovexattr, dirfd: -1, path: 0, fd: -1, flags: -1, args: [3]int{1}},
+	198: {name: "lremovexattr", op: opRemovexattr, dirfd: -1, path: 0, fd: -1, flags: -1, nofollow: true, args: [3]int{1}},
+	199: {name: "fremovexattr", op: opRemovexattr, dirfd: -1, path: -1, fd: 0, flags: -1, args: [3]int{1}},
+	// setxattrat(dirfd, path, at_flags, name, struct xattr_args *, size)
+	463: {name: "setxattrat", op: opSetxattr, dirfd: 0, path: 1, fd: -1, flags: 2, args: [3]int{3, 4, 5}},
+	466: {name: "removexattrat", op: opRemovexattr, dirfd: 0, path: 1, fd: -1, flags: 2, args: [3]int{3}},
+}
+
+// metaNames lists the supervised calls for reports.
+const metaNames = "chmod, chown, utime(s) and the xattr calls (each with its f, l and at forms)"
+
+// seccompNotif and seccompNotifResp are the kernel's struct seccomp_notif
+// and struct seccomp_notif_resp.
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// metaFilter is the notifying filter: native calls named in metaCalls
+// go to the listener, everything else is allowed (the deny-list stacked
+// before it judges the rest, and its EPERM wins over a notification).
+func metaFilter() []unix.SockFilter {
+	prog := []unix.SockFilter{
+		bpfLoad(offArch),
+		bpfJump(unix.BPF_JEQ, unix.AUDIT_ARCH_X86_64, 1, 0),
+		bpfRet(retAllow),
+		bpfLoad(offNr),
+	}
+	for nr := range metaCalls {
+		prog = append(prog, bpfJump(unix.BPF_JEQ, nr, 0, 1), bpfRet(unix.SECCOMP_RET_USER_NOTIF))
+	}
+	return append(prog, bpfRet(retAllow))
+}
+
+// metaRefuseFilter refuses every call of metaCalls with EPERM: for a
+// command no supervisor serves (the exec stage's).
+func metaRefuseFilter() []unix.SockFilter {
+	prog := []unix.SockFilter{
+		bpfLoad(offArch),
+		bpfJump(unix.BPF_JEQ, unix.AUDIT_ARCH_X86_64, 1, 0),
+		bpfRet(retAllow),
+		bpfLoad(offNr),
+	}
+	for nr := range metaCalls {
+		prog = append(prog, bpfJump(unix.BPF_JEQ, nr, 0, 1), bpfRet(retErrno|uint32(unix.EPERM)))
+	}
+	return append(prog, bpfRet(retAllow))
+}
+
+// loadFilter installs prog on the calling thread with flags and returns
+// what seccomp(2) returned (the listener, with NEW_LISTENER).
+func loadFilter(prog []unix.SockFilter, flags uintptr) (int, error) {
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	r, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(prog)
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
+}
+
+// metaSupervise loads the notifying filter on the calling thread (the
+// runner thread, restricted, no_new_privs set, about to fork the
+// command) and starts the supervisor for the writable roots.
+func metaSupervise(writable []string) (Mechanism, error) {
+	if runtime.GOARCH != "amd64" {
+		return metaRefuse("no supervisor on " + runtime.GOARCH)
+	}
+	roots := metaRoots(writable)
+	lfd, err := loadFilter(metaFilter(), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	if err != nil {
+		return metaRefuse(fmt.Sprintf("seccomp listener: %v", err))
+	}
+	go superviseMeta(lfd, roots)
+	return Mechanism{"metadata-supervisor", StateApplied, metaNames + " are done by the runner outside the sandbox, on the file the call names, only inside the writable roots and the private directory (never their protected directories); elsewhere EPERM"}, nil
+}
+
+// metaRefuse loads the refusing filter instead; why says why there is
+// no supervisor.
+func metaRefuse(why string) (Mechanism, error) {
+	if runtime.GOARCH != "amd64" {
+		return Mechanism{"metadata-supervisor", StateUnavailable, why + ": Landlock has no right for chmod, utimes or extended attributes, so files the command's uid owns outside the writable roots can have them changed"}, nil
+	}
+	if _, err := loadFilter(metaRefuseFilter(), 0); err != nil {
+		return Mechanism{}, fmt.Errorf("load metadata filter: %w", err)
+	}
+	return Mechanism{"metadata-supervisor", StateUnavailable, why + "; " + metaNames + " are refused everywhere (EPERM)"}, nil
+}
+
+// metaRoots are the writable roots as the kernel names them now.
+func metaRoots(writable []string) []string {
+	var roots []string
+	for _, w := range writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil && filepath.IsAbs(r) {
+			roots = append(roots, r)
+		}
+	}
+	return roots
+}
+
+// superviseMeta answers the listener's notifications until no process
+// uses the filter. Its thread is locked and holds no capability.
+func superviseMeta(lfd int, roots []string) {
+	runtime.LockOSThread() // never unlocked: the thread drops its capabilities
+	defer unix.Close(lfd)
+	capsOK := capsetEmpty() == nil
+	for {
+		pfd := []unix.PollFd{{Fd: int32(lfd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return
+		}
+		if pfd[0].Revents&unix.POLLIN == 0 {
+			return // POLLHUP: every process of the filter has exited
+		}
+		var n seccompNotif
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(lfd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
+			continue // EINTR, or the caller died (ENOENT)
+		}
+		errno := unix.EPERM
+		if capsOK {
+			errno = metaServe(lfd, &n, roots)
+		}
+		resp := seccompNotifResp{id: n.id, error: -int32(errno)}
+		_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(lfd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+	}
+}
+
+// metaReq is one decoded call: what it names and what it asks.
+type metaReq struct {
+	call    metaCall
+	pid     int
+	dirfd   int
+	fd      int
+	path    string
+	hasPath bool // false: the call acts on dirfd itself (a NULL path)
+	flags   int
+	mode    uint32
+	uid     int
+	gid     int
+	times   *[2]unix.Timespec
+	name    string
+	value   []byte
+	xflags  int
+}
+
+// metaServe decodes, resolves, judges and does one call, returning its
+// errno (0 for success).
+func metaServe(lfd int, n *seccompNotif, roots []string) unix.Errno {
+	c, ok := metaCalls[uint32(n.nr)]
+	if !ok || n.arch != unix.AUDIT_ARCH_X86_64 {
+		return unix.EPERM
+	}
+	r, errno := decodeMeta(c, n)
+	if errno != 0 {
+		return errno
+	}
+	fd, errno := r.resolve(func() bool { return notifValid(lfd, n.id) })
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(fd)
+	if !metaAllowed(fd, roots) {
+		return unix.EPERM
+	}
+	return r.do(fd)
+}
+
+// notifValid reports whether the notification is still pending: its
+// caller has not died (so its pid names it still).
+func notifValid(lfd int, id uint64) bool {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(lfd), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
+	return e == 0
+}
+
+// decodeMeta reads the call's arguments, from the caller's memory where
+// they are pointers.
+func decodeMeta(c metaCall, n *seccompNotif) (*metaReq, unix.Errno) {
+	r := &metaReq{call: c, pid: int(n.pid), dirfd: unix.AT_FDCWD, fd: -1, hasPath: true}
+	a := n.args
+	if c.dirfd >= 0 {
+		r.dirfd = int(int32(a[c.dirfd]))
+	}
+	if c.fd >= 0 {
+		r.fd = int(int32(a[c.fd]))
+		r.hasPath = false
+	}
+	if c.flags >= 0 {
+		r.flags = int(int32(a[c.flags]))
+	}
+	allowed := unix.AT_SYMLINK_NOFOLLOW | unix.AT_EMPTY_PATH
+	if c.flags >= 0 && r.flags&^allowed != 0 {
+		return nil, unix.EINVAL
+	}
+	if c.nofollow {
+		r.flags |= unix.AT_SYMLINK_NOFOLLOW
+	}
+	if c.path >= 0 {
+		ptr := uintptr(a[c.path])
+		switch {
+		case ptr == 0 && (c.name == "utimensat" || c.name == "futimesat"):
+			// A NULL path acts on the descriptor itself.
+			if r.dirfd == unix.AT_FDCWD {
+				return nil, unix.EFAULT
+			}
+			if c.name == "utimensat" && r.flags != 0 {
+				return nil, unix.EINVAL
+			}
+			r.hasPath = false
+			r.fd = r.dirfd
+		default:
+			s, errno := readString(r.pid, ptr, unix.PathMax)
+			if errno != 0 {
+				return nil, errno
+			}
+			r.path = s
+		}
+	}
+	switch c.op {
+	case opChmod:
+		r.mode = uint32(a[c.args[0]])
+		if r.mode&setIDBits != 0 {
+			return nil, unix.EPERM // the deny-list refuses these first
+		}
+	case opChown:
+		r.uid, r.gid = int(int32(a[c.args[0]])), int(int32(a[c.args[1]]))
+	case opTimes, opUtime, opTimeval:
+		if ptr := uintptr(a[c.args[0]]); ptr != 0 {
+			ts, errno := readTimes(r.pid, ptr, c.op)
+			if errno != 0 {
+				return nil, errno
+			}
+			r.times = ts
+		}
+	case opSetxattr, opRemovexattr:
+		name, errno := readString(r.pid, uintptr(a[c.args[0]]), 256)
+		if errno != 0 {
+			if errno == unix.ENAMETOOLONG {
+				errno = unix.ERANGE
+			}
+			return nil, errno
+		}
+		r.name = name
+		if c.op == opSetxattr {
+			if errno := r.readValue(a, c); errno != 0 {
+				return nil, errno
+			}
+		}
+	}
+	return r, 0
+}
+
+// readValue reads setxattr's value and flags (setxattrat's from its
+// struct xattr_args {u64 value; u32 size; u32 flags}).
+func (r *metaReq) readValue(a [6]uint64, c metaCall) unix.Errno {
+	ptr, size := uintptr(a[c.args[1]]), a[c.args[2]]
+	r.xflags = int(int32(a[4]))
+	if c.name == "setxattrat" {
+		if size != 16 {
+			return unix.EINVAL
+		}
+		var b [16]byte
+		if readMem(r.pid, ptr, b[:]) != len(b) {
+			return unix.EFAULT
+		}
+		ptr = uintptr(*(*uint64)(unsafe.Pointer(&b[0])))
+		size = uint64(*(*uint32)(unsafe.Pointer(&b[8])))
+		r.xflags = int(*(*uint32)(unsafe.Pointer(&b[12])))
+	}
+	if size > 1<<16 {
+		return unix.E2BIG
+	}
+	r.value = make([]byte, size)
+	if size > 0 && readMem(r.pid, ptr, r.value) != len(r.value) {
+		return unix.EFAULT
+	}
+	return 0
+}
+
+// readTimes reads the times argument of the utime calls as timespecs.
+func readTimes(pid int, ptr uintptr, op metaOp) (*[2]unix.Timespec, unix.Errno) {
+	var b [32]byte
+	size := 32
+	if op == opUtime {
+		size = 16
+	}
+	if readMem(pid, ptr, b[:size]) != size {
+		return nil, unix.EFAULT
+	}
+	w := func(i int) int64 { return *(*int64)(unsafe.Pointer(&b[8*i])) }
+	var ts [2]unix.Timespec
+	switch op {
+	case opUtime: // struct utimbuf {actime, modtime}
+		ts[0], ts[1] = unix.Timespec{Sec: w(0)}, unix.Timespec{Sec: w(1)}
+	case opTimeval: // struct timeval[2]
+		for i := range ts {
+			usec := w(2*i + 1)
+			if usec < 0 || usec >= 1000000 {
+				return nil, unix.EINVAL
+			}
+			ts[i] = unix.Timespec{Sec: w(2 * i), Nsec: usec * 1000}
+		}
+	default:
+		ts[0], ts[1] = unix.Timespec{Sec: w(0), Nsec: w(1)}, unix.Timespec{Sec: w(2), Nsec: w(3)}
+	}
+	return &ts, 0
+}
+
+// readMem reads the caller's memory at ptr into b, a page at a time, and
+// returns how much it read before the first fault.
+func readMem(pid int, ptr uintptr, b []byte) int {
+	got := 0
+	page := uintptr(os.Getpagesize())
+	for got < len(b) {
+		n := int(page - (ptr+uintptr(got))%page)
+		n = min(n, len(b)-got)
+		k, err := unix.ProcessVMReadv(pid,
+			[]unix.Iovec{{Base: &b[got], Len: uint64(n)}},
+			[]unix.RemoteIovec{{Base: ptr + uintptr(got), Len: n}}, 0)
+		if err != nil || k <= 0 {
+			return got
+		}
+		got += k
+	}
+	return got
+}
+
+// readString reads a NUL-terminated string of at most max bytes, the
+// NUL included.
+func readString(pid int, ptr uintptr, max int) (string, unix.Errno) {
+	if ptr == 0 {
+		return "", unix.EFAULT
+	}
+	var out []byte
+	buf := make([]byte, 256)
+	for len(out) < max {
+		n := readMem(pid, ptr+uintptr(len(out)), buf[:min(len(buf), max-len(out))])
+		if i := strings.IndexByte(string(buf[:n]), 0); i >= 0 {
+			return string(append(out, buf[:i]...)), 0
+		}
+		if n < min(len(buf), max-len(out)) {
+			return "", unix.EFAULT
+		}
+		out = append(out, buf[:n]...)
+	}
+	return "", unix.ENAMETOOLONG
+}
+
+// resolve opens the call's target O_PATH as the kernel would find it for
+// the caller. valid is asked once the caller's /proc entries are open:
+// if the caller has died since, its pid may name another process.
+func (r *metaReq) resolve(valid func() bool) (int, unix.Errno) {
+	proc := "/proc/" + strconv.Itoa(r.pid)
+	if !r.hasPath {
+		fd, err := unix.Open(proc+"/fd/"+strconv.Itoa(r.fd), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, unix.EBADF
+		}
+		if !valid() {
+			unix.Close(fd)
+			return -1, unix.EPERM
+		}
+		return fd, 0
+	}
+	base := proc + "/cwd"
+	if r.dirfd != unix.AT_FDCWD {
+		base = proc + "/fd/" + strconv.Itoa(r.dirfd)
+	}
+	var bfd int
+	if r.path == "" || !filepath.IsAbs(r.path) {
+		var err error
+		if bfd, err = unix.Open(base, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+			return -1, unix.EBADF
+		}
+		defer unix.Close(bfd)
+	} else {
+		bfd = unix.AT_FDCWD // the caller cannot chroot: its root is ours
+	}
+	if !valid() {
+		return -1, unix.EPERM
+	}
+	if r.path == "" {
+		if r.flags&unix.AT_EMPTY_PATH == 0 {
+			return -1, unix.ENOENT
+		}
+		// The descriptor (or working directory) itself.
+		fd, err := unix.FcntlInt(uintptr(bfd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return -1, errnoOf(err)
+		}
+		return fd, 0
+	}
+	var st unix.Stat_t
+	if r.dirfd != unix.AT_FDCWD && !filepath.IsAbs(r.path) && (unix.Fstat(bfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR) {
+		return -1, unix.ENOTDIR
+	}
+	flags := unix.O_PATH | unix.O_CLOEXEC
+	if r.flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Openat(bfd, r.path, flags, 0)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	return fd, 0
+}
+
+// metaAllowed is the one judgement of where an opened target lies: the
+// path the kernel gives its descriptor, under a writable root (the
+// roots are carved around the protected directories, as the Landlock
+// rules are). A deleted file, or one the kernel names otherwise than
+// by an absolute path (a pipe, a socket), is refused.
+func metaAllowed(fd int, roots []string) bool {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !filepath.IsAbs(p) || strings.HasSuffix(p, " (deleted)") || filepath.Clean(p) != p {
+		return false
+	}
+	for _, root := range roots {
+		if under(p, root) {
+			return true
+		}
+	}
+	return false
+}
+
+// do performs the call on the descriptor fd, which metaAllowed judged.
+func (r *metaReq) do(fd int) unix.Errno {
+	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	var err error
+	switch r.call.op {
+	case opChmod:
+		err = fchmodatEmpty(fd, self, r.mode)
+	case opChown:
+		err = unix.Fchownat(fd, "", r.uid, r.gid, unix.AT_EMPTY_PATH)
+	case opTimes, opUtime, opTimeval:
+		var tp uintptr
+		if r.times != nil {
+			tp = uintptr(unsafe.Pointer(r.times))
+		}
+		empty := [1]byte{}
+		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])), tp, unix.AT_EMPTY_PATH, 0, 0)
+		runtime.KeepAlive(r.times)
+		if e != 0 {
+			err = e
+		}
+	case opSetxattr:
+		// Through the descriptor's /proc link, which lands on its inode
+		// itself (a symlink's own, for the l* calls) with no lookup.
+		err = unix.Setxattr(self, r.name, r.value, r.xflags)
+	case opRemovexattr:
+		err = unix.Removexattr(self, r.name)
+	default:
+		return unix.EPERM
+	}
+	return errnoOf(err)
+}
+
+// fchmodatEmpty changes the mode of the file fd holds: fchmodat2 with
+// AT_EMPTY_PATH (Linux 6.6), else through its /proc link.
+func fchmodatEmpty(fd int, self string, mode uint32) error {
+	empty := [1]byte{}
+	_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+	if e == unix.ENOSYS {
+		return unix.Fchmodat(unix.AT_FDCWD, self, mode, 0)
+	}
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// errnoOf is err's errno, EPERM for anything else, 0 for nil.
+func errnoOf(err error) unix.Errno {
+	if err == nil {
+		return 0
+	}
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return unix.EPERM
+}
+
+// metaHandFd is the exec stage's descriptor of the socket to its runner,
+// over which it hands the runner its listener (startExecStage).
+const metaHandFd = 5
+
+// metaHandOff is metaSupervise for the exec stage, which execs the
+// command and so cannot serve the listener itself: it loads the
+// notifying filter and sends the listener to the runner, whose
+// supervisor (metaReceive) serves it; its own copy closes here. If the
+// listener cannot be sent, the run fails: the calls would have no one
+// to answer them.
+func metaHandOff() (Mechanism, error) {
+	if runtime.GOARCH != "amd64" {
+		return metaRefuse("no supervisor on " + runtime.GOARCH)
+	}
+	lfd, err := loadFilter(metaFilter(), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	if err != nil {
+		return metaRefuse(fmt.Sprintf("seccomp listener: %v", err))
+	}
+	defer unix.Close(lfd)
+	defer unix.Close(metaHandFd)
+	if err := unix.Sendmsg(metaHandFd, []byte{1}, unix.UnixRights(lfd), nil, 0); err != nil {
+		return Mechanism{}, fmt.Errorf("hand the metadata listener to the runner: %w", err)
+	}
+	return Mechanism{"metadata-supervisor", StateApplied, metaNames + " are done by the runner outside the sandbox (the exec stage handed it its listener), on the file the call names, only inside the writable roots and the private directory (never their protected directories); elsewhere EPERM"}, nil
+}
+
+// metaReceive is the runner's end of metaHandOff: it waits for the
+// exec stage's listener on sock and serves it. It returns when the
+// stage closed its end without sending one.
+func metaReceive(sock *os.File, writable []string) {
+	defer sock.Close()
+	roots := metaRoots(writable)
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	for {
+		_, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || oobn == 0 {
+			return
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return
+		}
+		superviseMeta(fds[0], roots)
+		return
+	}
+}

@@ -1,0 +1,249 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	// setxattr PATH NAME VALUE
+	moreHelpers["setxattr"] = func(a []string) error { return unix.Setxattr(a[0], a[1], []byte(a[2]), 0) }
+	// fchmodat DIR NAME MODE: NAME relative to DIR opened O_PATH
+	moreHelpers["fchmodat"] = func(a []string) error {
+		dfd, err := unix.Open(a[0], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(dfd)
+		mode, _ := strconv.ParseUint(a[2], 8, 32)
+		return unix.Fchmodat(dfd, a[1], uint32(mode), 0)
+	}
+	// fchmod PATH MODE: on a descriptor opened for reading
+	moreHelpers["fchmod"] = func(a []string) error {
+		f, err := os.Open(a[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		mode, _ := strconv.ParseUint(a[1], 8, 32)
+		return f.Chmod(os.FileMode(mode))
+	}
+}
+
+// userXattrs reports whether dir's filesystem takes user.* extended
+// attributes, and why not.
+func userXattrs(dir string) error {
+	p := filepath.Join(dir, ".xattr-probe")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(p)
+	return unix.Setxattr(p, "user.ioh-probe", []byte("1"), 0)
+}
+
+// metaCases are the containment table's metadata cases (tier_contain_linux_test.go):
+// a file the caller owns in its HOME, outside every writable root, must
+// keep its mode, times and extended attributes.
+func (w *world) metaCases(t *testing.T, h string) []tierCase {
+	t.Helper()
+	p := filepath.Join(w.home, ".ssh", "id_meta")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mode := func() os.FileMode { fi, _ := os.Stat(p); return fi.Mode().Perm() }
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(p, old, old)
+	year := func() int { fi, _ := os.Stat(p); return fi.ModTime().Year() }
+	cs := []tierCase{
+		{name: "chmod a file outside the roots", argv: []string{"chmod", "0644", p},
+			landed: func() bool { return mode() != 0o600 }, cleanup: func() { os.Chmod(p, 0o600) }},
+		{name: "touch -m a file outside the roots", argv: []string{"touch", "-m", "-d", "2001-01-01", p},
+			landed: func() bool { return year() == 2001 }, cleanup: func() { os.Chtimes(p, old, old) }},
+		{name: "chmod a file outside the roots through a dirfd", argv: []string{h, helperArg, "fchmodat", filepath.Dir(p), filepath.Base(p), "0644"},
+			landed: func() bool { return mode() != 0o600 }, cleanup: func() { os.Chmod(p, 0o600) }},
+	}
+	if err := userXattrs(filepath.Dir(p)); err != nil {
+		t.Logf("case setxattr left out: the filesystem of %s takes no user.* extended attributes (%v)", p, err)
+		return cs
+	}
+	has := func() bool { _, err := unix.Getxattr(p, "user.ioh", nil); return err == nil }
+	return append(cs, tierCase{name: "setxattr a file outside the roots", argv: []string{h, helperArg, "setxattr", p, "user.ioh", "x"},
+		landed: has, cleanup: func() { unix.Removexattr(p, "user.ioh") }})
+}
+
+// TestLandlockMetadata: in the landlock tier, chmod, utimes and extended
+// attributes work inside the writable roots and the private TMPDIR (a
+// build that chmods its outputs keeps working) and are refused on a
+// protected directory of a writable root, through a symlink inside a root
+// that points outside, on a descriptor of a readable file outside the
+// roots, and through a dirfd outside; each refusal with its uncontained
+// control.
+func TestLandlockMetadata(t *testing.T) {
+	tiersHere(t)
+	h := helperPath(t)
+	home := outsideDir(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("IOH_STATE_DIR", filepath.Join(home, "state"))
+	work := filepath.Join(home, "src", "proj")
+	readable := outsideDir(t)
+	mk := func(p string, mode os.FileMode) string {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode)
+		return p
+	}
+	hook := mk(filepath.Join(work, ".git", "hooks", "pre-commit"), 0o644)
+	build := mk(filepath.Join(work, "build.sh"), 0o644)
+	sub := mk(filepath.Join(work, "sub", "out.bin"), 0o644)
+	target := mk(filepath.Join(home, "notes.txt"), 0o600)
+	shared := mk(filepath.Join(readable, "shared.txt"), 0o644)
+	if err := os.Symlink(target, filepath.Join(work, "sub", "link")); err != nil {
+		t.Fatal(err)
+	}
+	perm := func(p string) os.FileMode { fi, _ := os.Stat(p); return fi.Mode().Perm() }
+
+	run := func(argv ...string) (*Outcome, string) {
+		return runTier(t, Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h), readable}, Backend: BackendLandlock})
+	}
+	first, _ := run("true")
+	wantSupervised(t, first)
+
+	xattrs := userXattrs(work)
+	t.Run("allowed inside", func(t *testing.T) {
+		script := `set -e
+chmod +x build.sh
+test -x build.sh
+touch -m -d 2002-02-02 build.sh
+"$H" ` + helperArg + ` fchmodat sub out.bin 0600
+"$H" ` + helperArg + ` fchmod build.sh 0700
+touch "$TMPDIR/t"
+chmod 0700 "$TMPDIR/t"
+test -x "$TMPDIR/t"
+touch -m -d 2003-03-03 "$TMPDIR/t"
+test "$(stat -c %y "$TMPDIR/t" | cut -c1-4)" = 2003
+mkdir -p "$HOME/bin" && touch "$HOME/bin/tool" && chmod 0755 "$HOME/bin/tool"
+echo tmp-ok
+`
+		if xattrs == nil {
+			script += `"$H" ` + helperArg + ` setxattr build.sh user.ioh yes
+"$H" ` + helperArg + ` setxattr "$TMPDIR/t" user.ioh yes
+echo xattr-ok
+`
+		} else {
+			t.Logf("setxattr left out: the filesystem takes no user.* extended attributes (%v)", xattrs)
+		}
+		out, output := run("env", "H="+h, "sh", "-c", script)
+		if out.ExitCode != 0 || !strings.Contains(output, "tmp-ok") {
+			t.Fatalf("metadata changes inside the writable roots failed (exit %d):\n%s", out.ExitCode, output)
+		}
+		fi, _ := os.Stat(build)
+		if perm(build) != 0o700 || fi.ModTime().Year() != 2002 || perm(sub) != 0o600 {
+			t.Errorf("inside the root: build.sh %v (mtime %v), sub/out.bin %v; want 0700 (2002), 0600", perm(build), fi.ModTime(), perm(sub))
+		}
+		if xattrs == nil {
+			if v, err := getxattr(build, "user.ioh"); err != nil || v != "yes" {
+				t.Errorf("user.ioh of build.sh: %q, %v", v, err)
+			}
+		}
+	})
+
+	for _, c := range []struct {
+		name   string
+		argv   []string
+		file   string
+		was    os.FileMode
+		setup  func()
+		landed func() bool
+	}{
+		{name: "chmod a protected hook", argv: []string{"chmod", "0755", ".git/hooks/pre-commit"}, file: hook, was: 0o644},
+		{name: "chmod through a symlink in the root", argv: []string{"chmod", "0644", "sub/link"}, file: target, was: 0o600},
+		{name: "chmod through a dirfd outside", argv: []string{h, helperArg, "fchmodat", home, "notes.txt", "0644"}, file: target, was: 0o600},
+		{name: "fchmod a readable file outside", argv: []string{h, helperArg, "fchmod", shared, "0666"}, file: shared, was: 0o644},
+		{name: "touch -m a protected hook", argv: []string{"touch", "-m", "-d", "2001-01-01", ".git/hooks/pre-commit"}, file: hook, was: 0o644,
+			landed: func() bool { fi, _ := os.Stat(hook); return fi.ModTime().Year() == 2001 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			landed := c.landed
+			if landed == nil {
+				landed = func() bool { return perm(c.file) != c.was }
+			}
+			reset := func() { os.Chmod(c.file, c.was); now := time.Now(); os.Chtimes(c.file, now, now) }
+			out, output := run(c.argv...)
+			if landed() {
+				reset()
+				t.Errorf("contained %q changed %s (exit %d):\n%s", c.argv, c.file, out.ExitCode, output)
+			}
+			if out.ExitCode == 0 {
+				t.Errorf("contained %q exited 0", c.argv)
+			}
+			ctl := exec.Command(c.argv[0], c.argv[1:]...)
+			ctl.Dir = work
+			b, err := ctl.CombinedOutput()
+			if err != nil || !landed() {
+				t.Fatalf("uncontained control did not have the effect, so the case proves nothing: %v\n%s", err, b)
+			}
+			reset()
+		})
+	}
+	if xattrs == nil {
+		t.Run("setxattr a protected hook", func(t *testing.T) {
+			out, output := run(h, helperArg, "setxattr", ".git/hooks/pre-commit", "user.ioh", "x")
+			if _, err := getxattr(hook, "user.ioh"); err == nil || out.ExitCode == 0 {
+				t.Errorf("contained setxattr of the hook: exit %d, attribute set: %v\n%s", out.ExitCode, err == nil, output)
+			}
+			unix.Removexattr(hook, "user.ioh")
+			ctl := exec.Command(h, helperArg, "setxattr", hook, "user.ioh", "x")
+			if b, err := ctl.CombinedOutput(); err != nil {
+				t.Fatalf("uncontained control failed: %v\n%s", err, b)
+			}
+			if _, err := getxattr(hook, "user.ioh"); err != nil {
+				t.Fatalf("uncontained control set no attribute: %v", err)
+			}
+			unix.Removexattr(hook, "user.ioh")
+		})
+	}
+}
+
+// wantSupervised fails the test unless the run's metadata supervisor
+// applied.
+func wantSupervised(t *testing.T, out *Outcome) {
+	t.Helper()
+	for _, m := range out.Mechanisms {
+		if m.Name == "metadata-supervisor" {
+			if m.State != StateApplied {
+				t.Fatalf("metadata supervisor %s: %s", m.State, m.Detail)
+			}
+			return
+		}
+	}
+	t.Fatalf("no metadata-supervisor mechanism in %+v", out.Mechanisms)
+}
+
+func getxattr(p, name string) (string, error) {
+	buf := make([]byte, 256)
+	n, err := unix.Getxattr(p, name, buf)
+	if err != nil {
+		return "", err
+	}
+	if n > len(buf) {
+		return "", errors.New("attribute too long")
+	}
+	return string(buf[:n]), nil
+}
