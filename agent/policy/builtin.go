@@ -69,24 +69,37 @@ func ProtectRules(protect []string) []Rule {
 
 // ScopeRule returns the task layer for a contract's scope.write: a write to
 // any path that matches none of the globs is denied. It is one rule with a
-// negated alternation ("!{a/**,b/**}"); an empty scope returns an empty
-// layer (no narrowing).
+// negated alternation ("!{a/**,b/**}") in which each glob stays one
+// alternative: a "," or "}" it holds outside its own braces is escaped
+// (escapeAlternative), so "docs/a,**" names a file "a,..." under docs and
+// never widens the scope. A glob CheckPathGlob refuses becomes a rule of
+// its own ahead of the alternation, so the layer fails to compile (New,
+// With) naming it rather than being joined into a pattern that might
+// parse. An empty scope returns an empty layer (no narrowing).
 func ScopeRule(write []string) LayerRules {
 	l := LayerRules{Layer: LayerTask}
 	var globs []string
 	for _, w := range write {
 		w = strings.TrimPrefix(strings.TrimSpace(w), "./")
-		if w != "" {
-			globs = append(globs, w)
+		if w == "" {
+			continue
 		}
+		if CheckPathGlob(w) != nil {
+			l.Rules = append(l.Rules, Rule{Act: ActWrite, Effect: Deny, Pattern: "!" + w})
+			continue
+		}
+		globs = append(globs, w)
 	}
 	switch len(globs) {
 	case 0:
-		return l
 	case 1:
-		l.Rules = []Rule{{Act: ActWrite, Effect: Deny, Pattern: "!" + globs[0]}}
+		l.Rules = append(l.Rules, Rule{Act: ActWrite, Effect: Deny, Pattern: "!" + globs[0]})
 	default:
-		l.Rules = []Rule{{Act: ActWrite, Effect: Deny, Pattern: "!{" + strings.Join(globs, ",") + "}"}}
+		alts := make([]string, len(globs))
+		for i, g := range globs {
+			alts[i] = escapeAlternative(g)
+		}
+		l.Rules = append(l.Rules, Rule{Act: ActWrite, Effect: Deny, Pattern: "!{" + strings.Join(alts, ",") + "}"})
 	}
 	return l
 }

@@ -81,18 +81,10 @@ func (n negated) match(t *target, loose bool) bool { return !n.inner.match(t, !l
 type pathMatcher struct{ glob, lower string }
 
 func compilePath(p string) (matcher, error) {
-	if strings.HasPrefix(p, "/") || path.IsAbs(p) {
-		return nil, fmt.Errorf("%w: path pattern %q must be workspace-relative", ErrInvalidRule, p)
-	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return nil, fmt.Errorf("%w: path pattern %q must not contain \"..\"", ErrInvalidRule, p)
-		}
+	if err := CheckPathGlob(p); err != nil {
+		return nil, fmt.Errorf("%w: path pattern %w", ErrInvalidRule, err)
 	}
 	p = strings.TrimPrefix(p, "./")
-	if !doublestar.ValidatePattern(p) {
-		return nil, fmt.Errorf("%w: bad glob %q", ErrInvalidRule, p)
-	}
 	return pathMatcher{glob: p, lower: strings.ToLower(p)}, nil
 }
 

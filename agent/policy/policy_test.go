@@ -204,7 +204,7 @@ func TestNewValidates(t *testing.T) {
 		{rule("delete", Allow, "x"), `policy layer user rule 1 (allow delete "x"): invalid policy rule: unknown act "delete" (want read, write, exec, net or mcp)`},
 		{rule(ActRead, "maybe", "x"), `policy layer user rule 1 (maybe read "x"): invalid policy rule: unknown effect "maybe" (want allow, ask or deny)`},
 		{rule(ActRead, Allow, " "), `policy layer user rule 1 (allow read " "): invalid policy rule: empty pattern`},
-		{rule(ActWrite, Allow, "a/[b"), `policy layer user rule 1 (allow write "a/[b"): invalid policy rule: bad glob "a/[b"`},
+		{rule(ActWrite, Allow, "a/[b"), `policy layer user rule 1 (allow write "a/[b"): invalid policy rule: path pattern "a/[b" is not a valid glob (unbalanced braces, an unclosed [ or an empty [], or a trailing backslash)`},
 		{rule(ActWrite, Allow, "/etc/**"), `policy layer user rule 1 (allow write "/etc/**"): invalid policy rule: path pattern "/etc/**" must be workspace-relative`},
 		{rule(ActWrite, Allow, "../x"), `policy layer user rule 1 (allow write "../x"): invalid policy rule: path pattern "../x" must not contain ".."`},
 		{rule(ActExec, Allow, "go [test"), `policy layer user rule 1 (allow exec "go [test"): invalid policy rule: argv pattern "go [test": unclosed [ in glob`},
