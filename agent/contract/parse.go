@@ -237,6 +237,9 @@ func convert(t *tree) (*Contract, *Error) {
 	setIf(&c.Agents.MaxTotal, r.Agents.MaxTotal)
 	setIf(&c.Agents.MaxDepth, r.Agents.MaxDepth)
 	setIf(&c.Agents.MaxConcurrent, r.Agents.MaxConcurrent)
+	if e := checkGlobs(t, c); e != nil {
+		return nil, e
+	}
 	return c, nil
 }
 
@@ -302,6 +305,9 @@ func checkReport(r string) string {
 	c := path.Clean(p)
 	if p == "" || path.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") || strings.ContainsAny(p, "\\\x00\n") {
 		return fmt.Sprintf("report %q: the path must be relative and inside the workspace", r)
+	}
+	if err := policy.CheckPathGlob(p); err != nil {
+		return fmt.Sprintf("report %q: %v", r, err)
 	}
 	return ""
 }

@@ -167,3 +167,10 @@ func Untrusted(l LayerRules) (kept LayerRules, dropped []Rule) {
 	}
 	return kept, dropped
 }
+
+// CheckRule reports what is wrong with one rule (act, effect, pattern
+// syntax), as New would for a layer holding it, or nil.
+func CheckRule(r Rule) error {
+	_, err := compile(r)
+	return err
+}
