@@ -77,5 +77,12 @@ func Doctor(ctx context.Context) *DoctorReport {
 	return rep
 }
 
+// MeetsRequire reports whether a run under backend satisfies the required
+// tier require (Spec.Require, the `sandbox.require` config key; ""
+// accepts any backend).
+func MeetsRequire(backend, require string) bool {
+	return tierRank(backend) >= tierRank(require)
+}
+
 // probeLimits are the caps probes apply so their mechanisms get exercised.
 var probeLimits = Limits{CPU: 10e9, Memory: 512 << 20, Procs: 512, Files: 256, Wall: 30e9, Output: 64 << 10}

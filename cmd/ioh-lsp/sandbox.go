@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
@@ -82,9 +85,40 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		writes = stringList{wd}
 	}
+	// The user config's sandbox key, as agent runs take it (masked and
+	// readable paths, required tier); its limits are defaults the flags
+	// given override.
+	cfg, err := wire.LoadConfig("", env.getenv, nil)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v\n", err)
+		return exitUsage
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %s\n", w)
+	}
+	set := wire.SandboxFromConfig(cfg)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	limits := set.Limits
+	if given["timeout"] || limits.Wall == 0 {
+		limits.Wall = *timeout
+	}
+	if given["cpu"] {
+		limits.CPU = *cpu
+	}
+	if given["memory"] {
+		limits.Memory = mem
+	}
+	if given["procs"] {
+		limits.Procs = *procs
+	}
+	if given["output"] || limits.Output == 0 {
+		limits.Output = outCap
+	}
 	spec := &sandbox.Spec{
 		Argv: pos, Writable: writes, Network: *network, Backend: *backend,
-		Limits: sandbox.Limits{Wall: *timeout, CPU: *cpu, Memory: mem, Procs: *procs, Output: outCap},
+		Masked: set.Masked, Readable: set.Readable, Require: set.Require,
+		Limits: limits,
 		Stdin:  env.stdin, Stdout: env.stdout, Stderr: env.stderr,
 	}
 	if wd, err := os.Getwd(); err == nil {
@@ -244,14 +278,18 @@ func cmdSandboxDoctor(ctx context.Context, env *cliEnv, args []string) int {
 		return usageError(env, "sandbox doctor", err)
 	}
 	rep := sandbox.Doctor(ctx)
+	req := requireFor(env, rep)
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(struct {
+			*sandbox.DoctorReport
+			Require *requireNote `json:"require"`
+		}{rep, req}); err != nil {
 			return exitFailed
 		}
 	} else {
-		printDoctor(env.stdout, rep)
+		printDoctor(env.stdout, rep, req)
 	}
 	if rep.Backend == "" {
 		return exitFailed
@@ -259,7 +297,49 @@ func cmdSandboxDoctor(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
-func printDoctor(w io.Writer, rep *sandbox.DoctorReport) {
+// requireNote is what the user config's `sandbox.require` makes of the
+// tier a run gets here.
+type requireNote struct {
+	Tier    string `json:"tier"`             // the required tier
+	From    string `json:"from"`             // "user config" or "default"
+	Refused bool   `json:"refused"`          // agent runs are refused here
+	Config  string `json:"config,omitempty"` // the config's error, when it has one
+	Text    string `json:"text"`
+}
+
+// requireFor reads the user config's required tier as agent runs take it
+// (config.RequireDefault when unset; `sandbox run` takes only one that is
+// set) and says whether the tier a run gets here meets it.
+func requireFor(env *cliEnv, rep *sandbox.DoctorReport) *requireNote {
+	n := &requireNote{Tier: config.RequireDefault, From: "default"}
+	cfg, err := wire.LoadConfig("", env.getenv, nil)
+	if err != nil {
+		n.Config = err.Error()
+	} else if r := wire.SandboxFromConfig(cfg).Require; r != "" {
+		n.Tier, n.From = r, "user config"
+	}
+	switch {
+	case rep.Backend == "":
+		n.Refused = true
+		n.Text = fmt.Sprintf("agent runs are refused here (no tier works; sandbox.require: %s, %s)", n.Tier, n.From)
+	case !sandbox.MeetsRequire(rep.Backend, n.Tier):
+		n.Refused = true
+		who := "agent runs are"
+		if n.From == "user config" {
+			who = "agent runs and `sandbox run` are"
+		}
+		n.Text = fmt.Sprintf("%s refused here: sandbox.require is %s (%s) and only the %s tier works; accept it with `sandbox: {require: %s}` in your user config, or fix the cause above",
+			who, n.Tier, n.From, rep.Backend, rep.Backend)
+	default:
+		n.Text = fmt.Sprintf("agent runs accept it: sandbox.require is %s (%s)", n.Tier, n.From)
+	}
+	if n.Config != "" {
+		n.Text += "; the user config has an error, agent runs and `sandbox run` refuse to start: " + n.Config
+	}
+	return n
+}
+
+func printDoctor(w io.Writer, rep *sandbox.DoctorReport, req *requireNote) {
 	if rep.Backend == "" {
 		fmt.Fprintf(w, "no sandbox backend works on this %s machine\n", rep.OS)
 	} else {
@@ -274,6 +354,9 @@ func printDoctor(w io.Writer, rep *sandbox.DoctorReport) {
 	}
 	if rep.Backend != "" && rep.Backend == rep.Backends[0].Name {
 		fmt.Fprintf(w, "  %s\n", rep.Reason)
+	}
+	if req != nil {
+		fmt.Fprintf(w, "%s\n", req.Text)
 	}
 	if rep.Defaults != "" {
 		fmt.Fprintf(w, "caps of a run that asks for none: %s\n", rep.Defaults)

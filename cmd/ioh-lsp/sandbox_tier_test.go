@@ -54,9 +54,22 @@ func TestSandboxTierCLIInside(t *testing.T) {
 	}
 	code, out, errs := runCLI(t, "sandbox", "doctor")
 	if code != 0 || !strings.Contains(out, "a run gets the landlock tier here") ||
-		!strings.Contains(out, "not linux: user namespaces unavailable") || strings.Contains(out, "/proc/self/exe") {
+		!strings.Contains(out, "not linux: user namespaces unavailable") || strings.Contains(out, "/proc/self/exe") ||
+		!strings.Contains(out, "agent runs accept it: sandbox.require is landlock (default)") {
 		t.Errorf("doctor without user namespaces: code %d\n%s%s", code, out, errs)
 	}
+	// A user config that requires the linux tier: doctor says agent runs
+	// (and `sandbox run`) are refused here, and `sandbox run` is.
+	userConfig(t, "", "sandbox:\n  require: linux\n")
+	code, out, errs = runCLI(t, "sandbox", "doctor")
+	if code != 0 || !strings.Contains(out, "agent runs and `sandbox run` are refused here: sandbox.require is linux (user config) and only the landlock tier works") {
+		t.Errorf("doctor under require: linux without user namespaces: code %d\n%s%s", code, out, errs)
+	}
+	t.Chdir(t.TempDir())
+	if code, _, errs = runCLI(t, "sandbox", "run", "--", "true"); code != 125 || !strings.Contains(errs, "at least the linux tier") {
+		t.Errorf("sandbox run under require: linux without user namespaces: code %d, want 125 naming the required tier; stderr:\n%s", code, errs)
+	}
+	userConfig(t, "", "") // no user config for the cases below
 	dir := t.TempDir()
 	t.Chdir(dir)
 	code, _, errs = runCLI(t, "sandbox", "run", "--", "true")

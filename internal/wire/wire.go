@@ -108,22 +108,22 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 	}
 	sb := o.Sandbox
 	if sb == nil {
-		l := cfg.Sandbox.Limits
-		require := cfg.Sandbox.Require
+		set := SandboxFromConfig(cfg) // sandbox_config.go, shared with `sandbox run`
+		require := set.Require
 		if require == "" {
 			require = config.RequireDefault
 		}
 		log := o.Logger
 		ad, err := sandboxexec.New(sandboxexec.Options{
-			Log: o.Logger, Masked: cfg.Sandbox.Masked, Writable: cfg.Sandbox.Writable,
-			Readable: cfg.Sandbox.Readable, Require: require,
+			Log: o.Logger, Masked: set.Masked, Writable: set.Writable,
+			Readable: set.Readable, Require: require,
 			// Once per reason: on the CLI's stderr, and mirrored to the
 			// editor as a warning by the language server's logger.
 			OnDowngrade: func(tier, why string) {
 				log.Warn("sandbox: model-produced code runs in the "+tier+" tier, not the strongest", "why", why, "notify", true)
 			},
 			Env: toolchainEnv(o.Getenv), Scratch: toolchainScratch(o.Getenv),
-			Limits: sandbox.Limits{Wall: l.Wall, CPU: l.CPU, Memory: l.Memory, Procs: l.Procs, Files: l.Files, Output: l.Output},
+			Limits: set.Limits,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("set up the sandbox: %w", err)
