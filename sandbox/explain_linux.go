@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -20,11 +21,49 @@ func explainFailure(backend string, err error) string {
 		}
 	case BackendLandlock:
 		if landlockABI() < 1 {
-			return "the kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= boot parameter; " +
-				"check /sys/kernel/security/lsm)"
+			return landlockMissing()
 		}
 	}
 	return err.Error()
+}
+
+// lsmFile lists the kernel's active security modules, where securityfs is
+// mounted (a container often has it absent).
+const lsmFile = "/sys/kernel/security/lsm"
+
+// landlockMissing says why Landlock cannot be used here, in words a user
+// can act on: it asks the kernel for its Landlock version again and reads
+// lsmFile.
+func landlockMissing() string {
+	_, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	lsm, err := os.ReadFile(lsmFile)
+	return landlockMissingWhy(errno, string(lsm), err == nil)
+}
+
+// landlockMissingWhy is landlockMissing's reasoning: errno is what the
+// version query failed with, lsm the contents of lsmFile when haveLSM.
+// ENOSYS comes alike from a kernel built without Landlock and from a
+// seccomp profile (a container runtime's) that refuses the call; a kernel
+// that has Landlock but did not enable it at boot says EOPNOTSUPP.
+func landlockMissingWhy(errno unix.Errno, lsm string, haveLSM bool) string {
+	const needs = "needs Linux 5.13+ with landlock in the lsm= boot parameter"
+	enabled := haveLSM && slices.Contains(strings.Split(strings.TrimSpace(lsm), ","), "landlock")
+	switch {
+	case errno == unix.EOPNOTSUPP:
+		return "the kernel has Landlock but it is not enabled (" + needs + "; " + lsmFile + " lists the enabled modules)"
+	case errno == unix.ENOSYS && enabled:
+		return "the kernel has Landlock (" + lsmFile + " lists it) but its system calls fail with ENOSYS: " +
+			"a seccomp profile, such as a container runtime's, refuses them; allow landlock_create_ruleset, " +
+			"landlock_add_rule and landlock_restrict_self in it"
+	case errno == unix.ENOSYS && haveLSM:
+		return "the kernel has no Landlock enabled (" + needs + "; " + lsmFile + " lists " + strings.TrimSpace(lsm) + ")"
+	case errno == unix.ENOSYS:
+		return "Landlock's system calls fail with ENOSYS: either the kernel has no Landlock (" + needs +
+			") or a seccomp profile, such as a container runtime's, refuses them (" + lsmFile + ", which would tell, is not mounted here)"
+	case errno != 0:
+		return "Landlock's version query failed: " + errno.Error()
+	}
+	return "Landlock is not usable here"
 }
 
 // usernsBlocked says why creating the sandbox's user namespace failed, or

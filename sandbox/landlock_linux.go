@@ -43,7 +43,7 @@ func applyLandlock(cfg *initConfig) ([]Mechanism, error) {
 	}
 	abi := landlockABI()
 	if abi < 1 {
-		return []Mechanism{{"landlock", StateUnavailable, "kernel has no Landlock"}}, nil
+		return []Mechanism{{"landlock", StateUnavailable, landlockMissing()}}, nil // explain_linux.go
 	}
 	rw := []string{"/tmp", "/dev/shm"}
 	rw = append(rw, cfg.Writable...)

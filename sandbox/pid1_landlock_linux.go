@@ -132,7 +132,7 @@ func enforcePID1Rules() Mechanism {
 	case !r.prepared:
 		return Mechanism{"landlock", StateFailed, "ruleset not prepared"}
 	case r.abi < 1:
-		return Mechanism{"landlock", StateUnavailable, "kernel has no Landlock"}
+		return Mechanism{"landlock", StateUnavailable, landlockMissing()} // explain_linux.go
 	case r.err != nil:
 		return Mechanism{"landlock", StateFailed, r.err.Error()}
 	case fd < 0:
