@@ -139,3 +139,37 @@ func TestRunnerBackends(t *testing.T) {
 		t.Errorf("missing command: %+v, %v; want exit 127", out, err)
 	}
 }
+
+// TestFloorSaysWhatItKills: the floor kills its process group, and its
+// process-group mechanism says that a process leaving the group (a setsid
+// daemon) outlives the run, which it does (the daemon is killed after).
+func TestFloorSaysWhatItKills(t *testing.T) {
+	work := outsideDir(t)
+	script, mark := daemonScript(7)
+	var buf strings.Builder
+	out, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"sh", "-c", script}, Dir: work, Writable: []string{work}, Backend: BackendFloor, Stdout: &buf, Stderr: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := findProcs("sleep\x00" + mark)
+	for _, p := range pids {
+		if pr, err := os.FindProcess(p); err == nil {
+			pr.Kill()
+		}
+	}
+	if out.ExitCode != 0 {
+		t.Fatalf("the daemon did not start: exit %d: %s", out.ExitCode, buf.String())
+	}
+	var detail string
+	for _, m := range out.Mechanisms {
+		if m.Name == "process-group" {
+			detail = m.Detail
+		}
+	}
+	if len(pids) > 0 && !strings.Contains(detail, "survives the run") {
+		t.Errorf("a setsid daemon outlived the floor's run, but its process-group mechanism says %q", detail)
+	}
+	if len(pids) == 0 && strings.Contains(detail, "survives the run") {
+		t.Errorf("the floor killed the setsid daemon, but its process-group mechanism says it survives: %q", detail)
+	}
+}

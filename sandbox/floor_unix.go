@@ -45,7 +45,11 @@ func floorCommand(s *Spec, env []string) (*exec.Cmd, []Mechanism, func(), error)
 		}
 	}
 	mechs := []Mechanism{
-		{"process-group", StateApplied, "killed as a whole"},
+		// The floor tracks the command by its process group alone: a
+		// process that leaves it (setsid, setpgid: a daemon) is out of
+		// reach and outlives the run. The linux and landlock tiers kill
+		// those too (PID namespace, subreaper).
+		{"process-group", StateApplied, "the command's process group is killed as a whole when the run ends; a process that leaves the group (setsid, setpgid, as daemons do) is not tracked and survives the run"},
 		{"rlimits", StateApplied, strings.Join(set, ", ")},
 	}
 	return cmd, mechs, func() { r.Close() }, nil
