@@ -1,0 +1,79 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrWorkspaceTooWide is returned for a task whose workspace would be the
+// file-system root or the user's home directory itself: the agent could
+// then read and write everything there.
+var ErrWorkspaceTooWide = errors.New("workspace too wide")
+
+// TaskWorkspace is the workspace of a task file (docs/cli.md: "in the
+// workspace holding it"): the nearest directory at or above the file
+// holding .git, else the directory holding the file. The current directory
+// never plays a part. A workspace that is the file-system root or the
+// user's home directory ($HOME, symlinks resolved) is refused
+// (ErrWorkspaceTooWide), with the fix in the message.
+func TaskWorkspace(file string, getenv func(string) string) (string, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("task file %s: %w", file, err)
+	}
+	dir := filepath.Dir(abs)
+	root := dir
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			root = d
+			break
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		d = p
+	}
+	if err := CheckWorkspace(root, getenv); err != nil {
+		return "", fmt.Errorf("task file %s: %w", file, err)
+	}
+	return root, nil
+}
+
+// CheckWorkspace refuses a workspace root that is the file-system root or
+// the user's home directory, compared both as written and with symlinks
+// resolved.
+func CheckWorkspace(root string, getenv func(string) string) error {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	const fix = "put the task file in a project directory, or run \"git init\" in the directory that should be the workspace"
+	forms := func(p string) []string {
+		p = filepath.Clean(p)
+		out := []string{p}
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+			out = append(out, real)
+		}
+		return out
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home = getenv("USERPROFILE")
+	}
+	for _, r := range forms(root) {
+		if filepath.Dir(r) == r {
+			return fmt.Errorf("%w: the workspace would be %s, the file-system root: %s", ErrWorkspaceTooWide, r, fix)
+		}
+		if home == "" || !filepath.IsAbs(home) {
+			continue
+		}
+		for _, h := range forms(home) {
+			if r == h {
+				return fmt.Errorf("%w: the workspace would be %s, your home directory: %s", ErrWorkspaceTooWide, root, fix)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeTask is a replay task whose model writes hello.txt and finishes.
+const (
+	writeTask     = "version: 1\ngoal: write hello\nmodel: {cassette: c.json}\nverify: [{run: [\"true\"]}]\n"
+	writeCassette = `{"version":1,"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"hello.txt","content":"hi\n"}}]},{"tool_calls":[{"name":"finish","arguments":{"summary":"done"}}]}]}`
+)
+
+// TestRunWorkspaceIsTheTaskFiles: `run FILE` works in the git root above
+// FILE, else in FILE's directory, never in the current directory when that
+// does not hold FILE (QA: `cd / && ioh-lsp run /tmp/x/sub/t.ioh.yaml` ran
+// "in /"); a workspace that would be the user's home directory itself is
+// refused with exit 2 and the fix, and nothing is written there. The
+// controls: the same task one directory down (or under a git root below
+// HOME) runs and writes its file there.
+func TestRunWorkspaceIsTheTaskFiles(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	cwd := filepath.Join(base, "cwd")
+	state := filepath.Join(base, "state")
+	for _, d := range []string{home, cwd, state} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(cwd)
+	getenv := func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "IOH_STATE_DIR":
+			return state
+		case "XDG_CONFIG_HOME":
+			return filepath.Join(base, "config")
+		case "PATH":
+			return os.Getenv("PATH")
+		}
+		return ""
+	}
+	run := func(t *testing.T, taskDir string) (int, string) {
+		t.Helper()
+		if err := os.MkdirAll(taskDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range map[string]string{"t.ioh.yaml": writeTask, "c.json": writeCassette} {
+			if err := os.WriteFile(filepath.Join(taskDir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: getenv}
+		code := dispatch(ctx, env, []string{"run", filepath.Join(taskDir, "t.ioh.yaml"), "--approve", "auto"})
+		return code, stdout.String() + stderr.String()
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+
+	t.Run("no git root: the task file's directory", func(t *testing.T) {
+		dir := filepath.Join(base, "x", "sub")
+		code, out := run(t, dir)
+		if code != 0 || !exists(filepath.Join(dir, "hello.txt")) {
+			t.Fatalf("exit %d, hello.txt in %s: %v; want 0 and written there\n%s", code, dir, exists(filepath.Join(dir, "hello.txt")), out)
+		}
+		if exists(filepath.Join(cwd, "hello.txt")) {
+			t.Errorf("the run wrote into the current directory %s", cwd)
+		}
+	})
+	t.Run("git root above the task file", func(t *testing.T) {
+		repo := filepath.Join(base, "repo")
+		if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		code, out := run(t, filepath.Join(repo, "tasks"))
+		if code != 0 || !exists(filepath.Join(repo, "hello.txt")) {
+			t.Fatalf("exit %d; want 0 and hello.txt at the git root\n%s", code, out)
+		}
+	})
+	t.Run("the home directory is refused", func(t *testing.T) {
+		code, out := run(t, home)
+		if code != exitUsage || !strings.Contains(out, "your home directory") || !strings.Contains(out, "git init") {
+			t.Errorf("exit %d, output %q; want 2 naming the home directory and the fix", code, out)
+		}
+		if exists(filepath.Join(home, "hello.txt")) {
+			t.Errorf("the refused run wrote into HOME")
+		}
+		// The control: one directory down is a workspace of its own.
+		proj := filepath.Join(home, "proj")
+		if code, out := run(t, proj); code != 0 || !exists(filepath.Join(proj, "hello.txt")) {
+			t.Errorf("control under HOME: exit %d; want 0 and hello.txt in %s\n%s", code, proj, out)
+		}
+		// A git root at HOME itself is refused too.
+		if err := os.Mkdir(filepath.Join(home, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := run(t, filepath.Join(home, "other")); code != exitUsage || !strings.Contains(out, "your home directory") {
+			t.Errorf("git root at HOME: exit %d, output %q; want 2", code, out)
+		}
+	})
+}
