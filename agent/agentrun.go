@@ -147,6 +147,10 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 		cp.Model = h.opts.Model(cp.Model)
 		c = &cp
 	}
+	// A credential in a configured URL (base_url's password, ?api_key=)
+	// is a secret from here on: never stored, printed or sent.
+	cj, _ := json.Marshal(c)
+	h.AddSecrets(trace.URLSecretsIn(cj)...)
 	base, err := h.policyFor(c, nil)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", configError{err})
@@ -174,7 +178,6 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	a.rootID = a.id
 	a.tree = newTree(c.Agents)
 	a.setup(ctx)
-	cj, _ := json.Marshal(c)
 	evs := []trace.Event{a.event(withTraceContext(ctx, &trace.RunStarted{Goal: c.Goal, RunModel: &trace.RunModel{Provider: prov.Name(), Model: c.Model.Name}}))}
 	for _, w := range warnings {
 		evs = append(evs, a.event(&trace.Warning{Message: w}))
@@ -237,6 +240,9 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	}
 	if h.opts.Model != nil {
 		c.Model = h.opts.Model(c.Model)
+	}
+	if cj, err := json.Marshal(&c); err == nil {
+		h.AddSecrets(trace.URLSecretsIn(cj)...)
 	}
 	base, err := h.policyFor(&c, nil)
 	if err != nil {

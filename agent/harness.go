@@ -156,6 +156,19 @@ func New(o Options) (*Harness, error) {
 	return &Harness{opts: o, log: o.Logger, redact: trace.NewRedactor(o.Secrets), running: map[string]context.CancelFunc{}}, nil
 }
 
+// AddSecrets makes the harness, its trace store and every Redactor got
+// from it redact more values from now on (the credentials of the URLs a
+// contract configures).
+func (h *Harness) AddSecrets(secrets ...string) {
+	h.redact.Add(secrets...)
+	h.opts.Store.AddSecrets(secrets...)
+}
+
+// Redactor is the harness's redactor: every secret it keeps out of the
+// trace, including those learned later (AddSecrets). What prints a run's
+// events redacts them with it.
+func (h *Harness) Redactor() trace.Redactor { return h.redact }
+
 // Result is a run's end state.
 type Result struct {
 	RunID   string

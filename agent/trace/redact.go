@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Redactor replaces configured secret values with a placeholder. The zero
@@ -13,8 +14,20 @@ import (
 // not keys and would mangle ordinary text. Each secret is also replaced in
 // its JSON-escaped spelling, so a value with '&', '<', '"' or '\' is caught
 // inside an encoded blob too.
+//
+// A Redactor from NewRedactor can learn more secrets (Add) while it is in
+// use; its copies share what it knows, so the trace store, the harness and
+// the command line's output all redact a secret first seen in a contract.
+// It is safe for concurrent use.
 type Redactor struct {
-	r *strings.Replacer
+	st *redactorState
+}
+
+// redactorState is what the copies of one Redactor share.
+type redactorState struct {
+	mu   sync.RWMutex
+	vals []string
+	r    *strings.Replacer
 }
 
 // Redacted is what a secret is replaced with.
@@ -25,25 +38,51 @@ const MinSecret = 8
 
 // NewRedactor returns a redactor for the given secret values.
 func NewRedactor(secrets []string) Redactor {
-	// Longer values first: a secret holding another is replaced whole.
-	vals := append([]string(nil), secrets...)
-	sort.SliceStable(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
-	var pairs []string
+	st := &redactorState{}
+	st.add(secrets)
+	return Redactor{st: st}
+}
+
+// Add makes r (and every copy of it) redact more secret values too. On
+// the zero Redactor it does nothing.
+func (r Redactor) Add(secrets ...string) {
+	if r.st == nil || len(secrets) == 0 {
+		return
+	}
+	r.st.mu.Lock()
+	defer r.st.mu.Unlock()
+	r.st.add(secrets)
+}
+
+// add rebuilds the replacer over the known values and secrets; st.mu is
+// held (or st is not shared yet).
+func (st *redactorState) add(secrets []string) {
 	seen := map[string]bool{}
-	add := func(s string) {
+	var vals []string
+	for _, s := range append(append([]string(nil), st.vals...), secrets...) {
 		if len(s) >= MinSecret && !seen[s] {
 			seen[s] = true
-			pairs = append(pairs, s, Redacted)
+			vals = append(vals, s)
 		}
 	}
-	for _, s := range vals {
-		add(s)
-		add(jsonEscaped(s))
+	if len(vals) == len(st.vals) {
+		return
 	}
-	if len(pairs) == 0 {
-		return Redactor{}
+	st.vals = vals
+	// Longer values first: a secret holding another is replaced whole.
+	sorted := append([]string(nil), vals...)
+	sort.SliceStable(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
+	var pairs []string
+	paired := map[string]bool{}
+	for _, s := range sorted {
+		for _, v := range []string{s, jsonEscaped(s)} {
+			if !paired[v] {
+				paired[v] = true
+				pairs = append(pairs, v, Redacted)
+			}
+		}
 	}
-	return Redactor{r: strings.NewReplacer(pairs...)}
+	st.r = strings.NewReplacer(pairs...)
 }
 
 // jsonEscaped is s as it appears inside a JSON string.
@@ -52,20 +91,30 @@ func jsonEscaped(s string) string {
 	return string(b[1 : len(b)-1])
 }
 
+// replacer is the current replacer (nil: nothing to redact).
+func (r Redactor) replacer() *strings.Replacer {
+	if r.st == nil {
+		return nil
+	}
+	r.st.mu.RLock()
+	defer r.st.mu.RUnlock()
+	return r.st.r
+}
+
 // String redacts s.
 func (r Redactor) String(s string) string {
-	if r.r == nil {
-		return s
+	if rep := r.replacer(); rep != nil {
+		return rep.Replace(s)
 	}
-	return r.r.Replace(s)
+	return s
 }
 
 // Bytes redacts b.
 func (r Redactor) Bytes(b []byte) []byte {
-	if r.r == nil || b == nil {
-		return b
+	if rep := r.replacer(); rep != nil && b != nil {
+		return []byte(rep.Replace(string(b)))
 	}
-	return []byte(r.r.Replace(string(b)))
+	return b
 }
 
 // Secret is a value that must never be stored, named by where it comes
@@ -124,38 +173,112 @@ func LookupSecret(environ []string, name string) (string, bool) {
 	return "", false
 }
 
-// urlCredentials returns the credential of each URL with userinfo in v (a
-// list such as GOPROXY's is split on commas, pipes and spaces): the
-// password as written when it is long enough to be a key, else the whole
-// "user:password".
+// urlCredentials returns the credentials of each URL in v (a list such
+// as GOPROXY's is split on commas, pipes and spaces): of a URL with
+// userinfo, the password as written when it is long enough to be a key,
+// else the whole "user:password"; and the value of each query parameter
+// whose name marks a credential ("?api_key=…", "&token=…"), as written and
+// percent-decoded.
 func urlCredentials(v string) []string {
-	if !strings.Contains(v, "@") || !strings.Contains(v, "://") {
+	if !strings.Contains(v, "://") || !strings.ContainsAny(v, "@?") {
 		return nil
 	}
 	var out []string
 	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '|' || r == ' ' || r == ';' }) {
 		u, err := url.Parse(f)
-		if err != nil || u.User == nil {
+		if err != nil || !strings.Contains(f, "://") {
 			continue
 		}
-		// The userinfo as it is written in the value (percent-encoding
-		// kept), between "://" and the last "@" of the authority.
-		rest := f[strings.Index(f, "://")+3:]
-		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-			rest = rest[:i]
+		if u.User != nil {
+			if cred := userinfoCredential(f); len(cred) >= MinSecret {
+				out = append(out, cred)
+			}
 		}
-		at := strings.LastIndexByte(rest, '@')
-		if at < 0 {
+		out = append(out, queryCredentials(u.RawQuery)...)
+	}
+	return out
+}
+
+// userinfoCredential is the userinfo of URL f as it is written in it
+// (percent-encoding kept), between "://" and the last "@" of the
+// authority: the password when it is long enough to be a key, else the
+// whole "user:password".
+func userinfoCredential(f string) string {
+	rest := f[strings.Index(f, "://")+3:]
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return ""
+	}
+	info := rest[:at]
+	if _, pw, ok := strings.Cut(info, ":"); ok && len(pw) >= MinSecret {
+		return pw
+	}
+	return info
+}
+
+// credentialParams are words that mark a query parameter holding a
+// credential, matched inside its lower-cased name.
+var credentialParams = []string{"key", "token", "secret", "password", "passwd", "pwd", "auth", "sig", "credential", "session"}
+
+// queryCredentials returns the values of the credential-like parameters
+// of a raw query, as written and percent-decoded.
+func queryCredentials(raw string) []string {
+	var out []string
+	for _, kv := range strings.FieldsFunc(raw, func(r rune) bool { return r == '&' }) {
+		k, v, _ := strings.Cut(kv, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		name = strings.ToLower(name)
+		marked := false
+		for _, w := range credentialParams {
+			marked = marked || strings.Contains(name, w)
+		}
+		if !marked {
 			continue
 		}
-		info := rest[:at]
-		cred := info
-		if _, pw, ok := strings.Cut(info, ":"); ok && len(pw) >= MinSecret {
-			cred = pw
+		if len(v) >= MinSecret {
+			out = append(out, v)
 		}
-		if len(cred) >= MinSecret {
-			out = append(out, cred)
+		if dec, err := url.QueryUnescape(v); err == nil && dec != v && len(dec) >= MinSecret {
+			out = append(out, dec)
 		}
 	}
+	return out
+}
+
+// URLSecrets returns the credentials in every URL of s (the userinfo
+// password, credential-like query parameters), as the environment's are
+// found (EnvSecrets).
+func URLSecrets(s string) []string { return urlCredentials(s) }
+
+// URLSecretsIn returns the credentials of every URL in a JSON document
+// (a contract, a configuration): each string value is looked at.
+func URLSecretsIn(doc []byte) []string {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, urlCredentials(v)...)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
 	return out
 }

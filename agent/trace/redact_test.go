@@ -50,3 +50,42 @@ func TestRedactorCatchesJSONEscapes(t *testing.T) {
 		t.Errorf("control changed: %q", out)
 	}
 }
+
+// TestURLSecrets: a URL's userinfo password and credential-like query
+// parameters (as written and decoded) are secrets; other parameters and
+// URLs without credentials are not.
+func TestURLSecrets(t *testing.T) {
+	got := URLSecrets("http://user:pw-SUPERSECRET-98765@127.0.0.1:18999/v1?api_key=QSECRET-a%2Fb12345&page=12345678&Access_Token=tok-0123456789")
+	want := []string{"pw-SUPERSECRET-98765", "QSECRET-a%2Fb12345", "QSECRET-a/b12345", "tok-0123456789"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("URLSecrets (-got +want):\n%s", diff)
+	}
+	for _, plain := range []string{"https://example.com/v1", "https://example.com/x?page=123456789", "not a url ?key=0123456789"} {
+		if got := URLSecrets(plain); len(got) != 0 {
+			t.Errorf("URLSecrets(%q) = %q, want none", plain, got)
+		}
+	}
+	doc := []byte(`{"model":{"base_url":"http://u:pw-0123456789@h/v1"},"list":["https://h/?token=tok-9876543210"]}`)
+	if got := URLSecretsIn(doc); len(got) != 2 {
+		t.Errorf("URLSecretsIn = %q, want the password and the token", got)
+	}
+}
+
+// TestRedactorAdd: a secret added later is redacted by every copy of the
+// redactor; before it is added it is not (control).
+func TestRedactorAdd(t *testing.T) {
+	r := NewRedactor([]string{"first-secret-1"})
+	cp := r
+	if out := cp.String("later-secret-2"); out != "later-secret-2" {
+		t.Fatalf("control: redacted before it was added: %q", out)
+	}
+	r.Add("later-secret-2", "short")
+	if out := cp.String("first-secret-1 later-secret-2 short"); out != Redacted+" "+Redacted+" short" {
+		t.Errorf("after Add: %q", out)
+	}
+	var zero Redactor
+	zero.Add("later-secret-2")
+	if out := zero.String("later-secret-2"); out != "later-secret-2" {
+		t.Errorf("the zero Redactor redacted: %q", out)
+	}
+}

@@ -139,6 +139,10 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	return s, nil
 }
 
+// AddSecrets makes the store redact more values from now on (credentials
+// of the URLs a contract configures, found when its run starts).
+func (s *Store) AddSecrets(secrets ...string) { s.redact.Add(secrets...) }
+
 // openChecked opens the database at path, checks it (ErrCorrupt when it
 // is damaged) and migrates it.
 func openChecked(ctx context.Context, path, sync string, busy time.Duration) (*sql.DB, error) {

@@ -15,6 +15,7 @@ import (
 // applied; a deferred Ask-tier act is allowed once (--for-run: for the
 // rest of the run), and `resume` continues with that answer.
 func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
+	env, _ = guardOutput(env)
 	fs := newFlagSet("approve RUN_ID", env.stderr)
 	forRun := fs.Bool("for-run", false, "a deferred act: allow it for the rest of the run, not only once")
 	pos, err := parseFlags(fs, args)
@@ -35,6 +36,7 @@ func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 // dropped; a deferred Ask-tier act is denied with the reason (the model
 // sees it when `resume` continues the run).
 func cmdReject(ctx context.Context, env *cliEnv, args []string) int {
+	env, _ = guardOutput(env)
 	fs := newFlagSet("reject RUN_ID", env.stderr)
 	reason := fs.String("reason", "", "why (recorded in the trace; for an act, shown to the agent)")
 	pos, err := parseFlags(fs, args)

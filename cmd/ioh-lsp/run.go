@@ -16,7 +16,6 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/approve"
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
@@ -88,6 +87,7 @@ func parseRunArgs(env *cliEnv, cmd, arg string, args []string) (f *runFlags, pos
 
 // cmdRun runs a task contract headless in the workspace holding it.
 func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
+	env, g := guardOutput(env)
 	f, pos, code, ok := parseRunArgs(env, "run", "FILE", args)
 	if !ok {
 		return code
@@ -97,12 +97,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "ioh-lsp run: %v\n", err)
 		return exitUsage
 	}
-	root, err := config.TaskWorkspace(pos[0], env.getenv)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "ioh-lsp run: %v\n", err)
-		return exitUsage
-	}
-	return drive(ctx, env, f, root, func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+	cwd, _ := os.Getwd()
+	root := wire.FindRoot(pos[0], cwd)
+	return drive(ctx, env, g, f, root, func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
 		return h.Start(ctx, c)
 	})
 }
@@ -110,18 +107,22 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 // cmdResume continues an interrupted or deferred run of the workspace at
 // the current directory.
 func cmdResume(ctx context.Context, env *cliEnv, args []string) int {
+	env, g := guardOutput(env)
 	f, pos, code, ok := parseRunArgs(env, "resume", "RUN_ID", args)
 	if !ok {
 		return code
 	}
 	cwd, _ := os.Getwd()
-	return drive(ctx, env, f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+	return drive(ctx, env, g, f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
 		return h.ResumeWith(ctx, pos[0], f.raise)
 	})
 }
 
 // drive builds the harness, starts the run and waits for its outcome.
-func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start func(context.Context, *agent.Harness) (*agent.Run, error)) int {
+// env's streams go through g (guardOutput), which also learns the
+// credentials of the configured URLs and the harness's secrets.
+func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root string, start func(context.Context, *agent.Harness) (*agent.Run, error)) int {
+	g.printsJSON(f.json)
 	// The run's events, the logger (ignored settings first of all), the
 	// terminal approver and the lines below write from several goroutines:
 	// one lock keeps each write whole and in order.
@@ -135,6 +136,7 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
 		return exitUsage
 	}
+	configured := g.addConfigured(cfg)
 	mode := f.approve
 	if mode == "" {
 		mode = cfg.Approve
@@ -160,6 +162,8 @@ func drive(ctx context.Context, env *cliEnv, f *runFlags, root string, start fun
 		return exitFailed
 	}
 	defer eng.Close()
+	g.add(eng.Harness.Redactor())
+	eng.Harness.AddSecrets(configured...)
 	warnRecovered(stderr, eng.Store)
 	run, err := start(ctx, eng.Harness)
 	if err != nil {

@@ -72,9 +72,11 @@ func warnRecovered(w io.Writer, s *trace.Store) {
 // cmdRuns lists the runs of the workspace; tokens and cost include each
 // run's sub-agents.
 func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
+	env, g := guardOutput(env)
 	fs := newFlagSet("runs", env.stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	pos, err := parseFlags(fs, args)
+	g.printsJSON(*asJSON)
 	if err == nil {
 		err = wantArgs(pos, 0, 0)
 	}
@@ -167,9 +169,11 @@ func spendColumns(s agent.Spend) (steps, tokens, cost, wall string) {
 
 // cmdTrace prints a run's trace, its sub-agents' events included.
 func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
+	env, g := guardOutput(env)
 	fs := newFlagSet("trace RUN_ID", env.stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines")
 	pos, err := parseFlags(fs, args)
+	g.printsJSON(*asJSON)
 	if err == nil {
 		err = wantArgs(pos, 1, 1)
 	}
