@@ -226,7 +226,7 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 		}
 	}
 	ms := []Mechanism{{"landlock-fs", StateApplied,
-		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory%s; Landlock has no right for chmod, utimes or extended attributes: the command can change those of files its uid owns outside the writable roots", abi, len(cfg.ReadView), len(cfg.Writable), ahead)}}
+		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory%s; Landlock has no right for mode, owner, times or extended attributes: those calls go to the metadata supervisor", abi, len(cfg.ReadView), len(cfg.Writable), ahead)}}
 	switch {
 	case cfg.Network:
 		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, "network requested"})
