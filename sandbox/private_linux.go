@@ -137,12 +137,69 @@ func dropSpareDir() {
 
 // removePrivate removes a run's private directory. Mostly the command
 // left its HOME and TMPDIR empty, and three rmdirs do it instead of
-// RemoveAll's walk (about 20 calls).
+// RemoveAll's walk (about 20 calls); else removeTree.
 func removePrivate(dir string) {
 	for _, p := range []string{filepath.Join(dir, "home"), filepath.Join(dir, "tmp"), dir} {
 		if err := unix.Rmdir(p); err != nil && (p == dir || !errors.Is(err, unix.ENOENT)) {
-			_ = os.RemoveAll(dir)
+			_ = removeTree(dir)
 			return
 		}
+	}
+}
+
+// removeTree removes dir and everything in it, following no symlink, like
+// os.RemoveAll; where that fails (a directory the command left without
+// write or search permission for its owner, chmod 500, holding a file),
+// it gives every directory of the tree its owner's rwx and tries again.
+func removeTree(dir string) error {
+	err := os.RemoveAll(dir)
+	if err == nil {
+		return nil
+	}
+	fd, oerr := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if oerr != nil {
+		return err
+	}
+	ownerRWX(fd, 0)
+	unix.Close(fd)
+	return os.RemoveAll(dir)
+}
+
+// maxTreeDepth bounds ownerRWX's descent (one descriptor per level).
+const maxTreeDepth = 256
+
+// ownerRWX adds u+rwx to the directory open (O_PATH) at fd and to every
+// directory below it. Each is opened from its parent's descriptor with
+// O_NOFOLLOW and O_DIRECTORY, so a symlink is never followed and nothing
+// outside the tree is touched; the mode is changed through the
+// descriptor's /proc/self/fd entry, which names that very inode.
+func ownerRWX(fd, depth int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
+		return
+	}
+	self := fmt.Sprintf("/proc/self/fd/%d", fd)
+	if st.Mode&0o700 != 0o700 {
+		if unix.Chmod(self, (st.Mode&0o7777)|0o700) != nil {
+			return
+		}
+	}
+	if depth >= maxTreeDepth {
+		return
+	}
+	rd, err := unix.Open(self, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(rd), self)
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	for _, name := range names {
+		c, err := unix.Openat(rd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // not a directory, or a symlink
+		}
+		ownerRWX(c, depth+1)
+		unix.Close(c)
 	}
 }

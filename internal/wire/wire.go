@@ -27,7 +27,6 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/provider"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
@@ -107,6 +106,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		o.Logger.Warn(w)
 	}
 	sb := o.Sandbox
+	releaseWarm, built := func() {}, false
 	if sb == nil {
 		set := SandboxFromConfig(cfg) // sandbox_config.go, shared with `sandbox run`
 		require := set.Require
@@ -130,8 +130,14 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		}
 		sb = ad
 		// A harness runs many commands (the agent's, its checks'): each
-		// run's stage is started ahead, after the first run.
-		sandbox.KeepWarm(true)
+		// run's stage is started ahead, after the first run, until the
+		// engine closes (warm.go).
+		releaseWarm = holdWarm()
+		defer func() {
+			if !built {
+				releaseWarm()
+			}
+		}()
 	}
 	store, err := OpenStore(ctx, root.Dir(), o.Getenv, o.Environ)
 	if err != nil {
@@ -168,7 +174,8 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		return nil, err
 	}
 	closeIndex := openIndex(root, cfg, o)
-	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, MCP: mcp, Close: func() { closeIndex(); mcp.Close(); stopTelemetry(); store.Close() }}, nil
+	built = true
+	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, MCP: mcp, Close: func() { closeIndex(); mcp.Close(); stopTelemetry(); store.Close(); releaseWarm() }}, nil
 }
 
 // openIndex starts the workspace index when o asks for it and returns
