@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/config/xdg"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
@@ -108,14 +109,12 @@ func UserPath(getenv func(string) string) string {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "ioh", "config.yaml")
+	base, err := xdg.Home(getenv, "XDG_CONFIG_HOME", ".config")
+	if err != nil {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".config")
 	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".config", "ioh", "config.yaml")
+	return filepath.Join(base, "ioh", "config.yaml")
 }
 
 // WorkspacePath is the workspace config file under root.

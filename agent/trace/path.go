@@ -6,25 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/config/xdg"
 )
 
 // StateDir is the state directory (docs/trace.md): $IOH_STATE_DIR, else
-// $XDG_STATE_HOME/ioh, else ~/.local/state/ioh.
+// $XDG_STATE_HOME/ioh, else ~/.local/state/ioh. A relative IOH_STATE_DIR
+// is an error; a relative XDG_STATE_HOME is ignored (xdg.Home).
 func StateDir(getenv func(string) string) (string, error) {
 	if d := getenv("IOH_STATE_DIR"); d != "" {
-		return filepath.Abs(d)
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("IOH_STATE_DIR=%q is a relative path: set it to an absolute directory, or unset it", d)
+		}
+		return filepath.Clean(d), nil
 	}
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "ioh"), nil
+	base, err := xdg.Home(getenv, "XDG_STATE_HOME", ".local/state")
+	if err != nil {
+		return "", errors.New("no state directory: set IOH_STATE_DIR, XDG_STATE_HOME or HOME to an absolute path")
 	}
-	home := getenv("HOME")
-	if home == "" {
-		home = getenv("USERPROFILE")
-	}
-	if home == "" {
-		return "", errors.New("no state directory: set IOH_STATE_DIR, XDG_STATE_HOME or HOME")
-	}
-	return filepath.Join(home, ".local", "state", "ioh"), nil
+	return filepath.Join(base, "ioh"), nil
 }
 
 // DBPath is the database file of the workspace at root (absolute): one per

@@ -108,3 +108,64 @@ func TestRunWorkspaceIsTheTaskFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestRunStateDirNeverRelative: run from inside the workspace with a
+// relative XDG_STATE_HOME, the trace database goes under HOME (the XDG
+// spec ignores relative values), not into ./relst in the workspace; a
+// relative IOH_STATE_DIR stops the run with an error naming it, before
+// anything is created. The control: an absolute XDG_STATE_HOME holds the
+// database.
+func TestRunStateDirNeverRelative(t *testing.T) {
+	base := t.TempDir()
+	ws, home, abs := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "xdgstate")
+	for _, d := range []string{filepath.Join(ws, ".git"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range map[string]string{"t.ioh.yaml": writeTask, "c.json": writeCassette} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(ws)
+	run := func(vars map[string]string) (int, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		var out bytes.Buffer
+		getenv := func(k string) string {
+			switch k {
+			case "HOME":
+				return home
+			case "XDG_CONFIG_HOME":
+				return filepath.Join(base, "config")
+			case "PATH":
+				return os.Getenv("PATH")
+			}
+			return vars[k]
+		}
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &out, getenv: getenv}
+		return dispatch(ctx, env, []string{"run", "t.ioh.yaml", "--approve", "never"}), out.String()
+	}
+	dbs := func(dir string) []string { m, _ := filepath.Glob(filepath.Join(dir, "ws-*.db")); return m }
+
+	if code, out := run(map[string]string{"XDG_STATE_HOME": "relst"}); code != 0 {
+		t.Fatalf("relative XDG_STATE_HOME: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "relst")); err == nil {
+		t.Errorf("relative XDG_STATE_HOME created relst inside the workspace")
+	}
+	if len(dbs(filepath.Join(home, ".local", "state", "ioh"))) != 1 {
+		t.Errorf("relative XDG_STATE_HOME: no database under HOME/.local/state/ioh")
+	}
+	code, out := run(map[string]string{"IOH_STATE_DIR": "relst"})
+	if code == 0 || !strings.Contains(out, `IOH_STATE_DIR="relst" is a relative path`) {
+		t.Errorf("relative IOH_STATE_DIR: exit %d, output %q; want a failure naming it", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "relst")); err == nil {
+		t.Errorf("relative IOH_STATE_DIR created relst inside the workspace")
+	}
+	if code, out := run(map[string]string{"XDG_STATE_HOME": abs}); code != 0 || len(dbs(filepath.Join(abs, "ioh"))) != 1 {
+		t.Errorf("control, absolute XDG_STATE_HOME: exit %d, databases %q\n%s", code, dbs(filepath.Join(abs, "ioh")), out)
+	}
+}
