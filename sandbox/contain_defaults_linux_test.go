@@ -85,7 +85,7 @@ func TestContainDefaults(t *testing.T) {
 
 	t.Run("doctor says them", func(t *testing.T) {
 		rep := Doctor(context.Background())
-		if !strings.Contains(rep.Defaults, fmt.Sprintf("memory %d MiB", DefaultLimits.Memory>>20)) || !strings.Contains(rep.Defaults, "1024 MiB each") {
+		if !strings.Contains(rep.Defaults, fmt.Sprintf("memory %d MiB", DefaultLimits.Memory>>20)) || !strings.Contains(rep.Defaults, "1 GiB each") {
 			t.Errorf("doctor defaults: %q", rep.Defaults)
 		}
 	})

@@ -22,6 +22,9 @@ type DoctorReport struct {
 	Backends []BackendReport `json:"backends"`
 	// Defaults are the caps a run gets when it asks for none.
 	Defaults string `json:"defaults"`
+	// ProbeCaps are the caps each backend's probe ran with: the rlimits
+	// in its mechanism list are these, not Defaults.
+	ProbeCaps string `json:"probe_caps"`
 	// InitProgram says what runs a contained run's stages: the small init
 	// program next to the binary, or why the binary re-executes itself
 	// (Linux; "" elsewhere).
@@ -34,9 +37,19 @@ func defaultsSummary() string {
 	s := fmt.Sprintf("memory %d MiB (4 GiB or half of the RAM, whichever is smaller), %d processes, %d open files, wall %v, output %d KiB",
 		d.Memory>>20, d.Procs, d.Files, d.Wall, d.Output>>10)
 	if runtime.GOOS == "linux" {
-		s += fmt.Sprintf(", private /tmp and /dev/shm %d MiB each", defaultTempBytes>>20)
+		s += fmt.Sprintf(", private /tmp and /dev/shm %s each", formatBytes(defaultTempBytes))
+		if t := tempBytes(d.Memory, false); t != defaultTempBytes {
+			s += fmt.Sprintf(" (%s where no memory cgroup applies: half of the memory cap)", formatBytes(t))
+		}
 	}
 	return s
+}
+
+// probeSummary says the probes' caps in words.
+func probeSummary() string {
+	p := probeLimits
+	return fmt.Sprintf("memory %s, %d processes, %d open files, CPU %v per process, wall %v",
+		formatBytes(p.Memory), p.Procs, p.Files, p.CPU, p.Wall)
 }
 
 // Doctor probes every backend of this platform by really spawning a
@@ -44,7 +57,7 @@ func defaultsSummary() string {
 // or rlimit mechanisms show), strongest first. It records the results for
 // this process, so later automatic runs skip a backend that failed here.
 func Doctor(ctx context.Context) *DoctorReport {
-	rep := &DoctorReport{OS: runtime.GOOS, Defaults: defaultsSummary(), InitProgram: initProgramSummary()}
+	rep := &DoctorReport{OS: runtime.GOOS, Defaults: defaultsSummary(), ProbeCaps: probeSummary(), InitProgram: initProgramSummary()}
 	var passed []string
 	for _, b := range candidates() {
 		ms, err := b.probe(ctx)

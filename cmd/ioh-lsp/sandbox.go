@@ -24,6 +24,10 @@ import (
 // the child's own code (runExit).
 const exitSandboxSetup = 125
 
+// sandboxRunOutput is the output cap of `sandbox run` without --output,
+// larger than an agent run's (sandbox.DefaultLimits): a person reads it.
+const sandboxRunOutput = "64MiB"
+
 // cmdSandbox dispatches `sandbox run` and `sandbox doctor`.
 func cmdSandbox(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) == 0 {
@@ -56,7 +60,7 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	cpu := fs.Duration("cpu", 0, "CPU time cap per process")
 	memory := fs.String("memory", "", "memory cap in bytes (plain or with a unit: 256MiB)")
 	procs := fs.Int("procs", 0, "process cap")
-	output := fs.String("output", "64MiB", "output cap (stdout+stderr)")
+	output := fs.String("output", sandboxRunOutput, "output cap (stdout+stderr)")
 	backend := fs.String("backend", "", "backend: linux, landlock, macos, windows or floor (default: the strongest that works)")
 	report := fs.String("report", "", "write the outcome as JSON to FILE")
 	pos, err := parseFlags(fs, args)
@@ -359,10 +363,14 @@ func printDoctor(w io.Writer, rep *sandbox.DoctorReport, req *requireNote) {
 		fmt.Fprintf(w, "%s\n", req.Text)
 	}
 	if rep.Defaults != "" {
-		fmt.Fprintf(w, "caps of a run that asks for none: %s\n", rep.Defaults)
+		fmt.Fprintf(w, "caps of an agent's command or check that asks for none: %s\n", rep.Defaults)
+		fmt.Fprintf(w, "caps of `sandbox run` without flags: the same but output %s (--output), and the user config's sandbox.limits first\n", sandboxRunOutput)
 	}
 	if rep.InitProgram != "" {
 		fmt.Fprintf(w, "stages run in: %s\n", rep.InitProgram)
+	}
+	if rep.ProbeCaps != "" {
+		fmt.Fprintf(w, "each tier's mechanisms below are its probe's, which ran with its own caps: %s\n", rep.ProbeCaps)
 	}
 	for _, b := range rep.Backends {
 		state := "works"

@@ -117,6 +117,17 @@ func TestSandboxDoctorCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "a run gets the "+rep.Backend+" tier here") {
 		t.Errorf("doctor text: code %d\n%s", code, out)
 	}
+	// Each caps line says which runs it is about, and the probes' own caps
+	// (the rlimits of the mechanism lists) are labelled as such.
+	for _, want := range []string{
+		"caps of an agent's command or check that asks for none: ",
+		"caps of `sandbox run` without flags: the same but output " + sandboxRunOutput + " (--output)",
+		"each tier's mechanisms below are its probe's, which ran with its own caps: memory 512 MiB, 512 processes, 256 open files",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor text lacks %q:\n%s", want, out)
+		}
+	}
 	// A test binary has no build stamp, so no init program of its own.
 	if runtime.GOOS == "linux" && !strings.Contains(out, "stages run in: this binary re-executes itself for each stage: this binary was built without `make build`") {
 		t.Errorf("doctor does not say what runs the stages:\n%s", out)
