@@ -3,9 +3,12 @@ package approve
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -218,4 +221,58 @@ func typeName(a agent.Approver) string {
 		return "approve.Never"
 	}
 	return "?"
+}
+
+// TestTerminalPromptEndsWithContext: a prompt waiting on input that never
+// comes (a terminal nobody types into) returns the context's error as
+// soon as the context is cancelled, and what is typed later answers the
+// next prompt whole. Control: without the cancellation the prompt is
+// still waiting.
+func TestTerminalPromptEndsWithContext(t *testing.T) {
+	in, typing := io.Pipe()
+	defer typing.Close()
+	var out syncBuffer
+	term := &Terminal{In: in, Out: &out}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := term.ApproveChange(ctx, &agent.Proposal{Run: "r-1", Goal: "g"})
+		done <- err
+	}()
+	for !strings.Contains(out.String(), "[a]pply") {
+		runtime.Gosched()
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("control: the prompt returned (%v) before the cancellation with no input", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled prompt: %v, want context.Canceled", err)
+	}
+	// The read left pending gets the first byte of the next answer.
+	go typing.Write([]byte("o\n"))
+	got, err := term.ApproveAct(context.Background(), actReq())
+	if err != nil || got.Answer != agent.AllowOnce {
+		t.Errorf("next prompt = %+v, %v; want allow once", got, err)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

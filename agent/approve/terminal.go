@@ -22,13 +22,27 @@ const maxTries = 5
 // Terminal asks on a terminal: In is read a byte at a time (so nothing
 // past the answer is consumed), Out receives the prompts. Prompts from
 // concurrent callers (sub-agents) are serialised. End of input defers: the
-// run stops as awaiting_approval and `resume` asks again. A read blocked on
-// In is not interrupted by ctx; ctx is checked before and after it.
+// run stops as awaiting_approval and `resume` asks again. A prompt ends
+// as soon as ctx does (Ctrl-C, SIGTERM): the read of In it waits on is
+// left pending, and the byte it returns is the first of the next answer.
 type Terminal struct {
 	In  io.Reader
 	Out io.Writer
 
 	mu sync.Mutex
+	// The reader goroutine: each value sent on want makes it read one
+	// byte of In and send it on got; pending is true between the two.
+	start   sync.Once
+	want    chan struct{}
+	got     chan readResult
+	pending bool
+}
+
+// readResult is one read of In.
+type readResult struct {
+	b   byte
+	n   int
+	err error
 }
 
 var _ agent.Approver = (*Terminal)(nil)
@@ -168,7 +182,8 @@ func lower(b byte) byte {
 }
 
 // readLine prints prompt and reads one line (without its newline), a byte
-// at a time so that input meant for a later prompt stays unread.
+// at a time so that input meant for a later prompt stays unread. It
+// returns ctx's error as soon as ctx ends, even while In blocks.
 func (t *Terminal) readLine(ctx context.Context, prompt string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -178,28 +193,57 @@ func (t *Terminal) readLine(ctx context.Context, prompt string) (string, error) 
 		return "", io.EOF
 	}
 	var sb strings.Builder
-	buf := make([]byte, 1)
 	for {
-		n, err := t.In.Read(buf)
-		if n == 1 {
-			if buf[0] == '\n' {
+		r, err := t.readByte(ctx)
+		if err != nil {
+			return "", err
+		}
+		if r.n == 1 {
+			if r.b == '\n' {
 				break
 			}
 			if sb.Len() < 4096 {
-				sb.WriteByte(buf[0])
+				sb.WriteByte(r.b)
 			}
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) && sb.Len() > 0 {
+		if r.err != nil {
+			if errors.Is(r.err, io.EOF) && sb.Len() > 0 {
 				break
 			}
-			return "", fmt.Errorf("read answer: %w", err)
+			return "", fmt.Errorf("read answer: %w", r.err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(strings.TrimRight(sb.String(), "\r")), nil
+}
+
+// readByte reads one byte of In through the reader goroutine, or returns
+// ctx's error when ctx ends first (the read stays pending for the next
+// call). t.mu is held.
+func (t *Terminal) readByte(ctx context.Context) (readResult, error) {
+	t.start.Do(func() {
+		t.want, t.got = make(chan struct{}), make(chan readResult, 1)
+		go func() {
+			buf := make([]byte, 1)
+			for range t.want {
+				n, err := t.In.Read(buf)
+				t.got <- readResult{b: buf[0], n: n, err: err}
+			}
+		}()
+	})
+	if !t.pending {
+		t.want <- struct{}{}
+		t.pending = true
+	}
+	select {
+	case r := <-t.got:
+		t.pending = false
+		return r, nil
+	case <-ctx.Done():
+		return readResult{}, ctx.Err()
+	}
 }
 
 // ignoreEOF turns end of input into "no answer" (deferral); other errors
