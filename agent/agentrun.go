@@ -75,6 +75,20 @@ func (a *agentRun) takeRetries() []trace.Event {
 	return out
 }
 
+// storeRetries appends the retry events reported so far to the trace
+// (a model call failed, so no step will carry them).
+func (a *agentRun) storeRetries(ctx context.Context) {
+	evs := a.takeRetries()
+	if len(evs) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := a.h.opts.Store.AppendEvents(cctx, evs...); err != nil {
+		a.h.log.Warn("store retry events", "run", a.id, "err", err)
+	}
+}
+
 // policyFor builds the policy of a contract over the harness's layers: the
 // contract's protected paths (verify.protect and the contract file itself)
 // in a built-in layer of their own, which no grant lifts, then the task

@@ -86,6 +86,11 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 		return e, nil
 	}
 	resp, usage, cost, src, err := a.call(ctx, req)
+	if err != nil {
+		// No step commits the retries of a call that failed: they are
+		// stored on their own, as they were printed.
+		a.storeRetries(ctx)
+	}
 	if isOverdraw(err) {
 		return &end{OutcomeBudgetExceeded, err}, nil
 	}

@@ -20,7 +20,7 @@ type RetryInfo struct {
 	Err      error         // the failure (API keys already removed)
 	Delay    time.Duration // the wait before the next attempt; 0 when moving on
 	// Next names the fallback provider tried next ("" when the same
-	// provider is retried, or when nothing is left).
+	// provider is retried).
 	Next string
 }
 
@@ -101,16 +101,16 @@ func (c *Chain) Complete(ctx context.Context, req *model.Request) (*model.Respon
 				return nil, err
 			}
 			info := RetryInfo{Provider: link.Provider.Name(), Model: r.Model, Attempt: attempt, Class: class, Err: err}
+			// A failure nothing follows (no retry, no fallback) is the
+			// call's error, not a retry: it is not reported.
 			if !class.Retryable() || attempt > c.retry.Max {
-				info.Next = next
-				c.notify(info)
+				c.moveOn(info, next)
 				break
 			}
 			delay := c.backoff(attempt, err)
 			if dl, ok := ctx.Deadline(); ok && time.Now().Add(delay).After(dl) {
 				// Waiting would pass the wall budget: move on instead.
-				info.Next = next
-				c.notify(info)
+				c.moveOn(info, next)
 				break
 			}
 			info.Delay = delay
@@ -121,6 +121,15 @@ func (c *Chain) Complete(ctx context.Context, req *model.Request) (*model.Respon
 		}
 	}
 	return nil, last
+}
+
+// moveOn reports that the call goes on to the next link, when there is
+// one.
+func (c *Chain) moveOn(info RetryInfo, next string) {
+	if next != "" {
+		info.Next = next
+		c.notify(info)
+	}
 }
 
 func (c *Chain) notify(info RetryInfo) {

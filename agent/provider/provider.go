@@ -60,7 +60,9 @@ type Options struct {
 	Getenv func(string) string
 	// HTTPClient is the base client for HTTP providers; default a plain one.
 	HTTPClient *http.Client
-	// OnRetry is told about every failed attempt (for the trace).
+	// OnRetry is told about every failed attempt another follows (a
+	// retry after Delay, or the fallback Next), for the trace; the last
+	// failure is the call's error, not a retry.
 	OnRetry func(RetryInfo)
 	// Record, when set, records every turn into this cassette file.
 	Record string
