@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"strings"
 	"time"
 
@@ -180,7 +181,7 @@ func convert(t *tree) (*Contract, *Error) {
 	}
 	var r raw
 	if err := json.Unmarshal(buf, &r); err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("decode contract: %v", err)}
+		return nil, decodeError(t, "", err)
 	}
 	c := &Contract{
 		Version:     DefaultVersion,
@@ -258,10 +259,10 @@ func convertVerify(t *tree, msg json.RawMessage, out *Verify, dur func(string, *
 	if msg[0] == '[' {
 		base = "/verify"
 		if err := json.Unmarshal(msg, &rv.Checks); err != nil {
-			return &Error{Field: "verify", Msg: fmt.Sprintf("decode: %v", err)}
+			return decodeError(t, "/verify", err)
 		}
 	} else if err := json.Unmarshal(msg, &rv); err != nil {
-		return &Error{Field: "verify", Msg: fmt.Sprintf("decode: %v", err)}
+		return decodeError(t, "/verify", err)
 	}
 	out.RedGreen = rv.RedGreen
 	out.Protect = rv.Protect
@@ -334,4 +335,37 @@ func checkNesting(data []byte) *Error {
 		}
 	}
 	return nil
+}
+
+// decodeError places a failure to decode a schema-valid value into its Go
+// field: in practice a number too large for the field (budget.steps:
+// 99999999999999999999999). base is the pointer of the value decoded
+// (json's Field is relative to it).
+func decodeError(t *tree, base string, err error) *Error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return &Error{Field: fieldOf(base), Msg: fmt.Sprintf("cannot decode: %v", err)}
+	}
+	ptr := base
+	for _, k := range strings.Split(te.Field, ".") {
+		if k != "" {
+			ptr = pointer(ptr, k)
+		}
+	}
+	if _, ok := t.values[ptr]; !ok {
+		// A list element: json names the list, not the index.
+		ptr = base
+	}
+	p := t.values[ptr]
+	e := &Error{Line: p.line, Col: p.col, Field: fieldOf(ptr)}
+	num, isNum := strings.CutPrefix(te.Value, "number ")
+	switch k := te.Type.Kind(); {
+	case isNum && k >= reflect.Int && k <= reflect.Int64:
+		e.Msg = fmt.Sprintf("%s does not fit (want a whole number of at most %d)", num, int64(1)<<(te.Type.Bits()-1)-1)
+	case isNum:
+		e.Msg = fmt.Sprintf("%s does not fit a %s", num, te.Type)
+	default:
+		e.Msg = fmt.Sprintf("want %s, got %s", te.Type, te.Value)
+	}
+	return e
 }

@@ -1,7 +1,11 @@
 package contract
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -108,7 +112,7 @@ func (b *builder) node(n ast.Node, ptr string, depth int) (any, *Error) {
 		case int64:
 			return v, nil
 		case uint64:
-			return float64(v), nil
+			return json.Number(strconv.FormatUint(v, 10)), nil
 		}
 		return nil, b.errAt(n, ptr, fmt.Sprintf("bad integer %q", n.Token.Value))
 	case *ast.FloatNode:
@@ -116,6 +120,9 @@ func (b *builder) node(n ast.Node, ptr string, depth int) (any, *Error) {
 	case *ast.InfinityNode, *ast.NanNode:
 		return nil, b.errAt(n, ptr, "infinite and NaN numbers are not allowed")
 	case *ast.StringNode:
+		if v, ok := plainNumber(n); ok {
+			return v, nil
+		}
 		return n.Value, nil
 	case *ast.LiteralNode:
 		if n.Value == nil {
@@ -224,4 +231,31 @@ func fieldOf(ptr string) string {
 		sb.WriteString(tok)
 	}
 	return sb.String()
+}
+
+// yamlNumber is the YAML 1.2 core schema's int and float syntax.
+var yamlNumber = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+
+// plainNumber reads a plain (unquoted) scalar the YAML parser left as a
+// string although YAML 1.2 makes it a number: an exponent form (1e6) or
+// an integer too large for int64. A whole value becomes a json.Number of
+// its digits (1e6 is 1000000, so it fits an integer field), any other a
+// float64; a field too small for the value says so when the contract is
+// decoded (convert).
+func plainNumber(n *ast.StringNode) (any, bool) {
+	if n.Token == nil || n.Token.Type != token.StringType || len(n.Value) > 400 || !yamlNumber.MatchString(n.Value) {
+		return nil, false
+	}
+	r, ok := new(big.Rat).SetString(strings.TrimPrefix(n.Value, "+"))
+	if !ok {
+		return nil, false
+	}
+	if r.IsInt() {
+		return json.Number(r.Num().String()), true
+	}
+	f, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return nil, false
+	}
+	return f, true
 }
