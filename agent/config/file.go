@@ -123,6 +123,9 @@ func decode(data []byte, source string) (*parsed, error) {
 	}
 	p := &parsed{source: source, ast: f}
 	if err := yaml.UnmarshalWithOptions(data, &p.file, yaml.DisallowUnknownField()); err != nil {
+		if e := typeError(f, source, err); e != nil {
+			return nil, e
+		}
 		return nil, positioned(source, err)
 	}
 	return p, nil

@@ -1,0 +1,52 @@
+package config
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadTypeErrors: a value of the wrong type names the field's path and
+// what it wants in words, at its line and column, for the user config and
+// the editor settings alike (QA: "cannot unmarshal string into Go struct
+// field file.Budget of type int", "cannot unmarshal []interface {} into Go
+// struct field file.Sandbox of type string", "string was used where
+// sequence is expected").
+func TestLoadTypeErrors(t *testing.T) {
+	tests := []struct {
+		name, user, editor, want string
+	}{
+		{"word for a number", "budget:\n  steps: ten\n", "", `USER:2:10: budget.steps: want a whole number, got "ten"`},
+		{"list for a string", "sandbox: {require: [linux]}\n", "", `USER:1:20: sandbox.require: want a string, got a list`},
+		{"string for a list", "sandbox:\n  readable: /etc\n", "", `USER:2:13: sandbox.readable: want a list, got "/etc"`},
+		{"overflow", "budget: {steps: 99999999999999999999999}\n", "", `USER:1:17: budget.steps: 99999999999999999999999 does not fit (want a whole number)`},
+		{"in a list element", "model: {fallback: [{name: [x]}]}\n", "", `USER:1:27: model.fallback[0].name: want a string, got a list`},
+		{"in a map", "prices: {m: {input: abc}}\n", "", `USER:1:21: prices.m.input: want a number, got "abc"`},
+		{"list for a mapping", "budget: [1]\n", "", `USER:1:9: budget: want a mapping, got a list`},
+		{"in the editor settings", "", `{"budget": {"steps": "x"}}`, `editor settings:1:22: budget.steps: want a whole number, got "x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			user := filepath.Join(t.TempDir(), "config.yaml")
+			if tt.user != "" {
+				write(t, user, tt.user)
+			}
+			_, err := Load(LoadOptions{UserPath: user, Editor: json.RawMessage(tt.editor), Getenv: func(string) string { return "" }})
+			want := strings.ReplaceAll(tt.want, "USER", user)
+			if err == nil || err.Error() != want {
+				t.Errorf("error\n got %v\nwant %s", err, want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "interface")) {
+				t.Errorf("error shows Go internals: %v", err)
+			}
+		})
+	}
+	// The control: the same keys with values of the right types load.
+	user := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, user, "budget: {steps: 10}\nsandbox: {require: linux, readable: [/etc]}\nprices: {m: {input: 1}}\n")
+	c, err := Load(LoadOptions{UserPath: user, Getenv: func(string) string { return "" }})
+	if err != nil || c.Budget.Steps != 10 {
+		t.Fatalf("control: %+v, %v", c, err)
+	}
+}
