@@ -104,9 +104,10 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus), ft *
 		end(initStatus{Done: true, Exit: 127})
 		return 127
 	case dirErr != nil:
-		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v): it may be masked; run from elsewhere or make it a writable root\n", cfg.Dir, dirErr)
-		end(initStatus{Done: true, Exit: 126})
-		return 126
+		// A setup failure (125), as the exec stage's chdir reports it.
+		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s\n", workdirError(cfg, dirErr)) // workdir_explain_linux.go
+		end(initStatus{Done: true, Exit: 125})
+		return 125
 	}
 	pid, err := startCommand(path, cfg)
 	if err != nil {
@@ -166,7 +167,7 @@ func execMain() int {
 	}
 	cfgF.Close()
 	if err := unix.Chdir(cfg.Dir); err != nil {
-		return fail(fmt.Errorf("working directory %s: %w", cfg.Dir, err))
+		return fail(errors.New(workdirError(&cfg, err)))
 	}
 	mechs, err := restrictSelf(&cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 
 	"golang.org/x/sys/unix"
@@ -29,6 +30,10 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	}()
 	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s) // readview_cache.go
 	cfg.Masked = <-masked
+	if maskHolding(cfg.Masked, cfg.Dir) != "" {
+		// The command could not even enter it (workdir_explain_linux.go).
+		return nil, fmt.Errorf("%w: %s", ErrSetup, workdirError(cfg, nil))
+	}
 	if s.Stage != nil {
 		cfg.StageLower, cfg.StageUpper = s.Stage.lower, s.Stage.upper
 	}

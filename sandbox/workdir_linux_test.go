@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,21 +36,36 @@ func TestWorkdirUnderTmp(t *testing.T) {
 	control(t, wd, h, helperArg, "write", "new.txt")
 }
 
-// TestWorkdirMaskedIsAClearError: a working directory inside a masked path
-// fails with a message naming the directory, not the command.
+// TestWorkdirMaskedIsAClearError: a working directory at or inside a
+// masked path, also when it is itself the writable root (cd ~/.ssh &&
+// sandbox run), is a setup error that says it stays masked, before
+// anything runs; the same directory unmasked runs (control).
 func TestWorkdirMaskedIsAClearError(t *testing.T) {
 	requireLinuxBackend(t)
 	home := outsideDir(t)
 	t.Setenv("HOME", home)
 	ssh := filepath.Join(home, ".ssh")
-	if err := os.MkdirAll(ssh, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(ssh, "sub"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	out, output := run(t, Spec{Argv: []string{"true"}, Dir: ssh, Writable: []string{outsideDir(t)}})
-	if out.ExitCode == 0 {
-		t.Fatalf("a command ran inside the masked %s:\n%s", ssh, output)
+	for _, c := range []struct {
+		name, dir string
+		writable  []string
+		want      string
+	}{
+		{"inside a masked path", filepath.Join(ssh, "sub"), []string{outsideDir(t)}, "inside the masked path " + ssh},
+		{"the masked path as the writable root", ssh, []string{ssh}, "is a masked path, which stays hidden inside the sandbox even as a writable root"},
+	} {
+		_, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Dir: c.dir, Writable: c.writable, Backend: BackendLinux})
+		if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "working directory "+c.dir) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want a setup error naming %s and saying %q", c.name, err, c.dir, c.want)
+		}
 	}
-	if !strings.Contains(output, "working directory "+ssh) {
-		t.Errorf("error does not name the working directory:\n%s", output)
+	plain := filepath.Join(home, "plain")
+	if err := os.Mkdir(plain, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, output := run(t, Spec{Argv: []string{"true"}, Dir: plain, Writable: []string{plain}}); out.ExitCode != 0 {
+		t.Errorf("control: an unmasked writable root: exit %d:\n%s", out.ExitCode, output)
 	}
 }

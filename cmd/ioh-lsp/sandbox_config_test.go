@@ -93,3 +93,30 @@ func TestSandboxRunUserConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestSandboxRunInMaskedDir: `cd ~/.ssh && sandbox run -- cat id_rsa` is a
+// setup error (125) saying the directory stays masked though it is the
+// writable root; the key is not printed.
+func TestSandboxRunInMaskedDir(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the linux tier's check")
+	}
+	home, err := os.MkdirTemp("/var/tmp", "ioh-cli-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	userConfig(t, home, "")
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.Mkdir(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ssh, "id_rsa"), []byte("PRIVATE KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(ssh)
+	code, out, errs := runCLI(t, "sandbox", "run", "--", "cat", "id_rsa")
+	if code != 125 || strings.Contains(out, "PRIVATE") || !strings.Contains(errs, "working directory "+ssh+" is a masked path, which stays hidden inside the sandbox even as a writable root") {
+		t.Errorf("exit %d stdout %q stderr %q; want 125 saying the writable root stays masked", code, out, errs)
+	}
+}
