@@ -16,6 +16,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/approve"
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
@@ -97,8 +98,11 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "ioh-lsp run: %v\n", err)
 		return exitUsage
 	}
-	cwd, _ := os.Getwd()
-	root := wire.FindRoot(pos[0], cwd)
+	root, err := config.TaskWorkspace(pos[0], env.getenv)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp run: %v\n", err)
+		return exitUsage
+	}
 	return drive(ctx, env, g, f, root, func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
 		return h.Start(ctx, c)
 	})
