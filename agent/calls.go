@@ -44,6 +44,9 @@ func (a *agentRun) execCalls(ctx context.Context, sc *stepCtx, calls []model.Too
 				batch, allowed = batch[:k-i], allowed[:k-i]
 				break
 			}
+			if !ok {
+				res = a.refused(sc, calls[k], res)
+			}
 			batch[k-i], allowed[k-i], judged[k-i] = res, ok, acts
 		}
 		var wg sync.WaitGroup
@@ -155,6 +158,17 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 		}
 	}
 	return model.ToolResult{}, acts, true, false, nil
+}
+
+// refused records a call that does not run (an unknown tool, arguments
+// that do not parse or name a path outside the workspace, an act policy or
+// the user denied) as every call is recorded, a tool_call and its error
+// tool_result, and returns the result the model gets, redacted.
+func (a *agentRun) refused(sc *stepCtx, c model.ToolCall, res model.ToolResult) model.ToolResult {
+	res.Content = a.h.redact.String(res.Content)
+	sc.add(a.event(&trace.ToolCall{Tool: c.Name, ID: c.ID, Arguments: preview(string(c.Arguments), 2000)}))
+	sc.add(a.event(&trace.ToolResult{Tool: c.Name, ID: c.ID, IsError: true, Bytes: len(res.Content), Content: preview(res.Content, 500)}))
+	return res
 }
 
 // invoke runs an authorized call. finish is handled here: it verifies the
