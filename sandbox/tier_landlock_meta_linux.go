@@ -272,6 +272,10 @@ func notifValid(lfd int, id uint64) bool {
 func (r *metaReq) resolve(valid func() bool) (int, unix.Errno) {
 	proc := "/proc/" + strconv.Itoa(r.pid)
 	if !r.hasPath {
+		// The kernel takes no O_PATH descriptor for these calls.
+		if oPath, ok := fdIsPath(proc, r.fd); !ok || oPath {
+			return -1, unix.EBADF
+		}
 		fd, err := unix.Open(proc+"/fd/"+strconv.Itoa(r.fd), unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return -1, unix.EBADF
@@ -323,6 +327,22 @@ func (r *metaReq) resolve(valid func() bool) (int, unix.Errno) {
 		return -1, errnoOf(err)
 	}
 	return fd, 0
+}
+
+// fdIsPath reports whether the caller's descriptor fd was opened
+// O_PATH, from its fdinfo; false for ok when it has no such descriptor.
+func fdIsPath(proc string, fd int) (oPath, ok bool) {
+	b, err := os.ReadFile(proc + "/fdinfo/" + strconv.Itoa(fd))
+	if err != nil {
+		return false, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, found := strings.CutPrefix(line, "flags:"); found {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			return err == nil && flags&unix.O_PATH != 0, err == nil
+		}
+	}
+	return false, false
 }
 
 // metaAllowed is the one judgement of where an opened target lies: the

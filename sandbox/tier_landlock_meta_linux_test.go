@@ -26,6 +26,16 @@ func init() {
 		mode, _ := strconv.ParseUint(a[2], 8, 32)
 		return unix.Fchmodat(dfd, a[1], uint32(mode), 0)
 	}
+	// fchmod-opath PATH MODE: on an O_PATH descriptor, which the kernel refuses (EBADF)
+	moreHelpers["fchmod-opath"] = func(a []string) error {
+		fd, err := unix.Open(a[0], unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		mode, _ := strconv.ParseUint(a[1], 8, 32)
+		return unix.Fchmod(fd, uint32(mode))
+	}
 	// fchmod PATH MODE: on a descriptor opened for reading
 	moreHelpers["fchmod"] = func(a []string) error {
 		f, err := os.Open(a[0])
@@ -164,6 +174,18 @@ echo xattr-ok
 		}
 	})
 
+	t.Run("an O_PATH descriptor is refused as by the kernel", func(t *testing.T) {
+		os.Chmod(build, 0o644)
+		out, output := run(h, helperArg, "fchmod-opath", "build.sh", "0600")
+		b, err := exec.Command(h, helperArg, "fchmod-opath", build, "0600").CombinedOutput()
+		if out.ExitCode == 0 || !strings.Contains(output, "bad file descriptor") || perm(build) != 0o644 {
+			t.Errorf("contained fchmod of an O_PATH descriptor: exit %d, mode %v\n%s", out.ExitCode, perm(build), output)
+		}
+		if err == nil || !strings.Contains(string(b), "bad file descriptor") {
+			t.Errorf("uncontained fchmod of an O_PATH descriptor: %v %s; want EBADF", err, b)
+		}
+	})
+
 	for _, c := range []struct {
 		name   string
 		argv   []string
@@ -246,4 +268,53 @@ func getxattr(p, name string) (string, error) {
 		return "", errors.New("attribute too long")
 	}
 	return string(buf[:n]), nil
+}
+
+// TestLandlockMetadataExecStage: a command started through the exec
+// stage (here: a run with network on a warm runner whose thread loaded
+// the socket filter on its hint) has its metadata calls served too, by
+// the runner, with the listener the stage handed it: a chmod inside the
+// root works, one of a file outside is refused (its control outside).
+func TestLandlockMetadataExecStage(t *testing.T) {
+	tiersHere(t)
+	useReexec(t)
+	home := outsideDir(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("IOH_STATE_DIR", filepath.Join(home, "state"))
+	work := filepath.Join(home, "work")
+	inside, outside := filepath.Join(work, "tool"), filepath.Join(home, "notes.txt")
+	for _, p := range []string{inside, outside} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perm := func(p string) os.FileMode { fi, _ := os.Stat(p); return fi.Mode().Perm() }
+	spec := func(network bool, argv ...string) Spec {
+		return Spec{Argv: argv, Dir: work, Writable: []string{work}, Network: network, Backend: BackendLandlock}
+	}
+	keepWarm(t)
+	kind := kindOf(BackendLandlock)
+	runTier(t, spec(false, "true")) // the next runner is hinted "no network"
+	waitWarm(t, kind)
+	out, output := runTier(t, spec(true, "sh", "-c", "chmod 0755 tool && echo inside-ok; chmod 0644 "+outside+" && echo outside-changed; true"))
+	wantSupervised(t, out)
+	for _, m := range out.Mechanisms {
+		if m.Name == "metadata-supervisor" && !strings.Contains(m.Detail, "exec stage") {
+			t.Fatalf("the command did not start through the exec stage: %s", m.Detail)
+		}
+	}
+	if !strings.Contains(output, "inside-ok") || perm(inside) != 0o755 {
+		t.Errorf("chmod inside the root through the exec stage: mode %v\n%s", perm(inside), output)
+	}
+	if strings.Contains(output, "outside-changed") || perm(outside) != 0o600 {
+		t.Errorf("chmod outside the roots through the exec stage: mode %v\n%s", perm(outside), output)
+	}
+	if b, err := exec.Command("chmod", "0644", outside).CombinedOutput(); err != nil || perm(outside) != 0o644 {
+		t.Fatalf("uncontained control did not have the effect, so the case proves nothing: %v %s", err, b)
+	}
 }
