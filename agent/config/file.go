@@ -122,6 +122,9 @@ func decode(data []byte, source string) (*parsed, error) {
 		return nil, positioned(source, err)
 	}
 	p := &parsed{source: source, ast: f}
+	if e := fractions(f, source); e != nil {
+		return nil, e
+	}
 	if err := yaml.UnmarshalWithOptions(data, &p.file, yaml.DisallowUnknownField()); err != nil {
 		if e := typeError(f, source, err); e != nil {
 			return nil, e

@@ -193,3 +193,49 @@ func gotOf(n ast.Node) string {
 	}
 	return strconv.Quote(s)
 }
+
+// fractions finds a number with a fractional part written where the
+// configuration wants a whole number (budget.steps: 1.5), which decoding
+// would silently truncate.
+func fractions(f *ast.File, source string) *Error {
+	var bad *Error
+	var walk func(n ast.Node, path []string, depth int)
+	walk = func(n ast.Node, path []string, depth int) {
+		if n == nil || bad != nil || depth > 64 {
+			return
+		}
+		switch n := n.(type) {
+		case *ast.FloatNode:
+			if n.Value != float64(int64(n.Value)) && wantOf(reflect.TypeOf(file{}), path) == "a whole number" {
+				bad = &Error{Source: source, Msg: fmt.Sprintf("%s: want a whole number, got %s", joinPath(path), gotOf(n))}
+				if t := n.GetToken(); t != nil && t.Position != nil {
+					bad.Line, bad.Col = t.Position.Line, t.Position.Column
+				}
+			}
+		case *ast.MappingNode:
+			for _, v := range n.Values {
+				walk(v, path, depth+1)
+			}
+		case *ast.MappingValueNode:
+			key := ""
+			if n.Key != nil {
+				key = strings.Trim(n.Key.String(), `"'`)
+			}
+			walk(n.Value, append(append([]string(nil), path...), key), depth+1)
+		case *ast.SequenceNode:
+			for i, v := range n.Values {
+				walk(v, append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]"), depth+1)
+			}
+		case *ast.TagNode:
+			walk(n.Value, path, depth+1)
+		case *ast.AnchorNode:
+			walk(n.Value, path, depth+1)
+		}
+	}
+	for _, d := range f.Docs {
+		if d != nil {
+			walk(d.Body, nil, 0)
+		}
+	}
+	return bad
+}

@@ -25,6 +25,8 @@ func TestLoadTypeErrors(t *testing.T) {
 		{"in a map", "prices: {m: {input: abc}}\n", "", `USER:1:21: prices.m.input: want a number, got "abc"`},
 		{"list for a mapping", "budget: [1]\n", "", `USER:1:9: budget: want a mapping, got a list`},
 		{"in the editor settings", "", `{"budget": {"steps": "x"}}`, `editor settings:1:22: budget.steps: want a whole number, got "x"`},
+		{"fraction for a whole number", "budget:\n  steps: 1.5\n", "", `USER:2:10: budget.steps: want a whole number, got "1.5"`},
+		{"fraction in the editor settings", "", `{"sandbox": {"limits": {"procs": 2.5}}}`, `editor settings:1:34: sandbox.limits.procs: want a whole number, got "2.5"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,9 +46,9 @@ func TestLoadTypeErrors(t *testing.T) {
 	}
 	// The control: the same keys with values of the right types load.
 	user := filepath.Join(t.TempDir(), "config.yaml")
-	write(t, user, "budget: {steps: 10}\nsandbox: {require: linux, readable: [/etc]}\nprices: {m: {input: 1}}\n")
+	write(t, user, "budget: {steps: 10, tokens: 1e6, cost_usd: 1.5}\nsandbox: {require: linux, readable: [/etc]}\nprices: {m: {input: 1}}\n")
 	c, err := Load(LoadOptions{UserPath: user, Getenv: func(string) string { return "" }})
-	if err != nil || c.Budget.Steps != 10 {
+	if err != nil || c.Budget.Steps != 10 || c.Budget.Tokens != 1000000 || c.Budget.CostUSD != 1.5 {
 		t.Fatalf("control: %+v, %v", c, err)
 	}
 }
