@@ -23,6 +23,10 @@ var (
 	// is not the run's fault nor the provider's: what was committed stays,
 	// and the run can be resumed once the cause is fixed.
 	ErrStorage = errors.New("trace storage failed")
+	// ErrStateDir: the state directory is not configured usably (a
+	// relative IOH_STATE_DIR, no HOME): a setup error the user fixes in
+	// the environment.
+	ErrStateDir = errors.New("no usable state directory")
 	// ErrCorrupt: the database file is not a healthy SQLite database.
 	ErrCorrupt = errors.New("trace database is corrupt")
 )

@@ -3,7 +3,6 @@ package trace
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -16,13 +15,13 @@ import (
 func StateDir(getenv func(string) string) (string, error) {
 	if d := getenv("IOH_STATE_DIR"); d != "" {
 		if !filepath.IsAbs(d) {
-			return "", fmt.Errorf("IOH_STATE_DIR=%q is a relative path: set it to an absolute directory, or unset it", d)
+			return "", fmt.Errorf("%w: IOH_STATE_DIR=%q is a relative path: set it to an absolute directory, or unset it", ErrStateDir, d)
 		}
 		return filepath.Clean(d), nil
 	}
 	base, err := xdg.Home(getenv, "XDG_STATE_HOME", ".local/state")
 	if err != nil {
-		return "", errors.New("no state directory: set IOH_STATE_DIR, XDG_STATE_HOME or HOME to an absolute path")
+		return "", fmt.Errorf("%w: set IOH_STATE_DIR, XDG_STATE_HOME or HOME to an absolute path", ErrStateDir)
 	}
 	return filepath.Join(base, "ioh"), nil
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
@@ -57,16 +56,13 @@ func settle(ctx context.Context, env *cliEnv, name, id string, act agent.Decisio
 	eng, err := wire.NewHarness(ctx, wire.Options{Root: wire.FindRoot(cwd, cwd), Getenv: env.getenv, Logger: cliLogger(env.stderr)})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	defer eng.Close()
 	waiting, err := eng.Harness.Waiting(ctx, id)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
-		if errors.Is(err, trace.ErrNotFound) {
-			return exitUsage
-		}
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	if waiting == "act" {
 		res, err := eng.Harness.AnswerAct(ctx, id, act)
@@ -75,7 +71,7 @@ func settle(ctx context.Context, env *cliEnv, name, id string, act agent.Decisio
 			if errors.Is(err, agent.ErrNoDeferredAct) {
 				return exitUsage
 			}
-			return exitFailed
+			return errorExit(err, exitFailed)
 		}
 		what := "allowed once"
 		switch act.Answer {
@@ -97,10 +93,10 @@ func settle(ctx context.Context, env *cliEnv, name, id string, act agent.Decisio
 	res, err := change(eng.Harness)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
-		if errors.Is(err, trace.ErrNotFound) || errors.Is(err, agent.ErrNotPending) {
+		if errors.Is(err, agent.ErrNotPending) {
 			return exitUsage
 		}
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	msg := fmt.Sprintf("%s: %s", res.RunID, res.Outcome)
 	if res.Err != nil && res.Outcome != agent.OutcomeApplied {

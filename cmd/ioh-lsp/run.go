@@ -163,7 +163,7 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	defer eng.Close()
 	g.add(eng.Harness.Redactor())
@@ -172,10 +172,7 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	run, err := start(ctx, eng.Harness)
 	if err != nil {
 		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
-		if errors.Is(err, trace.ErrNotFound) || errors.Is(err, agent.ErrConfig) {
-			return exitUsage
-		}
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	fmt.Fprintf(stderr, "run %s in %s\n", run.ID(), eng.Root.Dir())
 	res := run.Wait()

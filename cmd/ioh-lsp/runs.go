@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,13 +85,13 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 	store, err := openWorkspaceStore(ctx, env)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp runs: %v\n", err)
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	defer store.Close()
 	rows, err := store.Runs(ctx)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp runs: %v\n", err)
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	list := summarize(rows)
 	if *asJSON {
@@ -183,21 +182,18 @@ func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
 	store, err := openWorkspaceStore(ctx, env)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	defer store.Close()
 	row, err := store.Run(ctx, pos[0])
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
-		if errors.Is(err, trace.ErrNotFound) {
-			return exitUsage
-		}
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	evs, err := store.TreeEvents(ctx, row.ID)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
-		return exitFailed
+		return errorExit(err, exitFailed)
 	}
 	for _, e := range evs {
 		if *asJSON {
