@@ -169,3 +169,56 @@ func TestRunStateDirNeverRelative(t *testing.T) {
 		t.Errorf("control, absolute XDG_STATE_HOME: exit %d, databases %q\n%s", code, dbs(filepath.Join(abs, "ioh")), out)
 	}
 }
+
+// TestRunScopeEntriesNeverWiden is QA's widening repro run for real:
+// scope.write ["src/**", "docs/a,**"] used to be joined into
+// !{src/**,docs/a,**}, whose third alternative "**" let the agent write
+// top.txt. Now the write outside the scope is denied and the writes it
+// names (the control) are applied.
+func TestRunScopeEntriesNeverWiden(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := "version: 1\ngoal: g\nscope: {write: [\"src/**\", \"docs/a,**\"]}\nmodel: {cassette: c.json}\nverify: [{run: [\"true\"]}]\n"
+	cassette := `{"version":1,"turns":[` +
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"top.txt","content":"outside\n"}}]},` +
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"src/in.go","content":"package src\n"}}]},` +
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"docs/a,b.md","content":"in\n"}}]},` +
+		`{"tool_calls":[{"name":"finish","arguments":{"summary":"done"}}]}]}`
+	for name, content := range map[string]string{"t.ioh.yaml": task, "c.json": cassette} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	getenv := func(k string) string {
+		switch k {
+		case "HOME":
+			return filepath.Join(base, "home")
+		case "IOH_STATE_DIR":
+			return filepath.Join(base, "state")
+		case "XDG_CONFIG_HOME":
+			return filepath.Join(base, "config")
+		case "PATH":
+			return os.Getenv("PATH")
+		}
+		return ""
+	}
+	var out bytes.Buffer
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &out, getenv: getenv}
+	dispatch(ctx, env, []string{"run", filepath.Join(ws, "t.ioh.yaml"), "--approve", "auto"})
+	if _, err := os.Stat(filepath.Join(ws, "top.txt")); err == nil {
+		t.Errorf("top.txt, outside scope.write, was written\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "deny write top.txt") {
+		t.Errorf("no denial of top.txt reported\n%s", out.String())
+	}
+	for _, p := range []string{"src/in.go", "docs/a,b.md"} {
+		if _, err := os.Stat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("control: %s, inside scope.write, was not written: %v\n%s", p, err, out.String())
+		}
+	}
+}
