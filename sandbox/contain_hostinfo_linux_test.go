@@ -116,9 +116,11 @@ func TestContainHostInfo(t *testing.T) {
 				t.Fatal(err)
 			}
 			// base is a writable root, which every read view shows: only
-			// the mask can hide the database.
+			// the mask can hide the database. The command runs from "/":
+			// a working directory in a masked path is refused before the
+			// run (TestWorkdirMaskedIsAClearError).
 			argv := []string{"cat", db}
-			out, output := run(t, Spec{Argv: argv, Writable: []string{base}})
+			out, output := run(t, Spec{Argv: argv, Dir: "/", Writable: []string{base}})
 			if strings.Contains(output, "TRACE-OF-THIS-RUN") {
 				t.Errorf("the trace database is readable inside:\n%s", output)
 			}
