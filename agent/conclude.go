@@ -53,7 +53,12 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 }
 
 // Approve applies the pending change of run id (awaiting approval of its
-// change) and records the run as applied; a conflict leaves it rejected.
+// change) and records the run as applied. When a file it changes was
+// changed in the workspace since the agent read it, nothing is applied:
+// the conflict is recorded (a warning event naming the files), the change
+// stays pending, and the Result says awaiting_approval with the
+// *workspace.ConflictError; approve again once the files are as the agent
+// saw them, or reject.
 func (h *Harness) Approve(ctx context.Context, id string) (*Result, error) {
 	return h.settle(ctx, id, func(a *agentRun) end { return a.apply() }, "approved")
 }
@@ -105,6 +110,11 @@ func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, 
 		return nil, fmt.Errorf("restore change set of %s: %w", id, err)
 	}
 	a := &agentRun{h: h, id: id, rootID: row.Root, st: st, cs: cs, totals: row.Totals, started: row.FirstStarted, sink: h.opts.Events}
+	if what == "approved" {
+		if res, err := a.keepOnConflict(ctx, row); res != nil || err != nil {
+			return res, err
+		}
+	}
 	ap := a.event(&trace.Approval{Change: true, Answer: what})
 	ap.Step = row.Totals.Steps
 	if err := h.opts.Store.AppendEvents(ctx, ap); err != nil {
@@ -114,6 +124,31 @@ func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, 
 	e := f(a)
 	st.Phase = phaseLoop
 	return a.conclude(ctx, e), nil
+}
+
+// keepOnConflict checks the pending change against the workspace before
+// it is approved: when files it changes were changed since, it records
+// the conflict and returns the run as it stays, pending (nil, nil when
+// there is no conflict).
+func (a *agentRun) keepOnConflict(ctx context.Context, row *trace.RunRow) (*Result, error) {
+	files, err := a.cs.Conflicts()
+	if err != nil {
+		return nil, fmt.Errorf("check %s against the workspace: %w", a.id, err)
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	cerr := &workspace.ConflictError{Files: files}
+	w := a.event(&trace.Warning{Message: fmt.Sprintf("approve: %v: changed in the workspace since the agent read them; nothing was applied and the change stays pending (approve again once they are as the agent saw them, or reject)", cerr)})
+	w.Step = row.Totals.Steps
+	if err := a.h.opts.Store.AppendEvents(ctx, w); err != nil {
+		return nil, err
+	}
+	a.emit(w)
+	res := a.h.storedResult(row)
+	res.Err = cerr
+	res.Changes = a.cs
+	return res, nil
 }
 
 // deferApprover answers everything with Defer: the default when no

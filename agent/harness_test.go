@@ -407,7 +407,8 @@ func TestDeferInParallelBatch(t *testing.T) {
 }
 
 // A pending change whose file changed on disk since is not applied
-// blindly: approving it reports the conflict and leaves the file alone.
+// blindly: approving it reports the conflict, leaves the file alone and
+// the change pending.
 func TestApproveRefusesConflict(t *testing.T) {
 	f := newFixture(t, map[string]string{"f": "old"}, map[string][]turn{"": {
 		say(10, "edit_file", args{"path": "f", "old": "old", "new": "new"}),
@@ -422,11 +423,20 @@ func TestApproveRefusesConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Outcome != OutcomeRejected || got.Err == nil || !errors.Is(got.Err, workspace.ErrConflict) {
-		t.Errorf("outcome %s (%v), want rejected with a conflict", got.Outcome, got.Err)
+	if got.Outcome != OutcomeAwaitingApproval || !got.Pending || !errors.Is(got.Err, workspace.ErrConflict) {
+		t.Errorf("outcome %s pending %v (%v), want the change still pending with a conflict", got.Outcome, got.Pending, got.Err)
 	}
 	if f.read(t, "f") != "edited by hand" {
 		t.Errorf("the file was overwritten: %q", f.read(t, "f"))
+	}
+	// The change stays resolvable: with the file as the agent saw it, the
+	// same approval applies it.
+	if err := os.WriteFile(filepath.Join(f.dir, "f"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.harness(t).Approve(context.Background(), res.RunID)
+	if err != nil || got.Outcome != OutcomeApplied || f.read(t, "f") != "new" {
+		t.Errorf("approve after the conflict is resolved: %v, %v, f = %q; want applied", got, err, f.read(t, "f"))
 	}
 }
 

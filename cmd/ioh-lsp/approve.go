@@ -102,6 +102,12 @@ func settle(ctx context.Context, env *cliEnv, name, id string, act agent.Decisio
 	if res.Err != nil && res.Outcome != agent.OutcomeApplied {
 		msg += " (" + res.Err.Error() + ")"
 	}
+	if res.Pending {
+		// A conflict: nothing was applied and the change still waits.
+		msg += fmt.Sprintf("\nnothing was applied; the change is still pending: put those files back as the agent saw them and run ioh-lsp approve %s again, or ioh-lsp reject %s", res.RunID, res.RunID)
+		fmt.Fprintln(env.stderr, msg)
+		return exitDeferred
+	}
 	fmt.Fprintln(env.stderr, msg)
 	if res.Outcome == agent.OutcomeApplied || (name == "reject" && res.Outcome == agent.OutcomeRejected) {
 		return exitOK
