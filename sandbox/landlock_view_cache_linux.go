@@ -62,10 +62,44 @@ func runViewFor(vs *Spec, writable, present []string) *landlockRunView {
 	view = dropLinksToDenied(view, deny)
 	wdeny := append(append([]string{}, deny...), present...)
 	v := &landlockRunView{view: view, types: viewTypes(view), masked: masked,
-		writable: dropLinksToDenied(carve(writable, wdeny), wdeny)}
+		writable: carvedWithin(dropLinksToDenied(carve(writable, wdeny), wdeny), writable)}
 	v.links = linkTargets(append(append([]string{}, v.view...), v.writable...))
 	runViews.key, runViews.at, runViews.v = key, time.Now(), v
 	return v
+}
+
+// carvedWithin drops the entries carved out of a writable root that
+// resolve outside every writable root: a symlink the workspace holds
+// (git stores them), or one on the way to the entry. Landlock puts a
+// rule on what the path resolves to, so such an entry would make its
+// target writable (`link -> ~/.bashrc` in a repository with a .git, which
+// is carved into its entries). The roots themselves are kept as the
+// caller named them.
+func carvedWithin(entries, roots []string) []string {
+	var real []string
+	for _, r := range roots {
+		if q, err := filepath.EvalSymlinks(r); err == nil {
+			real = append(real, q)
+		}
+	}
+	out := entries[:0:0]
+	for _, p := range entries {
+		if contains(roots, p) {
+			out = append(out, p)
+			continue
+		}
+		t, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		for _, r := range real {
+			if under(t, r) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // linkTargets maps the paths among ps that were symlinks when their

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -92,4 +94,51 @@ func TestRunViewFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("workspace swapped for a link to the home")
+}
+
+// TestLandlockCarvedRootLinks: a workspace with a .git is carved into its
+// entries (the .git stays read-only), and an entry that is a symlink
+// pointing out of the workspace (a file, a directory) must not make its
+// target writable in the landlock tier: the contained writes fail, the
+// same writes uncontained land (the control). A symlink to another entry
+// of the workspace still writes there.
+func TestLandlockCarvedRootLinks(t *testing.T) {
+	tiersHere(t)
+	home := outsideDir(t)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("IOH_STATE_DIR", filepath.Join(home, "state"))
+	work, out := filepath.Join(home, "proj"), outsideDir(t)
+	secret := filepath.Join(out, "bashrc")
+	for _, d := range []string{filepath.Join(work, ".git"), filepath.Join(work, "src")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(secret, []byte("orig\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"rc": secret, "outdir": out, "srclink": "src"} {
+		if err := os.Symlink(target, filepath.Join(work, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := "echo pwned >> rc; echo new > outdir/new; echo ok > srclink/x; test -f src/x && echo inside-ok"
+	o, output := runTier(t, Spec{Argv: []string{"sh", "-c", script}, Dir: work, Writable: []string{work}, Backend: BackendLandlock})
+	b, _ := os.ReadFile(secret)
+	_, newErr := os.Lstat(filepath.Join(out, "new"))
+	if string(b) != "orig\n" || newErr == nil {
+		t.Errorf("a symlink entry of the carved workspace made its target writable: %q, new file made: %v (exit %d)\n%s", b, newErr == nil, o.ExitCode, output)
+	}
+	if !bytes.Contains([]byte(output), []byte("inside-ok")) {
+		t.Errorf("a symlink to another entry of the workspace no longer writes there:\n%s", output)
+	}
+	ctl := exec.Command("sh", "-c", script)
+	ctl.Dir = work
+	ctlOut, err := ctl.CombinedOutput()
+	b, _ = os.ReadFile(secret)
+	if _, nerr := os.Lstat(filepath.Join(out, "new")); err != nil || string(b) != "orig\npwned\n" || nerr != nil {
+		t.Fatalf("uncontained control did not have the effect, so the case proves nothing: %v %q\n%s", err, b, ctlOut)
+	}
 }
