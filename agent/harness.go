@@ -266,6 +266,7 @@ func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budg
 		if raised, err = h.raise(row, raise); err != nil {
 			return nil, fmt.Errorf("resume %s: %w", id, err)
 		}
+		raising = raised != nil
 	}
 	if o := Outcome(row.Outcome); !o.resumable(raising) {
 		r := &Run{id: id, done: make(chan struct{})}

@@ -203,8 +203,9 @@ const EventBudgetRaised = trace.EventBudgetRaised
 
 // raise checks a resume's larger budget against the stored run and puts
 // it in the row's state (which restore then applies); it returns the
-// event recording it. Only a run that is in flight, awaiting approval or
-// stopped by its budget can take one.
+// event recording it, or nil when every limit given is the run's already
+// (no raise: nothing changes). Only a run that is in flight, awaiting
+// approval or stopped by its budget can take one.
 func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event, error) {
 	switch Outcome(row.Outcome) {
 	case OutcomeBudgetExceeded, OutcomeRunning, OutcomeAwaitingApproval:
@@ -218,6 +219,9 @@ func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event,
 	nb, err := raiseBudget(cur, raise, row.FirstStarted, time.Now())
 	if err != nil {
 		return nil, configError{err}
+	}
+	if nb == cur {
+		return nil, nil // limits the run has already: no raise, nothing changes
 	}
 	st.Budget = &nb
 	row.State = st.encode()
