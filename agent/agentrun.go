@@ -164,7 +164,7 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	// A credential in a configured URL (base_url's password, ?api_key=)
 	// is a secret from here on: never stored, printed or sent.
 	cj, _ := json.Marshal(c)
-	h.AddSecrets(trace.URLSecretsIn(cj)...)
+	h.AddConfigured(cj)
 	base, err := h.policyFor(c, nil)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", configError{err})
@@ -241,7 +241,7 @@ func (a *agentRun) setup(ctx context.Context) {
 // restore rebuilds a root run from its row and committed steps.
 func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, error) {
 	var c contract.Contract
-	if err := json.Unmarshal(row.Contract, &c); err != nil {
+	if err := json.Unmarshal(h.unredactContract(row.Contract), &c); err != nil {
 		return nil, fmt.Errorf("decode stored contract: %w", err)
 	}
 	st, err := decodeState(row.State)
@@ -256,7 +256,7 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 		c.Model = h.opts.Model(c.Model)
 	}
 	if cj, err := json.Marshal(&c); err == nil {
-		h.AddSecrets(trace.URLSecretsIn(cj)...)
+		h.AddConfigured(cj)
 	}
 	base, err := h.policyFor(&c, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -114,6 +115,7 @@ type Harness struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
+	urls    []string // configured URLs holding a credential (AddConfigured)
 }
 
 // New returns a harness over o. Root, Store and Providers are required.
@@ -162,6 +164,35 @@ func New(o Options) (*Harness, error) {
 func (h *Harness) AddSecrets(secrets ...string) {
 	h.redact.Add(secrets...)
 	h.opts.Store.AddSecrets(secrets...)
+}
+
+// AddConfigured makes the credentials of every URL in a JSON document
+// (the configuration, a contract) secrets (AddSecrets) and remembers
+// those URLs whole, so a stored contract whose base_url the store
+// redacted gets its credential back on resume while the configuration
+// still holds it.
+func (h *Harness) AddConfigured(doc []byte) {
+	h.AddSecrets(trace.URLSecretsIn(doc)...)
+	urls := trace.CredentialURLs(doc)
+	if len(urls) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, u := range urls {
+		if !slices.Contains(h.urls, u) {
+			h.urls = append(h.urls, u)
+		}
+	}
+}
+
+// unredactContract puts the credentials of configured URLs back into a
+// stored contract (trace.Redactor.Unredact).
+func (h *Harness) unredactContract(doc []byte) []byte {
+	h.mu.Lock()
+	urls := append([]string(nil), h.urls...)
+	h.mu.Unlock()
+	return h.redact.Unredact(doc, urls)
 }
 
 // Redactor is the harness's redactor: every secret it keeps out of the

@@ -259,26 +259,81 @@ func URLSecrets(s string) []string { return urlCredentials(s) }
 // URLSecretsIn returns the credentials of every URL in a JSON document
 // (a contract, a configuration): each string value is looked at.
 func URLSecretsIn(doc []byte) []string {
+	var out []string
+	for _, s := range CredentialURLs(doc) {
+		out = append(out, urlCredentials(s)...)
+	}
+	return out
+}
+
+// CredentialURLs returns the string values of a JSON document that hold
+// a URL credential (URLSecrets), whole.
+func CredentialURLs(doc []byte) []string {
 	var v any
 	if json.Unmarshal(doc, &v) != nil {
 		return nil
 	}
 	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, urlCredentials(v)...)
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range v {
-				walk(e)
-			}
+	walkStrings(v, func(s string) string {
+		if len(urlCredentials(s)) > 0 {
+			out = append(out, s)
+		}
+		return s
+	})
+	return out
+}
+
+// walkStrings calls f on every string value of a decoded JSON document,
+// replacing each with what f returns.
+func walkStrings(v any, f func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return f(v)
+	case []any:
+		for i, e := range v {
+			v[i] = walkStrings(e, f)
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = walkStrings(e, f)
 		}
 	}
-	walk(v)
+	return v
+}
+
+// Unredact puts credentialed URLs back into a JSON document the store
+// redacted: each string value equal to the redaction (by r) of one of
+// urls becomes that URL. A stored contract's base_url thus gets its
+// password back from the configuration it came from, when that still
+// holds it. The document is returned unchanged when nothing matches.
+func (r Redactor) Unredact(doc []byte, urls []string) []byte {
+	if len(urls) == 0 || !strings.Contains(string(doc), Redacted) {
+		return doc
+	}
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return doc
+	}
+	byRedacted := map[string]string{}
+	for _, u := range urls {
+		if red := r.String(u); red != u {
+			byRedacted[red] = u
+		}
+	}
+	changed := false
+	v = walkStrings(v, func(s string) string {
+		if u, ok := byRedacted[s]; ok {
+			changed = true
+			return u
+		}
+		return s
+	})
+	if !changed {
+		return doc
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return doc
+	}
 	return out
 }

@@ -89,3 +89,27 @@ func TestRedactorAdd(t *testing.T) {
 		t.Errorf("the zero Redactor redacted: %q", out)
 	}
 }
+
+// TestUnredact: a stored document's redacted URL gets its credential back
+// from the configured URL it came from; a URL the configuration no longer
+// holds stays redacted (control), and a document without one is returned
+// as it is.
+func TestUnredact(t *testing.T) {
+	u := "http://user:pw-0123456789@h/v1?api_key=QSECRET-0123456789"
+	r := NewRedactor(URLSecrets(u))
+	stored := []byte(r.String(`{"model":{"base_url":"` + u + `","name":"m"}}`))
+	if strings.Contains(string(stored), "0123456789") {
+		t.Fatalf("not redacted: %s", stored)
+	}
+	if got := string(r.Unredact(stored, []string{u})); !strings.Contains(got, `"base_url":"`+u+`"`) {
+		t.Errorf("Unredact = %s, want the configured URL back", got)
+	}
+	other := "http://user:pw-9999999999@h/v1"
+	if got := r.Unredact(stored, []string{other}); string(got) != string(stored) {
+		t.Errorf("control: a URL that does not match changed the document: %s", got)
+	}
+	plain := []byte(`{"goal":"g"}`)
+	if got := r.Unredact(plain, []string{u}); string(got) != string(plain) {
+		t.Errorf("a document without redactions changed: %s", got)
+	}
+}

@@ -59,17 +59,16 @@ func (g *outGuard) add(r trace.Redactor) {
 
 // addConfigured makes g redact the credentials in every URL of v (the
 // layered configuration: base_url passwords, ?api_key= parameters) and
-// returns them.
-func (g *outGuard) addConfigured(v any) []string {
+// returns v as JSON, for the harness (Harness.AddConfigured).
+func (g *outGuard) addConfigured(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil
 	}
-	secrets := trace.URLSecretsIn(b)
-	if len(secrets) > 0 {
+	if secrets := trace.URLSecretsIn(b); len(secrets) > 0 {
 		g.add(trace.NewRedactor(secrets))
 	}
-	return secrets
+	return b
 }
 
 // clean is what every printed byte goes through: secrets redacted, then,

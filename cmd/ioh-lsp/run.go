@@ -167,7 +167,7 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	}
 	defer eng.Close()
 	g.add(eng.Harness.Redactor())
-	eng.Harness.AddSecrets(configured...)
+	eng.Harness.AddConfigured(configured)
 	warnRecovered(stderr, eng.Store)
 	run, err := start(ctx, eng.Harness)
 	if err != nil {
