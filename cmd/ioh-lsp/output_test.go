@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // leakKey is a fake key the tests put in the environment.
@@ -161,5 +162,19 @@ func TestTerminalSafe(t *testing.T) {
 		if got := terminalSafe(in); got != want {
 			t.Errorf("terminalSafe(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestOneLineCutsOnCharacters: the runs table cuts a long goal between
+// characters, never inside one (which the terminal guard would show as
+// \xNN bytes).
+func TestOneLineCutsOnCharacters(t *testing.T) {
+	goal := strings.Repeat("é", 40) // 80 bytes
+	got := oneLine(goal, 61)
+	if !utf8.ValidString(got) || got != strings.Repeat("é", 30)+"…" {
+		t.Errorf("oneLine = %q", got)
+	}
+	if got := oneLine("a\nb", 60); got != "a b" {
+		t.Errorf("oneLine short = %q", got)
 	}
 }

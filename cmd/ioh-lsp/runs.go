@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
@@ -209,9 +210,14 @@ func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
+// oneLine is s on one line, cut to at most n bytes on a character
+// boundary.
 func oneLine(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		return s[:n] + "…"
 	}
 	return s
