@@ -195,6 +195,9 @@ func superviseMeta(lfd int, roots []string) {
 	runtime.LockOSThread() // never unlocked: the thread drops its capabilities
 	defer unix.Close(lfd)
 	capsOK := capsetEmpty() == nil
+	// The caller waits for each answer: wake this thread on the caller's
+	// CPU (Linux 6.6+; harmless where the flag is unknown).
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(lfd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	for {
 		pfd := []unix.PollFd{{Fd: int32(lfd), Events: unix.POLLIN}}
 		if _, err := unix.Poll(pfd, -1); err != nil {
