@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -35,6 +36,14 @@ func init() {
 		defer unix.Close(fd)
 		mode, _ := strconv.ParseUint(a[1], 8, 32)
 		return unix.Fchmod(fd, uint32(mode))
+	}
+	// setfcap PATH: give PATH the file capability cap_net_raw (permitted),
+	// which needs CAP_SETFCAP
+	moreHelpers["setfcap"] = func(a []string) error {
+		var v [20]byte // struct vfs_cap_data, revision 2, little-endian
+		binary.LittleEndian.PutUint32(v[0:], 0x02000000)
+		binary.LittleEndian.PutUint32(v[4:], 1<<unix.CAP_NET_RAW)
+		return unix.Setxattr(a[0], "security.capability", v[:], 0)
 	}
 	// fchmod PATH MODE: on a descriptor opened for reading
 	moreHelpers["fchmod"] = func(a []string) error {
@@ -184,6 +193,26 @@ echo xattr-ok
 		if err == nil || !strings.Contains(string(b), "bad file descriptor") {
 			t.Errorf("uncontained fchmod of an O_PATH descriptor: %v %s; want EBADF", err, b)
 		}
+	})
+
+	t.Run("file capabilities stay out of reach", func(t *testing.T) {
+		// The supervisor does the calls, but with no capability of its
+		// own: a root caller's command cannot give a file in its root
+		// file capabilities (security.capability needs CAP_SETFCAP).
+		if !isRoot() {
+			t.Skip("control skipped: only root holds CAP_SETFCAP for the uncontained control")
+		}
+		has := func() bool { _, err := getxattr(build, "security.capability"); return err == nil }
+		out, output := run(h, helperArg, "setfcap", "build.sh")
+		if set := has(); set || out.ExitCode == 0 {
+			unix.Removexattr(build, "security.capability")
+			t.Errorf("contained setfcap: exit %d, capability set %v\n%s", out.ExitCode, set, output)
+		}
+		b, err := exec.Command(h, helperArg, "setfcap", build).CombinedOutput()
+		if err != nil || !has() {
+			t.Fatalf("uncontained control did not have the effect, so the case proves nothing: %v %s", err, b)
+		}
+		unix.Removexattr(build, "security.capability")
 	})
 
 	for _, c := range []struct {
