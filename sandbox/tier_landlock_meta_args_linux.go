@@ -72,6 +72,16 @@ func decodeMeta(c metaCall, n *seccompNotif) (*metaReq, unix.Errno) {
 			}
 			r.times = ts
 		}
+	case opIoctl:
+		r.cmd = uint32(a[c.args[0]])
+		size, ok := metaIoctls[r.cmd]
+		if !ok {
+			return nil, unix.EPERM
+		}
+		r.value = make([]byte, size)
+		if readMem(r.pid, uintptr(a[c.args[1]]), r.value) != size {
+			return nil, unix.EFAULT
+		}
 	case opSetxattr, opRemovexattr:
 		name, errno := readString(r.pid, uintptr(a[c.args[0]]), 256)
 		if errno != 0 {

@@ -45,6 +45,7 @@ const (
 	opTimeval
 	opSetxattr
 	opRemovexattr
+	opIoctl // the flags ioctls of metaIoctls
 )
 
 // metaCall is how one syscall names its target and its arguments (the
@@ -86,7 +87,7 @@ var metaCalls = map[uint32]metaCall{
 }
 
 // metaNames lists the supervised calls for reports.
-const metaNames = "chmod, chown, utime(s) and the xattr calls (each with its f, l and at forms)"
+const metaNames = "chmod, chown, utime(s), the xattr calls (each with its f, l and at forms) and the attribute-flag ioctls"
 
 // seccompNotif and seccompNotifResp are the kernel's struct seccomp_notif
 // and struct seccomp_notif_resp.
@@ -107,33 +108,52 @@ type seccompNotifResp struct {
 	flags uint32
 }
 
-// metaFilter is the notifying filter: native calls named in metaCalls
-// go to the listener, everything else is allowed (the deny-list stacked
-// before it judges the rest, and its EPERM wins over a notification).
-func metaFilter() []unix.SockFilter {
-	prog := []unix.SockFilter{
-		bpfLoad(offArch),
-		bpfJump(unix.BPF_JEQ, unix.AUDIT_ARCH_X86_64, 1, 0),
-		bpfRet(retAllow),
-		bpfLoad(offNr),
-	}
-	for nr := range metaCalls {
-		prog = append(prog, bpfJump(unix.BPF_JEQ, nr, 0, 1), bpfRet(unix.SECCOMP_RET_USER_NOTIF))
-	}
-	return append(prog, bpfRet(retAllow))
-}
+// The ioctls that change a file's attribute flags (chattr: nodump,
+// noatime, …) and its fsxattr (project id, extent size hints): the
+// supervisor serves them on the caller's descriptor as the other calls.
+const (
+	ioctlSetFlags   = 0x40086602 // FS_IOC_SETFLAGS
+	ioctlSetFlags32 = 0x40046602 // FS_IOC32_SETFLAGS
+	ioctlFsSetXattr = 0x401c5820 // FS_IOC_FSSETXATTR
+	sysIoctl        = 16
+)
 
-// metaRefuseFilter refuses every call of metaCalls with EPERM: for a
-// command no supervisor serves (the exec stage's).
-func metaRefuseFilter() []unix.SockFilter {
+// metaIoctls are those commands and the size of the argument each
+// points to.
+var metaIoctls = map[uint32]int{ioctlSetFlags: 4, ioctlSetFlags32: 4, ioctlFsSetXattr: 28}
+
+// metaFilter is the notifying filter: native calls named in metaCalls
+// and the ioctls of metaIoctls go to the listener, everything else is
+// allowed (the deny-list stacked before it judges the rest, and its
+// EPERM wins over a notification).
+func metaFilter() []unix.SockFilter { return metaProg(unix.SECCOMP_RET_USER_NOTIF) }
+
+// metaRefuseFilter refuses the same calls with EPERM: for a command no
+// supervisor serves.
+func metaRefuseFilter() []unix.SockFilter { return metaProg(retErrno | uint32(unix.EPERM)) }
+
+// metaProg returns ret for the supervised calls, allows the rest.
+func metaProg(ret uint32) []unix.SockFilter {
 	prog := []unix.SockFilter{
 		bpfLoad(offArch),
 		bpfJump(unix.BPF_JEQ, unix.AUDIT_ARCH_X86_64, 1, 0),
 		bpfRet(retAllow),
 		bpfLoad(offNr),
+		// Not ioctl: past its block, to the reload of the number.
+		bpfJump(unix.BPF_JEQ, sysIoctl, 0, uint8(len(metaIoctls)+3)),
+		bpfLoad(argLowOffset(1)),
 	}
+	// A matching command jumps past the rest of the list and the allow,
+	// to the return.
+	k := len(metaIoctls)
+	i := 0
+	for cmd := range metaIoctls {
+		prog = append(prog, bpfJump(unix.BPF_JEQ, cmd, uint8(k-i), 0))
+		i++
+	}
+	prog = append(prog, bpfRet(retAllow), bpfRet(ret), bpfLoad(offNr))
 	for nr := range metaCalls {
-		prog = append(prog, bpfJump(unix.BPF_JEQ, nr, 0, 1), bpfRet(retErrno|uint32(unix.EPERM)))
+		prog = append(prog, bpfJump(unix.BPF_JEQ, nr, 0, 1), bpfRet(ret))
 	}
 	return append(prog, bpfRet(retAllow))
 }
@@ -238,12 +258,16 @@ type metaReq struct {
 	name    string
 	value   []byte
 	xflags  int
+	cmd     uint32 // opIoctl's command; its argument is in value
 }
 
 // metaServe decodes, resolves, judges and does one call, returning its
 // errno (0 for success).
 func metaServe(lfd int, n *seccompNotif, roots []string) unix.Errno {
 	c, ok := metaCalls[uint32(n.nr)]
+	if n.nr == sysIoctl {
+		c, ok = metaCall{name: "ioctl", op: opIoctl, dirfd: -1, path: -1, fd: 0, flags: -1, args: [3]int{1, 2}}, true
+	}
 	if !ok || n.arch != unix.AUDIT_ARCH_X86_64 {
 		return unix.EPERM
 	}
@@ -392,10 +416,36 @@ func (r *metaReq) do(fd int) unix.Errno {
 		err = unix.Setxattr(self, r.name, r.value, r.xflags)
 	case opRemovexattr:
 		err = unix.Removexattr(self, r.name)
+	case opIoctl:
+		err = r.ioctl(fd, self)
 	default:
 		return unix.EPERM
 	}
 	return errnoOf(err)
+}
+
+// ioctl does a flags ioctl on the file fd holds, which needs a
+// descriptor of its own: a regular file or directory is opened again for
+// reading through fd's /proc link (the same inode, no lookup).
+func (r *metaReq) ioctl(fd int, self string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
+		return unix.ENOTTY
+	}
+	rfd, err := unix.Open(self, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rfd)
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(rfd), uintptr(r.cmd), uintptr(unsafe.Pointer(&r.value[0])))
+	runtime.KeepAlive(r.value)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // fchmodatEmpty changes the mode of the file fd holds: fchmodat2 with

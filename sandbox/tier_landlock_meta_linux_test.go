@@ -45,6 +45,21 @@ func init() {
 		binary.LittleEndian.PutUint32(v[4:], 1<<unix.CAP_NET_RAW)
 		return unix.Setxattr(a[0], "security.capability", v[:], 0)
 	}
+	// setflags PATH: add the nodump attribute flag (chattr +d) through a
+	// descriptor opened for reading
+	moreHelpers["setflags"] = func(a []string) error {
+		f, err := os.Open(a[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+		if err != nil {
+			return err
+		}
+		v := int(flags | fsNodumpFl)
+		return unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, v)
+	}
 	// fchmod PATH MODE: on a descriptor opened for reading
 	moreHelpers["fchmod"] = func(a []string) error {
 		f, err := os.Open(a[0])
@@ -193,6 +208,46 @@ echo xattr-ok
 		if err == nil || !strings.Contains(string(b), "bad file descriptor") {
 			t.Errorf("uncontained fchmod of an O_PATH descriptor: %v %s; want EBADF", err, b)
 		}
+	})
+
+	t.Run("attribute flags", func(t *testing.T) {
+		// chattr +d through a descriptor: allowed on a file in the root,
+		// refused on a readable file outside (its control outside).
+		nodump := func(p string) bool {
+			f, err := os.Open(p)
+			if err != nil {
+				return false
+			}
+			defer f.Close()
+			v, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+			return err == nil && v&fsNodumpFl != 0
+		}
+		clear := func(p string) {
+			if f, err := os.Open(p); err == nil {
+				if v, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS); err == nil {
+					unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(v&^fsNodumpFl))
+				}
+				f.Close()
+			}
+		}
+		if b, err := exec.Command(h, helperArg, "setflags", build).CombinedOutput(); err != nil {
+			t.Skipf("the filesystem takes no attribute flags here: %v %s", err, b)
+		}
+		clear(build)
+		out, output := run(h, helperArg, "setflags", "build.sh")
+		if out.ExitCode != 0 || !nodump(build) {
+			t.Errorf("chattr +d of a file in the root: exit %d\n%s", out.ExitCode, output)
+		}
+		clear(build)
+		out, output = run(h, helperArg, "setflags", shared)
+		if set := nodump(shared); set || out.ExitCode == 0 {
+			clear(shared)
+			t.Errorf("chattr +d of a readable file outside: exit %d, flag set %v\n%s", out.ExitCode, set, output)
+		}
+		if b, err := exec.Command(h, helperArg, "setflags", shared).CombinedOutput(); err != nil || !nodump(shared) {
+			t.Fatalf("uncontained control did not have the effect, so the case proves nothing: %v %s", err, b)
+		}
+		clear(shared)
 	})
 
 	t.Run("file capabilities stay out of reach", func(t *testing.T) {
@@ -347,3 +402,6 @@ func TestLandlockMetadataExecStage(t *testing.T) {
 		t.Fatalf("uncontained control did not have the effect, so the case proves nothing: %v %s", err, b)
 	}
 }
+
+// fsNodumpFl is FS_NODUMP_FL, chattr's d.
+const fsNodumpFl = 0x40
