@@ -407,7 +407,7 @@ func (r *metaReq) do(fd int) unix.Errno {
 		empty := [1]byte{}
 		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])), tp, unix.AT_EMPTY_PATH, 0, 0)
 		if e == unix.EINVAL || e == unix.ENOENT {
-			// A kernel before 5.8 takes no AT_EMPTY_PATH here: through
+			// An older kernel takes no AT_EMPTY_PATH here: through
 			// the descriptor's /proc link instead (a bad time is EINVAL
 			// there too).
 			p, perr := unix.BytePtrFromString(self)
