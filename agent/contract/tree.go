@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -234,7 +235,9 @@ func fieldOf(ptr string) string {
 }
 
 // yamlNumber is the YAML 1.2 core schema's int and float syntax.
-var yamlNumber = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+var yamlNumber = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+})
 
 // plainNumber reads a plain (unquoted) scalar the YAML parser left as a
 // string although YAML 1.2 makes it a number: an exponent form (1e6) or
@@ -243,7 +246,7 @@ var yamlNumber = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]
 // float64; a field too small for the value says so when the contract is
 // decoded (convert).
 func plainNumber(n *ast.StringNode) (any, bool) {
-	if n.Token == nil || n.Token.Type != token.StringType || len(n.Value) > 400 || !yamlNumber.MatchString(n.Value) {
+	if n.Token == nil || n.Token.Type != token.StringType || len(n.Value) > 400 || !yamlNumber().MatchString(n.Value) {
 		return nil, false
 	}
 	r, ok := new(big.Rat).SetString(strings.TrimPrefix(n.Value, "+"))

@@ -90,6 +90,7 @@ policy:
 	defer mu.Unlock()
 	verdicts := map[string]string{}
 	results := map[string]string{}
+	refused := map[string]string{} // calls traced with their error result: they did not run
 	for _, e := range events {
 		switch p := e.Payload.(type) {
 		case *trace.Policy:
@@ -98,6 +99,9 @@ policy:
 			}
 		case *trace.ToolResult:
 			results[p.Tool] = p.Content
+			if p.IsError {
+				refused[p.Tool] = p.Content
+			}
 		}
 	}
 	want := map[string]string{
@@ -116,10 +120,11 @@ policy:
 	if len(ask.asks) != 1 || ask.asks[0].Act != policy.ActMCP || ask.asks[0].Target != "everything/get-sum" {
 		t.Errorf("the approver was asked %+v; want once, about mcp everything/get-sum", ask.asks)
 	}
-	if _, ok := results["everything__get-env"]; ok {
-		t.Errorf("a denied call ran: %q", results["everything__get-env"])
+	// A call that does not run is traced with the error the model got.
+	if r, ok := results["everything__get-env"]; ok && (refused["everything__get-env"] != r || !strings.Contains(r, "denied by policy")) {
+		t.Errorf("a denied call ran: %q", r)
 	}
-	if _, ok := results["evil__anything"]; ok {
-		t.Error("the workspace's server was called")
+	if r, ok := results["evil__anything"]; ok && (refused["evil__anything"] != r || !strings.Contains(r, "unknown tool")) {
+		t.Errorf("the workspace's server was called: %q", r)
 	}
 }
