@@ -46,6 +46,7 @@ func TestStageHintRoundTrip(t *testing.T) {
 func TestHintUnseenInside(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
+			onlyPID1(t) // the spawn stage (a large caller's, as under -race) gets no hint
 			useReexec(t)
 			keepWarm(t)
 			dir := outsideDir(t)
