@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin/ioh-lsp
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
-GOTEST_TIMEOUT ?= 25m
+GOTEST_TIMEOUT ?= 40m
 
 .PHONY: all build test test-go test-cross test-vscode test-vscode-ui test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean schema
 
