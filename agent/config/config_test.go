@@ -180,9 +180,7 @@ func TestLoadTrustedWorkspace(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	tests := []struct {
-		name, user, editor, want string
-	}{
+	tests := []loadErrorCase{
 		{"unknown key", "budget:\n  steps: 3\n  wal: 5m\n", "", `USER:3:3: unknown field "wal"`},
 		{"unknown top key", "modle: {}\n", "", `USER:1:1: unknown field "modle"`},
 		{"unknown key in editor", "", `{"budget": {"steps": 1, "x": 2}}`, `editor settings:1:25: unknown field "x"`},
@@ -199,6 +197,19 @@ func TestLoadErrors(t *testing.T) {
 		{"syntax", "budget: [\n", "", "USER:1:9: sequence end token ']' not found"},
 		{"negative price", "prices: {m: {input: -1}}\n", "", "USER:1:13: prices.m: prices must not be negative"},
 	}
+	checkLoadErrors(t, tests)
+}
+
+// loadErrorCase is a user config and editor settings that must fail to
+// load with want ("USER" stands for the user config's path).
+type loadErrorCase struct {
+	name, user, editor, want string
+}
+
+// checkLoadErrors loads each case from a fresh user config file and
+// checks the exact error; no error may show Go's type names.
+func checkLoadErrors(t *testing.T, tests []loadErrorCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			user := filepath.Join(t.TempDir(), "config.yaml")
@@ -209,6 +220,9 @@ func TestLoadErrors(t *testing.T) {
 			want := strings.ReplaceAll(tt.want, "USER", user)
 			if err == nil || err.Error() != want {
 				t.Errorf("error\n got %v\nwant %s", err, want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "interface")) {
+				t.Errorf("error shows Go internals: %v", err)
 			}
 		})
 	}

@@ -1,9 +1,7 @@
 package config
 
 import (
-	"encoding/json"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -14,9 +12,7 @@ import (
 // struct field file.Sandbox of type string", "string was used where
 // sequence is expected").
 func TestLoadTypeErrors(t *testing.T) {
-	tests := []struct {
-		name, user, editor, want string
-	}{
+	tests := []loadErrorCase{
 		{"word for a number", "budget:\n  steps: ten\n", "", `USER:2:10: budget.steps: want a whole number, got "ten"`},
 		{"list for a string", "sandbox: {require: [linux]}\n", "", `USER:1:20: sandbox.require: want a string, got a list`},
 		{"string for a list", "sandbox:\n  readable: /etc\n", "", `USER:2:13: sandbox.readable: want a list, got "/etc"`},
@@ -28,22 +24,7 @@ func TestLoadTypeErrors(t *testing.T) {
 		{"fraction for a whole number", "budget:\n  steps: 1.5\n", "", `USER:2:10: budget.steps: want a whole number, got "1.5"`},
 		{"fraction in the editor settings", "", `{"sandbox": {"limits": {"procs": 2.5}}}`, `editor settings:1:34: sandbox.limits.procs: want a whole number, got "2.5"`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			user := filepath.Join(t.TempDir(), "config.yaml")
-			if tt.user != "" {
-				write(t, user, tt.user)
-			}
-			_, err := Load(LoadOptions{UserPath: user, Editor: json.RawMessage(tt.editor), Getenv: func(string) string { return "" }})
-			want := strings.ReplaceAll(tt.want, "USER", user)
-			if err == nil || err.Error() != want {
-				t.Errorf("error\n got %v\nwant %s", err, want)
-			}
-			if err != nil && (strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "interface")) {
-				t.Errorf("error shows Go internals: %v", err)
-			}
-		})
-	}
+	checkLoadErrors(t, tests)
 	// The control: the same keys with values of the right types load.
 	user := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, user, "budget: {steps: 10, tokens: 1e6, cost_usd: 1.5}\nsandbox: {require: linux, readable: [/etc]}\nprices: {m: {input: 1}}\n")
