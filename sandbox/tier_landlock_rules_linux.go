@@ -185,7 +185,7 @@ func (b *rulesetBuilder) closeHeld() {
 func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	abi := landlockABI()
 	if abi < 1 {
-		return -1, nil, errors.New("kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= list)")
+		return -1, nil, errors.New(landlockMissing()) // explain_linux.go
 	}
 	types := cfg.ReadViewTypes
 	if types != "" && len(types) != len(cfg.ReadView) {
