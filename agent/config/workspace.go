@@ -12,39 +12,11 @@ import (
 // then read and write everything there.
 var ErrWorkspaceTooWide = errors.New("workspace too wide")
 
-// TaskWorkspace is the workspace of a task file (docs/cli.md: "in the
-// workspace holding it"): the nearest directory at or above the file
-// holding .git, else the directory holding the file. The current directory
-// never plays a part. A workspace that is the file-system root or the
-// user's home directory ($HOME, symlinks resolved) is refused
-// (ErrWorkspaceTooWide), with the fix in the message.
-func TaskWorkspace(file string, getenv func(string) string) (string, error) {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return "", fmt.Errorf("task file %s: %w", file, err)
-	}
-	dir := filepath.Dir(abs)
-	root := dir
-	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			root = d
-			break
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			break
-		}
-		d = p
-	}
-	if err := CheckWorkspace(root, getenv); err != nil {
-		return "", fmt.Errorf("task file %s: %w", file, err)
-	}
-	return root, nil
-}
-
 // CheckWorkspace refuses a workspace root that is the file-system root or
-// the user's home directory, compared both as written and with symlinks
-// resolved.
+// the user's home directory ($HOME), compared both as written and with
+// symlinks resolved: the agent could read and write everything there
+// (`cd / && ioh-lsp run /elsewhere/t.ioh.yaml` ran in /). The fix is in
+// the message.
 func CheckWorkspace(root string, getenv func(string) string) error {
 	if getenv == nil {
 		getenv = os.Getenv

@@ -98,12 +98,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "ioh-lsp run: %v\n", err)
 		return exitUsage
 	}
-	root, err := config.TaskWorkspace(pos[0], env.getenv)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "ioh-lsp run: %v\n", err)
-		return exitUsage
-	}
-	return drive(ctx, env, g, f, root, func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+	cwd, _ := os.Getwd()
+	return drive(ctx, env, g, f, wire.FindRoot(pos[0], cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
 		return h.Start(ctx, c)
 	})
 }
@@ -127,6 +123,10 @@ func cmdResume(ctx context.Context, env *cliEnv, args []string) int {
 // credentials of the configured URLs and the harness's secrets.
 func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root string, start func(context.Context, *agent.Harness) (*agent.Run, error)) int {
 	g.printsJSON(f.json)
+	if err := config.CheckWorkspace(root, env.getenv); err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp: %v\n", err)
+		return exitUsage
+	}
 	// The run's events, the logger (ignored settings first of all), the
 	// terminal approver and the lines below write from several goroutines:
 	// one lock keeps each write whole and in order.

@@ -16,14 +16,14 @@ const (
 	writeCassette = `{"version":1,"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"hello.txt","content":"hi\n"}}]},{"tool_calls":[{"name":"finish","arguments":{"summary":"done"}}]}]}`
 )
 
-// TestRunWorkspaceIsTheTaskFiles: `run FILE` works in the git root above
-// FILE, else in FILE's directory, never in the current directory when that
-// does not hold FILE (QA: `cd / && ioh-lsp run /tmp/x/sub/t.ioh.yaml` ran
-// "in /"); a workspace that would be the user's home directory itself is
-// refused with exit 2 and the fix, and nothing is written there. The
-// controls: the same task one directory down (or under a git root below
-// HOME) runs and writes its file there.
-func TestRunWorkspaceIsTheTaskFiles(t *testing.T) {
+// TestRunWorkspace: `run FILE` works in the git root above
+// FILE, else in the current directory (SPEC §2); a workspace that would be
+// the file-system root or the user's home directory itself is refused
+// with exit 2 and the fix, and nothing is written there (QA: `cd / &&
+// ioh-lsp run /tmp/x/sub/t.ioh.yaml` ran "in /"). The controls: the same
+// task from a directory below HOME, or under a git root, runs and writes
+// its file there.
+func TestRunWorkspace(t *testing.T) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
 	cwd := filepath.Join(base, "cwd")
@@ -66,14 +66,17 @@ func TestRunWorkspaceIsTheTaskFiles(t *testing.T) {
 	}
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 
-	t.Run("no git root: the task file's directory", func(t *testing.T) {
-		dir := filepath.Join(base, "x", "sub")
-		code, out := run(t, dir)
-		if code != 0 || !exists(filepath.Join(dir, "hello.txt")) {
-			t.Fatalf("exit %d, hello.txt in %s: %v; want 0 and written there\n%s", code, dir, exists(filepath.Join(dir, "hello.txt")), out)
+	t.Run("no git root: the current directory", func(t *testing.T) {
+		code, out := run(t, filepath.Join(cwd, "x", "sub")) // the cassette must lie in the workspace
+		if code != 0 || !exists(filepath.Join(cwd, "hello.txt")) {
+			t.Fatalf("exit %d, hello.txt in %s: %v; want 0 and written there\n%s", code, cwd, exists(filepath.Join(cwd, "hello.txt")), out)
 		}
-		if exists(filepath.Join(cwd, "hello.txt")) {
-			t.Errorf("the run wrote into the current directory %s", cwd)
+	})
+	t.Run("the file-system root is refused", func(t *testing.T) {
+		t.Chdir("/")
+		code, out := run(t, filepath.Join(base, "y"))
+		if code != exitUsage || !strings.Contains(out, "file-system root") || exists("/hello.txt") {
+			t.Errorf("exit %d, output %q; want 2 naming the file-system root, nothing written", code, out)
 		}
 	})
 	t.Run("git root above the task file", func(t *testing.T) {
@@ -87,7 +90,8 @@ func TestRunWorkspaceIsTheTaskFiles(t *testing.T) {
 		}
 	})
 	t.Run("the home directory is refused", func(t *testing.T) {
-		code, out := run(t, home)
+		t.Chdir(home)
+		code, out := run(t, filepath.Join(base, "z"))
 		if code != exitUsage || !strings.Contains(out, "your home directory") || !strings.Contains(out, "git init") {
 			t.Errorf("exit %d, output %q; want 2 naming the home directory and the fix", code, out)
 		}
@@ -96,7 +100,11 @@ func TestRunWorkspaceIsTheTaskFiles(t *testing.T) {
 		}
 		// The control: one directory down is a workspace of its own.
 		proj := filepath.Join(home, "proj")
-		if code, out := run(t, proj); code != 0 || !exists(filepath.Join(proj, "hello.txt")) {
+		if err := os.MkdirAll(proj, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(proj)
+		if code, out := run(t, filepath.Join(proj, "z")); code != 0 || !exists(filepath.Join(proj, "hello.txt")) {
 			t.Errorf("control under HOME: exit %d; want 0 and hello.txt in %s\n%s", code, proj, out)
 		}
 		// A git root at HOME itself is refused too.
