@@ -17,7 +17,7 @@ const (
 )
 
 // TestRunWorkspace: `run FILE` works in the git root above
-// FILE, else in the current directory (SPEC §2); a workspace that would be
+// FILE, else in the current directory (docs/cli.md); a workspace that would be
 // the file-system root or the user's home directory itself is refused
 // with exit 2 and the fix, and nothing is written there (QA: `cd / &&
 // ioh-lsp run /tmp/x/sub/t.ioh.yaml` ran "in /"). The controls: the same
