@@ -17,6 +17,9 @@ var envAllow = []string{
 	"CARGO_HOME", "RUSTUP_HOME", "NODE_PATH", "NPM_CONFIG_CACHE",
 	"PYTHONPATH", "VIRTUAL_ENV", "JAVA_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR",
 	"XDG_CACHE_HOME",
+	// The race runtime's options: a race-built test a check runs keeps the
+	// user's (for example atexit_sleep_ms=0); no other program reads it.
+	"GORACE",
 	// Windows needs these to start most programs.
 	"SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "PROGRAMFILES", "PROGRAMDATA", "NUMBER_OF_PROCESSORS",
 }
@@ -104,3 +107,15 @@ func BuildEnv(parent []string, home string, extra []string) []string {
 
 // parentEnv is the process environment; a variable for tests.
 var parentEnv = os.Environ
+
+// stageEnv is the environment of a re-executed stage process: nothing of
+// the parent's but GORACE, which only a race-built binary reads (a test
+// binary acting as the stage; without it every stage sleeps a second at
+// exit), then extra.
+func stageEnv(extra ...string) []string {
+	env := []string{}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		env = append(env, "GORACE="+v)
+	}
+	return append(env, extra...)
+}

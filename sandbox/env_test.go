@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -95,3 +96,17 @@ func TestCapWriter(t *testing.T) {
 type writerFunc func([]byte)
 
 func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+// TestStageEnvKeepsOnlyGORACE: a stage process gets the race runtime's
+// options (so a race-built test binary acting as the stage does not sleep
+// at exit) and nothing else of the parent's environment.
+func TestStageEnvKeepsOnlyGORACE(t *testing.T) {
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	t.Setenv("OPENAI_API_KEY", "sk-1")
+	if diff := cmp.Diff(stageEnv("A=b"), []string{"GORACE=atexit_sleep_ms=0", "A=b"}); diff != "" {
+		t.Errorf("stageEnv (-got +want):\n%s", diff)
+	}
+	if got := BuildEnv([]string{"GORACE=halt_on_error=1", "OPENAI_API_KEY=sk-1"}, "/h", nil); !slices.Contains(got, "GORACE=halt_on_error=1") || slices.Contains(got, "OPENAI_API_KEY=sk-1") {
+		t.Errorf("BuildEnv = %q; want GORACE kept and the key dropped", got)
+	}
+}

@@ -44,7 +44,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus), f
 		return 125
 	}
 	cmd := exec.Command("/proc/self/exe", execArg)
-	cmd.Env = []string{}
+	cmd.Env = stageEnv()
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r, os.NewFile(4, "status")}

@@ -94,7 +94,7 @@ func spawnMain() int {
 		return fail(fmt.Errorf("spawn stage pipe: %w", err))
 	}
 	cmd := exec.Command("/proc/self/exe", initArg)
-	cmd.Env = []string{}
+	cmd.Env = stageEnv()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r, st}
 	cmd.SysProcAttr = initAttr(uintptr(flags))

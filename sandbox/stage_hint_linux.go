@@ -46,7 +46,7 @@ func withStageHint(cmd *exec.Cmd, hint []string) {
 	if b.Len() > maxStageHint {
 		return
 	}
-	cmd.Env = []string{stageHintEnv + "=" + b.String()}
+	cmd.Env = stageEnv(stageHintEnv + "=" + b.String())
 }
 
 // stageHint is the hint this stage was started with; nil when there is

@@ -27,7 +27,7 @@ func startExecStage(cfg *initConfig, status *os.File) (int, error) {
 		return 0, err
 	}
 	cmd := exec.Command("/proc/self/exe", execArg)
-	cmd.Env = []string{}
+	cmd.Env = stageEnv()
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// Its socket to this runner, over which it hands over the listener

@@ -59,7 +59,7 @@ func startStage(cmd *exec.Cmd, stdin io.Reader) (*startedStage, error) {
 	st := &startedStage{cmd: cmd, cfgW: mine[0], stR: mine[1], out: &lateWriter{}, errw: &lateWriter{},
 		outR: mine[2:], copied: make(chan struct{})}
 	if cmd.Env == nil {
-		cmd.Env = []string{} // a stage's environment holds its hint at most (stage_hint_linux.go)
+		cmd.Env = stageEnv() // a stage's environment holds its hint at most (stage_hint_linux.go)
 	}
 	cmd.ExtraFiles = theirs[:2]
 	cmd.Stdin = stdin
