@@ -47,6 +47,7 @@ type agentRun struct {
 	lastFP   string // change-set fingerprint at the last commit
 	slot     slotState
 	red      redCache // red-phase check runs, reused by later finish calls
+	mask     maskPolicy
 
 	retryMu sync.Mutex
 	retries []trace.Event // reported during a model call, stored with its step
@@ -231,6 +232,7 @@ func (a *agentRun) setup(ctx context.Context) {
 			}
 		}
 	}
+	a.mask = maskPolicyFor(a.c.Model.Name)
 	a.system = a.h.redact.String(a.systemPrompt(ctx))
 	if len(a.msgs) == 0 {
 		a.msgs = []model.Message{{Role: model.RoleUser, Text: a.h.redact.String(firstMessage(a.c.Goal))}}

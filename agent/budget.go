@@ -19,6 +19,12 @@ const minOutputTokens = 64
 
 // estimateInput estimates a request's input tokens from its size.
 func estimateInput(req *model.Request) int64 {
+	return int64(requestBytes(req)/bytesPerToken + 1)
+}
+
+// requestBytes is the size of a request's text: system prompt, messages
+// (with a small allowance per part) and tool specs.
+func requestBytes(req *model.Request) int {
 	n := len(req.System)
 	for _, m := range req.Messages {
 		n += len(m.Text) + 16
@@ -32,7 +38,7 @@ func estimateInput(req *model.Request) int64 {
 	for _, t := range req.Tools {
 		n += len(t.Name) + len(t.Description) + len(t.Schema)
 	}
-	return int64(n/bytesPerToken + 1)
+	return n
 }
 
 // estimateTokens is the reservation for a call: its estimated input plus

@@ -247,7 +247,7 @@ func TestContextOverflowCompactsOnce(t *testing.T) {
 		say(10, "read_file", args{"path": "a.txt"}),
 		say(10, "read_file", args{"path": "a.txt", "limit": 1}),
 		{fn: func(req *model.Request) (*model.Response, error) {
-			if req.Messages[2].ToolResults[0].Content != elided {
+			if got := req.Messages[2].ToolResults[0].Content; got != "[result hidden to save context: read_file a.txt → lines 1–1, 7 B; call again to see it]" {
 				return nil, overflow
 			}
 			sawElided = true

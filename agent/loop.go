@@ -166,15 +166,20 @@ func (a *agentRun) resumePending(ctx context.Context) (*end, error) {
 	return a.runTurn(ctx, sc, p.Assistant, p.Results)
 }
 
-// request builds the next model request from the transcript.
+// request builds the next model request from the transcript, masking
+// old tool results once it grows past the threshold (mask.go).
 func (a *agentRun) request() *model.Request {
-	return &model.Request{
-		Model: a.c.Model.Name, System: a.system, Messages: a.view(),
+	req := &model.Request{
+		Model: a.c.Model.Name, System: a.system, Messages: a.msgs,
 		Tools: tools.Specs(a.tools), MaxTokens: a.h.opts.MaxTokens, Agent: a.st.Agent,
 	}
+	a.updateMask(req)
+	req.Messages = a.view()
+	return req
 }
 
-// call sends req, compacting once on a context overflow, and settles the
+// call sends req, masking every older tool result once on a context
+// overflow (each keeps its stub), and settles the
 // ledger with what the call cost and what priced it; a call nothing could
 // price is counted as unpriced (in the ledger and the run's state, which
 // the step commits).
@@ -188,9 +193,9 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 		resp, err := a.provider.Complete(ctx, req)
 		if err != nil {
 			res.Settle(0, 0)
-			if model.ClassOf(err) == model.ClassContextOverflow && !compacted && a.compact() {
+			if model.ClassOf(err) == model.ClassContextOverflow && !compacted && a.maskAll() {
 				compacted = true
-				a.emit(a.event(&trace.Retry{Class: string(model.ClassContextOverflow), Action: "compacted transcript"}))
+				a.emit(a.event(&trace.Retry{Class: string(model.ClassContextOverflow), Action: "masked older tool results"}))
 				req = a.request()
 				if e := a.checkBudget(req); e != nil {
 					return nil, model.Usage{}, 0, "", errOverdraw{e.err.Error()}

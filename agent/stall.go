@@ -44,38 +44,3 @@ func (a *agentRun) checkStall(calls []model.ToolCall, user *model.Message) bool 
 	user.Text += replanText
 	return false
 }
-
-const elided = "[tool result elided to fit the context window]"
-
-// view is the transcript as sent: tool results before CompactBefore are
-// elided. The stored transcript is never rewritten, so a compaction is a
-// pure function of the state and survives resume.
-func (a *agentRun) view() []model.Message {
-	if a.st.CompactBefore <= 0 {
-		return a.msgs
-	}
-	out := make([]model.Message, len(a.msgs))
-	copy(out, a.msgs)
-	for i := 1; i < a.st.CompactBefore && i < len(out); i++ {
-		if len(out[i].ToolResults) == 0 {
-			continue
-		}
-		rs := make([]model.ToolResult, len(out[i].ToolResults))
-		for j, r := range out[i].ToolResults {
-			rs[j] = model.ToolResult{CallID: r.CallID, Content: elided, IsError: r.IsError}
-		}
-		out[i].ToolResults = rs
-	}
-	return out
-}
-
-// compact elides the tool results of every message but the first (the
-// task) and the last turn; false when there is nothing more to elide.
-func (a *agentRun) compact() bool {
-	keep := len(a.msgs) - 2
-	if keep <= a.st.CompactBefore || keep <= 1 {
-		return false
-	}
-	a.st.CompactBefore = keep
-	return true
-}

@@ -32,8 +32,13 @@ type runState struct {
 	StallCount int    `json:"stall_count,omitempty"`
 	Replanned  bool   `json:"replanned,omitempty"`
 	// CompactBefore: tool results in messages before this index are
-	// elided from requests (after a context overflow).
+	// masked in requests (runs stored before Masked existed).
 	CompactBefore int `json:"compact_before,omitempty"`
+	// Masked: the oldest Masked tool results are sent as stubs (mask.go).
+	Masked int `json:"masked,omitempty"`
+	// MaskedLarge are later results sent as stubs: large ones, masked a
+	// few turns after they came (indices among the tool results).
+	MaskedLarge []int `json:"masked_large,omitempty"`
 	// Pending is a turn interrupted by a deferred approval.
 	Pending *pendingTurn `json:"pending,omitempty"`
 	// Deferred is the Ask-tier act the run waits on (with Pending), and
