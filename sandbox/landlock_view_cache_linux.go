@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +22,8 @@ import (
 //     the old target), and
 //   - every symlink among the entries still holds the same target text
 //     (one readlink each: one retargeted to a secret is dropped at once,
-//     as without the cache).
+//     as without the cache), and
+//   - what others may not read in /etc is the same (etcUnreadable).
 type landlockRunView struct {
 	view     []string
 	types    string
@@ -49,8 +51,10 @@ func runViewFor(vs *Spec, writable, present []string) *landlockRunView {
 			real[i], _ = filepath.EvalSymlinks(p)
 		}
 	}
+	_, etcGen := etcUnreadable() // a secret made in /etc since is carved at once (masks_etc.go)
 	key := strings.Join([]string{strings.Join(vs.Masked, "\x00"), viewEnvKey(vs),
-		strings.Join(dyn, "\x00"), strings.Join(real, "\x00"), strings.Join(present, "\x00")}, "\x02")
+		strings.Join(dyn, "\x00"), strings.Join(real, "\x00"), strings.Join(present, "\x00"),
+		strconv.FormatUint(etcGen, 10)}, "\x02")
 	runViews.mu.Lock()
 	defer runViews.mu.Unlock()
 	if v := runViews.v; v != nil && runViews.key == key && time.Since(runViews.at) <= viewCacheTTL && linksHold(v.links) {

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -18,7 +19,8 @@ var fixedMasks struct {
 	out    []string
 }
 
-// fixedMaskTargets expands etcSecrets and ownStateDirs as maskTargets
+// fixedMaskTargets expands etcSecrets and ownStateDirs, and adds what
+// others may not read in /etc (etcUnreadable). It expands them as maskTargets
 // expands its extra paths (each that exists, and its resolved target),
 // reused while the environment they come from and every directory they
 // were read from (each path's and each target's parent, /home and
@@ -28,8 +30,9 @@ func fixedMaskTargets() []string {
 	key := strings.Join([]string{os.Getenv("HOME"), os.Getenv("IOH_STATE_DIR"), os.Getenv("XDG_STATE_HOME"), os.Getenv("XDG_CONFIG_HOME")}, "\x00")
 	fixedMasks.Lock()
 	defer fixedMasks.Unlock()
+	etc, _ := etcUnreadable() // masks_etc.go: reused while /etc is unchanged
 	if fixedMasks.out != nil && fixedMasks.key == key && stampsHold(fixedMasks.stamps) {
-		return fixedMasks.out
+		return mergeMasks(slices.Clip(fixedMasks.out), etc)
 	}
 	stamps := map[string]int64{"/home": mtime("/home"), "/etc/passwd": mtime("/etc/passwd")}
 	paths := append(append([]string{}, etcSecrets...), ownStateDirs()...)
@@ -38,7 +41,7 @@ func fixedMaskTargets() []string {
 	if reusable {
 		fixedMasks.out = out
 	}
-	return out
+	return mergeMasks(slices.Clip(out), etc)
 }
 
 // mergeMasks appends the masks of b that a does not hold.

@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +28,9 @@ var systemReadView = []string{
 	"/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup",
 }
 
-// etcSecrets are files under /etc no view holds (beyond DefaultMasked).
+// etcSecrets are files under /etc no view holds even where others may
+// read them (beyond DefaultMasked); whatever others may not read in /etc
+// is left out too, found by a walk (etcUnreadable, masks_etc.go).
 var etcSecrets = []string{
 	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh",
 	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd",
@@ -55,11 +58,12 @@ var viewCache struct {
 // the stage are carved per run. It returns the view, the deny list (for
 // carving the writable roots) and how many masks apply.
 func landlockView(s *Spec) (view, deny []string, masked int) {
-	key := strings.Join(s.Masked, "\x00") + "\x02" + viewEnvKey(s) // readview_cache.go
+	etc, gen := etcUnreadable() // masks_etc.go
+	key := strings.Join(s.Masked, "\x00") + "\x02" + viewEnvKey(s) + "\x02" + strconv.FormatUint(gen, 10) // readview_cache.go
 	viewCache.mu.Lock()
 	if viewCache.key != key || time.Since(viewCache.at) > viewCacheTTL {
 		m := maskTargets(s.Masked)
-		viewCache.deny = readViewDeny(m)
+		viewCache.deny = append(readViewDeny(m), etc...)
 		roots, _ := readViewRoots(&Spec{Env: s.Env, Readable: s.Readable})
 		viewCache.static = carve(roots, viewCache.deny)
 		viewCache.masked = len(m)
@@ -78,8 +82,10 @@ func stageLower(s *Spec) string {
 	return s.Stage.lower
 }
 
-// readViewDeny is what no view holds: the masks, /etc's secrets, and this
-// program's own state and config directories.
+// readViewDeny is what no view holds besides what others may not read in
+// /etc (etcUnreadable, added by the callers that carve): the masks,
+// /etc's named secrets, and this program's own state and config
+// directories.
 func readViewDeny(masked []string) []string {
 	return append(append(append([]string{}, masked...), etcSecrets...), ownStateDirs()...)
 }
