@@ -179,7 +179,9 @@ func (c *conn) serve(ctx context.Context, r io.Reader, h handler) error {
 			c.dispatch(ctx, line, h, &wg)
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			// After ctx ends the reader is closed under the loop (Serve):
+			// that error is the end asked for, not a broken stream.
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
 				readErr = fmt.Errorf("read acp stream: %w", err)
 			}
 			break

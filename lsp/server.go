@@ -124,10 +124,11 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	cancel() // ends every run started by this session
 	s.runs.waitAll()
 	s.eng.closeAll()
-	// Close the stream so the read loop ends. A read blocked on a pipe that
-	// cannot be interrupted (a blocking stdin) keeps the connection from
-	// draining; after exit that must not keep the process alive, so the
-	// wait is bounded: the process ends when Serve returns.
+	// Close the stream so the read loop ends. cmd/ioh-lsp hands stdin in
+	// through a reader whose Close ends a blocked read (closableReader),
+	// so this returns at once after exit even while the editor holds
+	// stdin open; for a stream that cannot be interrupted the wait is
+	// still bounded: the process ends when Serve returns.
 	_ = rwc.Close()
 	closed := make(chan struct{})
 	go func() { _ = conn.Close(); close(closed) }()

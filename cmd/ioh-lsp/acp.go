@@ -53,7 +53,7 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 		Redact:    trace.NewRedactor(wire.Secrets(env.getenv, os.Environ)).String,
 		NewEngine: acpEngineFactory(env, ov),
 	})
-	if err := srv.Serve(ctx, env.stdin, env.stdout); err != nil {
+	if err := srv.Serve(ctx, newClosableReader(env.stdin), env.stdout); err != nil {
 		log.Error("acp", "err", err)
 		return exitFailed
 	}

@@ -42,7 +42,9 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 		Version:    version,
 		StateDir:   serveStateDir(env.getenv),
 	})
-	if err := srv.Serve(ctx, stdio{env.stdin, env.stdout}); err != nil {
+	// Closing stdin must end the read loop at once (exit, SIGTERM), not
+	// when the editor closes its end: closableReader.
+	if err := srv.Serve(ctx, stdio{newClosableReader(env.stdin), env.stdout}); err != nil {
 		log.Error("serve", "err", err)
 		return exitFailed
 	}
