@@ -206,8 +206,7 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 	c.CgroupMemory = true
 	mechs := applyRlimits(&c)
 	if cfg.Limits.Memory > 0 && !cfg.CgroupMemory && mechs[0].State == StateApplied {
-		name, _ := memoryRlimit()
-		mechs[0].Detail += fmt.Sprintf(" %s=%d (set at exec)", name, cfg.Limits.Memory)
+		mechs[0].Detail += " " + memoryRlimitsDetail(cfg.Limits.Memory) // rlimit_unix.go
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("no_new_privs: %w", err)
@@ -218,7 +217,7 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 		return nil, err
 	}
 	mechs = append(mechs, lm...)
-	fm, err := filterAndDropCaps(cfg, cfg.Tier == BackendLandlock && !cfg.Network)
+	fm, err := filterAndDropCaps(cfg, !cfg.Network)
 	if err != nil {
 		return nil, err
 	}
@@ -234,16 +233,19 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 }
 
 // filterAndDropCaps is the last part of restricting the thread that will
-// exec the command, shared by both tiers: the seccomp deny-list, with
-// noNet the socket filter, then an empty capability set.
+// exec the command, shared by both tiers: the seccomp deny-list, then an
+// empty capability set. The landlock tier, which has no network or IPC
+// namespace, gets the deny-list's System V IPC and (with noNet) network
+// rules, and its socket filter with the network on or off.
 func filterAndDropCaps(cfg *initConfig, noNet bool) ([]Mechanism, error) {
-	m, err := applySeccomp(seccompOpts{DenyNetwork: noNet})
+	ll := cfg.Tier == BackendLandlock
+	m, err := applySeccomp(seccompOpts{DenyNetwork: ll && noNet, DenySysVIPC: ll})
 	if err != nil {
 		return nil, err
 	}
 	mechs := []Mechanism{m}
-	if noNet {
-		m, err := applySocketFilter()
+	if ll {
+		m, err := applySocketFilter(!noNet) // socketfilter_linux.go
 		if err != nil {
 			return nil, err
 		}

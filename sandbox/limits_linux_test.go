@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestTempBytes(t *testing.T) {
@@ -116,6 +120,119 @@ func TestMemoryFloor(t *testing.T) {
 		out, output := run(t, Spec{Argv: []string{"sh", "-c", "echo ok >/tmp/x && cat /tmp/x"}, Limits: Limits{Memory: minMemory}})
 		if out.ExitCode != 0 || !strings.Contains(output, "ok") {
 			t.Errorf("a run at the floor (%d bytes) under the linux tier: exit %d: %s", int64(minMemory), out.ExitCode, output)
+		}
+	}
+}
+
+// TestContainMemoryShared: a memory cap holds for shared memory, which
+// RLIMIT_DATA does not count. With a memory cgroup (root) the cgroup
+// charges it; without one (an ordinary user's re-run:
+// TestContainAsOrdinaryUser) the address-space backstop and the file-size
+// rlimit carry it (memoryRlimits), and the rlimits mechanism says the cap
+// is partial. Under --memory 256MiB, 1 GiB of a memfd or of a
+// MAP_SHARED|MAP_ANONYMOUS mapping is refused in both tiers (it was
+// filled); the same 128 MiB within the cap is filled, and the 1 GiB
+// uncontained.
+func TestContainMemoryShared(t *testing.T) {
+	probe := memProbe(t)
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			for _, kind := range []string{"memfd", "shmanon"} {
+				spec := func(n int64) Spec {
+					return Spec{Argv: []string{probe, kind, fmt.Sprint(n)}, Backend: tier,
+						Readable: []string{filepath.Dir(probe)}, Limits: Limits{Memory: 256 << 20}}
+				}
+				out, output := runTier(t, spec(1<<30))
+				if out.ExitCode == 0 {
+					t.Errorf("%s: 1 GiB filled under a 256 MiB cap: %s; mechanisms %+v", kind, output, out.Mechanisms)
+				}
+				out, output = runTier(t, spec(128<<20))
+				if out.ExitCode != 0 {
+					t.Errorf("%s: 128 MiB within a 256 MiB cap refused (exit %d): %s; mechanisms %+v", kind, out.ExitCode, output, out.Mechanisms)
+				}
+				if !cgroupMemoryApplied(out) && !mechanismSays(out, "rlimits", "memory cap partial") {
+					t.Errorf("%s: no cgroup carries the cap, and the rlimits mechanism does not call it partial: %+v", kind, out.Mechanisms)
+				}
+				control(t, "/", probe, kind, fmt.Sprint(1<<30))
+			}
+		})
+	}
+}
+
+// cgroupMemoryApplied reports whether a memory cgroup held the run.
+func cgroupMemoryApplied(out *Outcome) bool {
+	return hasMechanism(out, "cgroup-memory", StateApplied)
+}
+
+// mechanismSays reports whether out applied the mechanism name with a
+// detail containing detail.
+func mechanismSays(out *Outcome, name, detail string) bool {
+	for _, m := range out.Mechanisms {
+		if m.Name == name && m.State == StateApplied && strings.Contains(m.Detail, detail) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	memProbeOnce sync.Once
+	memProbeErr  error
+)
+
+// memProbe is the path of testdata/memprobe built without the race
+// detector next to the helper (an ordinary user's re-run takes its
+// parent's, which TestContainAsOrdinaryUser builds before it starts).
+func memProbe(t *testing.T) string {
+	t.Helper()
+	const name = "memprobe"
+	if os.Getenv("IOH_SANDBOX_AS_USER") != "" || os.Getenv(asUserEnv) != "" {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(filepath.Dir(self), name)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("re-run without its parent's %s: %v", name, err)
+		}
+		return p
+	}
+	p := filepath.Join(filepath.Dir(helperPath(t)), name)
+	memProbeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", p, "./sandbox/testdata/memprobe")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the init program is built: the same cached packages
+		cmd.Dir = moduleRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			memProbeErr = fmt.Errorf("go build memprobe: %v\n%s", err, out)
+		}
+	})
+	if memProbeErr != nil {
+		t.Fatal(memProbeErr)
+	}
+	return p
+}
+
+func TestAddressSpaceBackstop(t *testing.T) {
+	for _, c := range []struct {
+		mem  int64
+		want uint64
+	}{
+		{16 << 20, 1 << 30},
+		{256 << 20, 1 << 30},
+		{512 << 20, 2 << 30},
+		{4 << 30, 16 << 30},
+		{math.MaxInt64, math.MaxUint64},
+	} {
+		if got := addressSpaceBackstop(c.mem); got != c.want {
+			t.Errorf("addressSpaceBackstop(%d) = %d, want %d", c.mem, got, c.want)
+		}
+	}
+	d := memoryRlimitsDetail(256 << 20)
+	for _, want := range []string{"data=268435456", "as=1073741824", "fsize=268435456", "memory cap partial"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("memoryRlimitsDetail: %q lacks %q", d, want)
 		}
 	}
 }

@@ -74,15 +74,19 @@ func linuxFlags(network bool) uintptr {
 	return uintptr(flags)
 }
 
-// maskedFor adds /run, where host daemons keep their unix sockets, and
-// every other listening pathname socket of the host to the masked paths of
-// a run without network: a network namespace does not isolate pathname
-// sockets, and Landlock restricts them only from ABI 9.
+// maskedFor adds every listening pathname socket of the host to the
+// masked paths of a run, with the network on or off: neither a network
+// namespace nor Landlock below ABI 9 keeps connect(2) away from one the
+// view holds (a socket in the workspace or a toolchain directory). A run
+// without network also loses /run, where host daemons keep theirs; with
+// the network it may need /run's resolver files (/etc/resolv.conf often
+// points there), which the view adds where it does.
 func maskedFor(s *Spec) []string {
+	socks := hostUnixSockets()
 	if s.Network {
-		return s.Masked
+		return append(socks, s.Masked...)
 	}
-	return append(append([]string{"/run"}, hostUnixSockets()...), s.Masked...)
+	return append(append([]string{"/run"}, socks...), s.Masked...)
 }
 
 // probe spawns the full setup without running a command.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -172,16 +173,19 @@ func procPPid(pid int) int {
 	return pp
 }
 
-// memLimit sets the memory rlimit (memoryRlimit: RLIMIT_DATA) of the
-// exec stage right before it execs the command, when no cgroup carries
-// the memory cap.
+// memLimit sets the memory rlimits (memoryRlimits: data, the
+// address-space backstop and file size) of the exec stage right before it
+// execs the command, when no cgroup carries the memory cap.
 func memLimit(cfg *initConfig) error {
 	if cfg.Limits.Memory <= 0 || cfg.CgroupMemory {
 		return nil
 	}
-	v := uint64(cfg.Limits.Memory)
-	_, res := memoryRlimit()
-	return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
+	for _, r := range memoryRlimits(cfg.Limits.Memory) { // rlimit_unix.go
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+			return fmt.Errorf("%s rlimit: %w", r.name, err)
+		}
+	}
+	return nil
 }
 
 // reapUntil reaps children (orphans come to PID 1 and to a subreaper too)

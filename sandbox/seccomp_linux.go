@@ -29,6 +29,19 @@ var deniedSyscalls = []string{
 // clone3 (namespace flags) to clone, openat2 (creation mode) to openat.
 var enosysSyscalls = []string{"clone3", "openat2"}
 
+// sysvIPCSyscalls are System V shared memory, semaphores and message
+// queues, and ipc(2), their multiplexer on 32-bit x86. A tier without an
+// IPC namespace (landlock) refuses them with ENOSYS, as a kernel built
+// without SysV IPC answers: there the host's segments, queues and
+// semaphores are reachable by key or id (a same-uid 0600 segment is
+// readable) and what a run makes outlives it. The linux tier has an IPC
+// namespace of its own, which dies with the run.
+var sysvIPCSyscalls = []string{
+	"shmget", "shmat", "shmdt", "shmctl",
+	"semget", "semop", "semtimedop", "semtimedop_time64", "semctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl", "ipc",
+}
+
 // nsCloneFlags are the clone(2) flags that create namespaces.
 const nsCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
 	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
@@ -52,6 +65,9 @@ type seccompOpts struct {
 	// DenyNetwork refuses socket(2) for every family but AF_UNIX, for
 	// tiers without a network namespace.
 	DenyNetwork bool
+	// DenySysVIPC refuses System V IPC (sysvIPCSyscalls), for tiers
+	// without an IPC namespace.
+	DenySysVIPC bool
 }
 
 // seccompFilter is an assembled filter and a summary for the report.
@@ -86,6 +102,11 @@ func seccompRules(o seccompOpts) []seccompRule {
 	}
 	for _, n := range enosysSyscalls {
 		rules = append(rules, seccompRule{name: n, errno: unix.ENOSYS})
+	}
+	if o.DenySysVIPC {
+		for _, n := range sysvIPCSyscalls {
+			rules = append(rules, seccompRule{name: n, errno: unix.ENOSYS})
+		}
 	}
 	bits := func(arg int, b uint32) argCond { return argCond{arg: arg, bits: b} }
 	eq := func(arg int, v uint32) argCond { return argCond{arg: arg, eq: v} }
@@ -211,6 +232,9 @@ func buildSeccompFilter(o seccompOpts) (*seccompFilter, error) {
 	sum := fmt.Sprintf("native %s ABI only (other ABIs ENOSYS); %d rules: ptrace, mount family, bpf, io_uring, keyctl, namespaces, TIOCSTI, set-id mode bits, …", info.name, n)
 	if o.DenyNetwork {
 		sum += "; sockets other than AF_UNIX refused"
+	}
+	if o.DenySysVIPC {
+		sum += "; System V IPC (shmget, semget, msgget, …) refused with ENOSYS: no IPC namespace"
 	}
 	return &seccompFilter{prog: prog, summary: sum}, nil
 }

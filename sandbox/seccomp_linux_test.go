@@ -163,6 +163,20 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The System V IPC variant, for tiers without an IPC namespace.
+		fi, err := buildSeccompFilter(seccompOpts{Arch: goarch, DenySysVIPC: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"shmget", "shmat", "semget", "msgget", "msgrcv"} {
+			nr := uint32(info.SyscallNames[name])
+			if got := runFilter(t, fi.prog, uint32(info.ID), nr); got != enosys {
+				t.Errorf("%s deny-sysv %s: %#x, want ENOSYS", goarch, name, got)
+			}
+			if got := runFilter(t, f.prog, uint32(info.ID), nr); got != allow {
+				t.Errorf("%s %s without the variant: %#x, want allowed", goarch, name, got)
+			}
+		}
 		sock := uint32(info.SyscallNames["socket"])
 		for fam, want := range map[uint64]uint32{unix.AF_UNIX: allow, unix.AF_INET: eacces, unix.AF_INET6: eacces, unix.AF_PACKET: eacces, 1<<32 | unix.AF_UNIX: allow} {
 			if got := runFilter(t, fn.prog, uint32(info.ID), sock, fam, unix.SOCK_STREAM); got != want {
@@ -196,7 +210,7 @@ func TestSeccompDenyListNames(t *testing.T) {
 // an architecture lacks is absent from both.
 func TestSyscallTables(t *testing.T) {
 	names := map[string]bool{"socket": true}
-	for _, r := range seccompRules(seccompOpts{DenyNetwork: true}) {
+	for _, r := range seccompRules(seccompOpts{DenyNetwork: true, DenySysVIPC: true}) {
 		names[r.name] = true
 	}
 	for _, a := range []string{"amd64", "arm64", "386", "arm"} {

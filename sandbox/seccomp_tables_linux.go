@@ -83,6 +83,19 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"unshare":           272,
 				"userfaultfd":       323,
 				"vhangup":           153,
+				// SysV IPC (the landlock tier refuses it).
+				"shmget":     29,
+				"shmat":      30,
+				"shmdt":      67,
+				"shmctl":     31,
+				"semget":     64,
+				"semop":      65,
+				"semtimedop": 220,
+				"semctl":     66,
+				"msgget":     68,
+				"msgsnd":     69,
+				"msgrcv":     70,
+				"msgctl":     71,
 			},
 		}, true
 	case "arm64":
@@ -143,6 +156,20 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"unshare":           97,
 				"userfaultfd":       282,
 				"vhangup":           58,
+				// SysV IPC (the landlock tier refuses it).
+				"shmget":            194,
+				"shmat":             196,
+				"shmdt":             197,
+				"shmctl":            195,
+				"semget":            190,
+				"semop":             193,
+				"semtimedop":        192,
+				"semtimedop_time64": 420,
+				"semctl":            191,
+				"msgget":            186,
+				"msgsnd":            189,
+				"msgrcv":            188,
+				"msgctl":            187,
 			},
 		}, true
 	case "386":
@@ -208,6 +235,19 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"unshare":           310,
 				"userfaultfd":       374,
 				"vhangup":           111,
+				// SysV IPC (the landlock tier refuses it).
+				"shmget":            395,
+				"shmat":             397,
+				"shmdt":             398,
+				"shmctl":            396,
+				"semget":            393,
+				"semtimedop_time64": 420,
+				"semctl":            394,
+				"msgget":            399,
+				"msgsnd":            400,
+				"msgrcv":            401,
+				"msgctl":            402,
+				"ipc":               117,
 			},
 		}, true
 	case "arm":
@@ -272,6 +312,20 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"unshare":           337,
 				"userfaultfd":       388,
 				"vhangup":           111,
+				// SysV IPC (the landlock tier refuses it).
+				"shmget":            307,
+				"shmat":             305,
+				"shmdt":             306,
+				"shmctl":            308,
+				"semget":            299,
+				"semop":             298,
+				"semtimedop":        312,
+				"semtimedop_time64": 420,
+				"semctl":            300,
+				"msgget":            303,
+				"msgsnd":            301,
+				"msgrcv":            302,
+				"msgctl":            304,
 			},
 		}, true
 	}

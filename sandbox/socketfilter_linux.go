@@ -3,62 +3,99 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// applySocketFilter is the landlock tier's network lock when the network
-// is off, a seccomp filter stacked on the deny-list. It refuses socket(2)
-// for every family but AF_UNIX (Landlock's TCP rules do not cover UDP,
-// raw or netlink sockets), and below Landlock ABI 9 for AF_UNIX too: only
-// from ABI 9 does Landlock keep connect(2) away from the host's pathname
-// unix sockets (a container runtime's, a session bus, an agent's).
-// socketpair(2), which pipes between a command's own processes use, still
-// works.
-func applySocketFilter() (Mechanism, error) {
+// applySocketFilter is the landlock tier's socket lock, a seccomp filter
+// stacked on the deny-list and loaded in every run of the tier, with the
+// network on or off: socket(2) works only for the families
+// socketFamilies allows. Without the network every family is refused
+// (Landlock's TCP rules do not cover UDP, raw or netlink sockets). Below
+// Landlock ABI 9 AF_UNIX is refused too, with the network on as well:
+// only from ABI 9 does Landlock keep connect(2) away from the host's
+// pathname unix sockets (a terminal multiplexer's, a container
+// runtime's, a session bus, an editor's), and a network namespace, which
+// the tier lacks, would not either. socketpair(2), which pipes between a
+// command's own processes use, still works.
+func applySocketFilter(network bool) (Mechanism, error) {
 	info, ok := syscallTable(runtime.GOARCH)
 	if !ok {
 		return Mechanism{}, fmt.Errorf("socket filter: no syscall table for %s", runtime.GOARCH)
 	}
-	nr, ok := info.nr["socket"]
-	if !ok {
-		return Mechanism{}, fmt.Errorf("socket filter: no socket(2) on %s", info.name)
-	}
-	const (
-		offNr, offArch, offArg0 = 0, 4, 16
-	)
-	arg0 := uint32(offArg0)
-	if !nativeLittleEndian() {
-		arg0 += 4 // the low word of a 64-bit argument
-	}
-	deny := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-	allowUnix := unixSocketsConfined()
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArch},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: info.audit, Jt: 0, Jf: 5},
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offNr},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: 0, Jf: 3},
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: arg0},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AF_UNIX, Jt: 1, Jf: 0},
-		{Code: unix.BPF_RET | unix.BPF_K, K: deny},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
-	}
-	if !allowUnix {
-		prog[5] = unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JA, K: 0} // every family
+	prog, err := socketFilterProg(info, socketFamilies(network, unixSocketsConfined()))
+	if err != nil {
+		return Mechanism{}, err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return Mechanism{}, fmt.Errorf("load socket filter: %w", err)
 	}
-	if allowUnix {
-		return Mechanism{"socket-filter", StateApplied, "sockets other than AF_UNIX refused; Landlock refuses connect(2) to unix sockets outside the sandbox"}, nil
-	}
-	return Mechanism{"socket-filter", StateApplied, fmt.Sprintf("socket(2) refused for every family: Landlock ABI %d cannot keep connect(2) away from the host's unix sockets (needs 9); socketpair(2) works", landlockABI())}, nil
+	return Mechanism{"socket-filter", StateApplied, socketFilterDetail(network, landlockABI())}, nil
 }
 
-// nativeLittleEndian reports the byte order seccomp_data uses here.
-func nativeLittleEndian() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
+// socketFamily is one address family socket(2) may create.
+type socketFamily struct {
+	name string
+	af   uint32
+}
+
+// socketFamilies are the families the landlock tier lets socket(2)
+// create: with the network the internet ones and netlink (interface and
+// route lookups, as getaddrinfo makes), and AF_UNIX where Landlock
+// confines connect(2) to pathname sockets (unixConfined: ABI 9). Every
+// other family is refused.
+func socketFamilies(network, unixConfined bool) []socketFamily {
+	var fams []socketFamily
+	if network {
+		fams = append(fams, socketFamily{"AF_INET", unix.AF_INET}, socketFamily{"AF_INET6", unix.AF_INET6}, socketFamily{"AF_NETLINK", unix.AF_NETLINK})
+	}
+	if unixConfined {
+		fams = append(fams, socketFamily{"AF_UNIX", unix.AF_UNIX})
+	}
+	return fams
+}
+
+// socketFilterProg is the filter's program: on the native architecture,
+// socket(2) with a family other than fams fails with EACCES; every other
+// call is left to the deny-list.
+func socketFilterProg(info *sysTable, fams []socketFamily) ([]unix.SockFilter, error) {
+	nr, ok := info.nr["socket"]
+	if !ok {
+		return nil, fmt.Errorf("socket filter: no socket(2) on %s", info.name)
+	}
+	deny := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	// The allowing return is the last instruction: 5 before the family
+	// tests, then one per family and the denying return.
+	allowAt := 5 + len(fams) + 1
+	toAllow := func(pc int) uint8 { return uint8(allowAt - pc - 1) }
+	prog := []unix.SockFilter{
+		bpfLoad(offArch),
+		bpfJump(unix.BPF_JEQ, info.audit, 0, toAllow(1)),
+		bpfLoad(offNr),
+		bpfJump(unix.BPF_JEQ, nr, 0, toAllow(3)),
+		bpfLoad(argLowOffset(0)),
+	}
+	for _, f := range fams {
+		prog = append(prog, bpfJump(unix.BPF_JEQ, f.af, toAllow(len(prog)), 0))
+	}
+	return append(prog, bpfRet(deny), bpfRet(retAllow)), nil
+}
+
+// socketFilterDetail says what the filter lets through and why.
+func socketFilterDetail(network bool, abi int) string {
+	var names []string
+	for _, f := range socketFamilies(network, abi >= 9) {
+		names = append(names, f.name)
+	}
+	allowed := "socket(2) refused for every family"
+	if len(names) > 0 {
+		allowed = "socket(2) only for " + strings.Join(names, ", ")
+	}
+	if abi >= 9 {
+		return allowed + "; Landlock refuses connect(2) to unix sockets outside the sandbox"
+	}
+	return fmt.Sprintf("%s; AF_UNIX refused, the network on or off: Landlock ABI %d cannot keep connect(2) away from the host's unix sockets (needs 9); socketpair(2) works", allowed, abi)
 }

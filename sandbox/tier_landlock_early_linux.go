@@ -14,9 +14,10 @@ import (
 // and bind only the runner thread, which is restricted in full before it
 // forks the command and forks nothing else (a run that needs the exec
 // stage has it started from the runner's main thread, which none of this
-// binds). The deny-list is loaded without its network rule: when the run
-// has no network, the socket filter refuses the same sockets (and, below
-// Landlock ABI 9, every socket). The runner thread loads the socket
+// binds). The deny-list is loaded with the tier's System V IPC rule and
+// without its network rule: the socket filter, loaded in every run of
+// the tier, refuses those sockets when the run has no network (and,
+// below Landlock ABI 9, AF_UNIX sockets with the network too). The runner thread loads the socket
 // filter early too when its hint (tier_landlock_hint_linux.go) says its
 // run will have no network, as runs mostly repeat the last one's choice;
 // a run that asks for network after all gets the exec stage, started
@@ -45,11 +46,11 @@ func restrictEarlyFor(noNet bool) *earlyRestrictions {
 		e.err = fmt.Errorf("no_new_privs: %w", err)
 		return e
 	}
-	if e.seccomp, e.err = applySeccomp(seccompOpts{}); e.err != nil {
+	if e.seccomp, e.err = applySeccomp(seccompOpts{DenySysVIPC: true}); e.err != nil {
 		return e
 	}
 	if noNet {
-		m, err := applySocketFilter()
+		m, err := applySocketFilter(false)
 		if err != nil {
 			e.err = err
 			return e
@@ -67,8 +68,8 @@ func (e *earlyRestrictions) refusesSockets() bool {
 }
 
 // restrictRest is the last part of restricting the runner thread, after
-// Landlock: the seccomp deny-list and, without network, the socket
-// filter, then an empty capability set. With the early restrictions in
+// Landlock: the seccomp deny-list and the socket filter (for the run's
+// network choice), then an empty capability set. With the early restrictions in
 // place only what depends on the run is left.
 func restrictRest(cfg *initConfig) ([]Mechanism, error) {
 	e := early
@@ -88,8 +89,8 @@ func restrictRest(cfg *initConfig) ([]Mechanism, error) {
 		m := *e.socket
 		m.Detail += "; loaded before the run, on its hint"
 		mechs = append(mechs, m)
-	case !cfg.Network:
-		m, err := applySocketFilter()
+	default: // with the network too: it refuses AF_UNIX below ABI 9
+		m, err := applySocketFilter(cfg.Network)
 		if err != nil {
 			return nil, err
 		}

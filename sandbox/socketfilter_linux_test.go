@@ -1,0 +1,204 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	// socketpair: a pair of connected unix sockets passes a byte.
+	moreHelpers["socketpair"] = func([]string) error {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		if _, err := unix.Write(fds[0], []byte{'x'}); err != nil {
+			return err
+		}
+		b := make([]byte, 1)
+		_, err = unix.Read(fds[1], b)
+		return err
+	}
+	// shm-read ID: print the System V shared memory segment ID.
+	moreHelpers["shm-read"] = func(a []string) error {
+		id, _ := strconv.Atoi(a[0])
+		b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+		if err != nil {
+			return err
+		}
+		defer unix.SysvShmDetach(b)
+		if i := strings.IndexByte(string(b), 0); i >= 0 {
+			b = b[:i]
+		}
+		_, err = os.Stdout.Write(b)
+		return err
+	}
+	// shm-make KEY: create a System V segment with KEY and leave it.
+	moreHelpers["shm-make"] = func(a []string) error {
+		key, _ := strconv.Atoi(a[0])
+		_, err := unix.SysvShmGet(key, 1<<20, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+		return err
+	}
+}
+
+// TestSocketFilterProg runs the landlock tier's socket filter on socket(2)
+// calls: with the network only the internet families and netlink pass,
+// AF_UNIX only where Landlock confines it (ABI 9); without the network
+// nothing but that AF_UNIX; other calls and foreign ABIs are left to the
+// deny-list.
+func TestSocketFilterProg(t *testing.T) {
+	const allow, eacces = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	info, ok := syscallTable("amd64")
+	if !ok {
+		t.Fatal("no amd64 table")
+	}
+	sock := info.nr["socket"]
+	for _, c := range []struct {
+		network, unixConfined bool
+		want                  map[uint64]uint32
+	}{
+		{true, false, map[uint64]uint32{unix.AF_INET: allow, unix.AF_INET6: allow, unix.AF_NETLINK: allow, unix.AF_UNIX: eacces, unix.AF_PACKET: eacces, unix.AF_VSOCK: eacces, 1<<32 | unix.AF_UNIX: eacces}},
+		{true, true, map[uint64]uint32{unix.AF_INET: allow, unix.AF_UNIX: allow, unix.AF_PACKET: eacces}},
+		{false, false, map[uint64]uint32{unix.AF_INET: eacces, unix.AF_UNIX: eacces, unix.AF_NETLINK: eacces}},
+		{false, true, map[uint64]uint32{unix.AF_INET: eacces, unix.AF_UNIX: allow}},
+	} {
+		prog, err := socketFilterProg(info, socketFamilies(c.network, c.unixConfined))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for fam, want := range c.want {
+			if got := runFilter(t, prog, info.audit, sock, fam, unix.SOCK_STREAM); got != want {
+				t.Errorf("network %v, unix confined %v: socket(%#x) = %#x, want %#x", c.network, c.unixConfined, fam, got, want)
+			}
+		}
+		if got := runFilter(t, prog, info.audit, info.nr["socketpair"]+1000, unix.AF_UNIX); got != allow {
+			t.Errorf("another call: %#x, want allowed", got)
+		}
+		if got := runFilter(t, prog, unix.AUDIT_ARCH_I386, sock, unix.AF_UNIX); got != allow {
+			t.Errorf("a foreign ABI's call: %#x, want it left to the deny-list", got)
+		}
+	}
+	if d := socketFilterDetail(true, 7); !strings.Contains(d, "AF_UNIX refused, the network on or off") || !strings.Contains(d, "socketpair(2) works") {
+		t.Errorf("the mechanism does not say AF_UNIX is refused with the network: %s", d)
+	}
+}
+
+// TestTierNetworkOnHostSockets: with the network on, a host's pathname
+// unix socket (a terminal multiplexer's in /tmp, as tmux -S
+// /tmp/tmux-0/default, or one in the workspace) is unreachable in both
+// tiers: the landlock tier refuses AF_UNIX sockets below Landlock ABI 9,
+// the linux tier has its own /tmp and masks the host's listening sockets
+// in its view. Controls: the same connections uncontained; socketpair(2)
+// and TCP to a host loopback listener still work inside.
+func TestTierNetworkOnHostSockets(t *testing.T) {
+	h := helperPath(t)
+	work := outsideDir(t)
+	tmp, err := os.MkdirTemp("/tmp", "ioh-host-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmp, 0o777)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	tcpAddr, _, _, inWork := echoServers(t, work) // contain_net_linux_test.go
+	inTmp := filepath.Join(tmp, "default")
+	ln, err := net.Listen("unix", inTmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(inTmp, 0o777)
+	t.Cleanup(func() { ln.Close() })
+	go acceptEcho(ln)
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			spec := func(argv ...string) Spec {
+				return Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h)}, Backend: tier, Network: true}
+			}
+			for _, sock := range []string{inTmp, inWork} {
+				out, output := runTier(t, spec(h, helperArg, "unix", sock))
+				if out.ExitCode == 0 {
+					t.Errorf("with the network on, the host's unix socket %s was reached:\n%s", sock, output)
+				}
+				control(t, work, h, helperArg, "unix", sock)
+			}
+			out, output := runTier(t, spec("sh", "-c", h+" "+helperArg+" socketpair && "+h+" "+helperArg+" tcp "+tcpAddr))
+			if out.ExitCode != 0 {
+				t.Errorf("with the network on, socketpair(2) or TCP to a host loopback listener failed (exit %d):\n%s", out.ExitCode, output)
+			}
+			if tier == BackendLandlock && !unixSocketsConfined() && !mechanismSays(out, "socket-filter", "AF_UNIX refused") {
+				t.Errorf("the landlock tier's mechanisms do not say AF_UNIX is refused: %+v", out.Mechanisms)
+			}
+		})
+	}
+}
+
+// TestTierSysVIPC: System V IPC is not the host's in either tier. A host
+// process's same-uid 0600 segment is not readable inside (the linux tier
+// has its own IPC namespace, the landlock tier refuses SysV IPC with
+// ENOSYS), and a segment made inside does not outlive the run. Controls:
+// the same helper outside reads the segment, and its segment stays.
+func TestTierSysVIPC(t *testing.T) {
+	h := helperPath(t)
+	work := outsideDir(t)
+	marker := fmt.Sprintf("SYSV-SECRET-%d", os.Getpid())
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Skipf("the kernel has no System V shared memory: %v", err)
+	}
+	t.Cleanup(func() { unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	seg, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(seg, marker)
+	unix.SysvShmDetach(seg)
+	key := 0x10c00000 + os.Getpid()%0x100000
+	exists := func() bool {
+		id, err := unix.SysvShmGet(key, 0, 0)
+		if err == nil {
+			unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			return true
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			t.Fatalf("look up segment %#x: %v", key, err)
+		}
+		return false
+	}
+	exists() // a leftover of an earlier run
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			spec := func(argv ...string) Spec {
+				return Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h)}, Backend: tier}
+			}
+			read := []string{h, helperArg, "shm-read", strconv.Itoa(id)}
+			out, output := runTier(t, spec(read...))
+			if strings.Contains(output, marker) {
+				t.Errorf("the host's 0600 segment was read inside (exit %d):\n%s", out.ExitCode, output)
+			}
+			if got := control(t, work, read...); !strings.Contains(got, marker) {
+				t.Fatalf("uncontained control did not read the segment: %q", got)
+			}
+			mk := []string{h, helperArg, "shm-make", strconv.Itoa(key)}
+			out, output = runTier(t, spec(mk...))
+			if exists() {
+				t.Errorf("a segment made inside outlived the run (exit %d):\n%s", out.ExitCode, output)
+			}
+			if tier == BackendLandlock && !mechanismSays(out, "seccomp", "System V IPC") {
+				t.Errorf("the landlock tier's seccomp mechanism does not name System V IPC: %+v", out.Mechanisms)
+			}
+			control(t, work, mk...)
+			if !exists() {
+				t.Fatal("uncontained control's segment is not there, so the case proves nothing")
+			}
+		})
+	}
+}
