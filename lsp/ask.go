@@ -69,17 +69,11 @@ func (s *Server) askContract(a askArgs) (*contract.Contract, string, error) {
 	if checks := contract.ProjectChecks(folder); len(checks) > 0 {
 		doc["verify"] = map[string]any{"checks": checks}
 	}
-	if m := s.settingsModel(); len(m) > 0 && string(m) != "null" {
-		doc["model"] = m
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(m, &fields) == nil && fields["cassette"] != nil {
-			// The settings' cassette reaches the run through the
-			// configuration's editor layer, which may name one outside
-			// the workspace; one written into a contract may not.
-			delete(fields, "cassette")
-			doc["model"] = fields
-		}
-	}
+	// No model: the run takes the configuration's (config.ApplyToContract),
+	// where the editor settings are a layer judged by the workspace's
+	// trust. Copied into this inline contract, which is trusted, the
+	// settings' endpoint would pass that judgement by (a repository's
+	// .vscode/settings.json choosing where the code goes).
 	raw, err := json.Marshal(doc)
 	if err != nil {
 		return nil, "", err

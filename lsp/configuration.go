@@ -60,17 +60,3 @@ func (s *Server) DidChangeConfiguration(ctx context.Context, p *protocol.DidChan
 	}
 	return nil
 }
-
-// settingsModel returns the `model` key of the editor settings, if any.
-func (s *Server) settingsModel() json.RawMessage {
-	s.mu.Lock()
-	raw := s.settings
-	s.mu.Unlock()
-	var m struct {
-		Model json.RawMessage `json:"model"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m.Model
-}

@@ -4,10 +4,13 @@
 // editor settings (the `ioh` section) and the workspace's
 // .ioh/config.yaml, merged low to high
 // (docs/policy.md#layers-and-the-decision). Unknown keys are errors with
-// file:line:col. The workspace file comes from the repository,
-// so unless the user config lists the workspace as trusted its allow rules
-// are dropped and the keys that choose where requests go, what they carry
-// or what they cost are ignored, each with a visible warning.
+// file:line:col. The workspace file comes from the repository, and so may
+// the editor settings (an editor merges the repository's
+// .vscode/settings.json or project-local Neovim config into them), so
+// unless the user config lists the workspace as trusted both layers' allow
+// rules are dropped and the keys that choose where requests go, what they
+// carry or what they cost, the MCP servers and what widens the sandbox are
+// ignored, each with a visible warning that names the fix.
 package config
 
 import (
@@ -98,10 +101,12 @@ type Config struct {
 	Warnings []string
 
 	user, editor, workspace policy.LayerRules
-	// cassetteFree: Model.Cassette came from the user config, the editor
-	// settings or a trusted workspace config, so it need not lie inside
-	// the workspace.
+	// cassetteFree: Model.Cassette came from the user config or from the
+	// editor settings or workspace config of a trusted workspace, so it
+	// need not lie inside the workspace.
 	cassetteFree bool
+	// userPath is the user config file, named in the warnings' fixes.
+	userPath string
 }
 
 // UserPath returns the default user config path.
@@ -130,7 +135,7 @@ func Load(o LoadOptions) (*Config, error) {
 	if userPath == "" {
 		userPath = UserPath(o.Getenv)
 	}
-	c := &Config{Approve: ApproveAsk, Prices: model.DefaultPrices()}
+	c := &Config{Approve: ApproveAsk, Prices: model.DefaultPrices(), userPath: userPath}
 	c.user = policy.LayerRules{Layer: policy.LayerUser}
 	c.editor = policy.LayerRules{Layer: policy.LayerEditor}
 	c.workspace = policy.LayerRules{Layer: policy.LayerWorkspace}
@@ -170,7 +175,7 @@ func Load(o LoadOptions) (*Config, error) {
 		p       *parsed
 		kind    source
 		trusted bool
-	}{{user, fromUser, true}, {editor, fromEditor, true}, {ws, fromWorkspace, c.WorkspaceTrusted}}
+	}{{user, fromUser, true}, {editor, fromEditor, c.WorkspaceTrusted}, {ws, fromWorkspace, c.WorkspaceTrusted}}
 	for _, l := range layers {
 		if l.p == nil {
 			continue

@@ -92,18 +92,21 @@ func TestLoadUntrustedWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	wsFile := WorkspacePath(o.WorkspaceRoot)
+	userFile := filepath.Join(home, "xdg", "ioh", "config.yaml")
+	// The text a user sees: each warning one sentence that names the fix.
+	why := "the workspace " + o.WorkspaceRoot + " is not trusted; set it in the user config " + userFile + ", or list the workspace under `trusted:` there."
 	want := []string{
-		wsFile + ": model.provider ignored: " + untrustedWhy,
-		wsFile + ": model.base_url ignored: " + untrustedWhy,
-		wsFile + ": model.api_key_env ignored: " + untrustedWhy,
-		wsFile + ": model.fallback ignored: " + untrustedWhy,
-		wsFile + ": approve ignored: " + untrustedWhy,
-		wsFile + `: policy rule "allow net *" ignored: allow rules from ` + untrustedWhy,
-		wsFile + `: policy rule "allow exec curl *" ignored: allow rules from ` + untrustedWhy,
-		wsFile + ": trusted ignored: it is only read from the user config",
-		wsFile + ": prices ignored: " + untrustedWhy,
-		wsFile + ": sandbox.writable ignored: " + untrustedWhy,
-		wsFile + ": sandbox.limits ignored: " + untrustedWhy,
+		wsFile + ": model.provider ignored: " + why,
+		wsFile + ": model.base_url ignored: " + why,
+		wsFile + ": model.api_key_env ignored: " + why,
+		wsFile + ": model.fallback ignored: " + why,
+		wsFile + ": approve ignored: automatic approval is only honoured from the user config " + userFile + " or the --approve auto flag.",
+		wsFile + `: policy rule "allow net *" ignored: ` + why,
+		wsFile + `: policy rule "allow exec curl *" ignored: ` + why,
+		wsFile + ": trusted ignored: it is only read from the user config " + userFile + "; set it there.",
+		wsFile + ": prices ignored: " + why,
+		wsFile + ": sandbox.writable ignored: " + why,
+		wsFile + ": sandbox.limits ignored: " + why,
 	}
 	if diff := cmp.Diff(c.Warnings, want); diff != "" {
 		t.Errorf("warnings (-got +want):\n%s", diff)
@@ -155,15 +158,16 @@ func TestLoadUntrustedWorkspace(t *testing.T) {
 }
 
 func TestLoadTrustedWorkspace(t *testing.T) {
-	o, _ := setup(t, true)
+	o, home := setup(t, true)
 	c, err := Load(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wsFile := WorkspacePath(o.WorkspaceRoot)
+	userFile := filepath.Join(home, "xdg", "ioh", "config.yaml")
 	want := []string{
-		wsFile + ": approve ignored: auto is only honoured from the user config",
-		wsFile + ": trusted ignored: it is only read from the user config",
+		wsFile + ": approve ignored: automatic approval is only honoured from the user config " + userFile + " or the --approve auto flag.",
+		wsFile + ": trusted ignored: it is only read from the user config " + userFile + "; set it there.",
 	}
 	if diff := cmp.Diff(c.Warnings, want); diff != "" {
 		t.Errorf("warnings (-got +want):\n%s", diff)

@@ -161,13 +161,26 @@ func TestPrepareContractConfinesCassettes(t *testing.T) {
 	if _, err := wsCfg.PrepareContract(k); !errors.Is(err, ErrCassetteOutside) {
 		t.Fatalf("workspace config cassette outside: %v", err)
 	}
-	// Editor settings are the user's, like the user config.
-	edCfg, err := Load(LoadOptions{WorkspaceRoot: t.TempDir(), Editor: json.RawMessage(`{"model": {"cassette": "` + outside + `"}}`), Getenv: func(k string) string { return env[k] }})
+	// Nor may the editor settings of an untrusted workspace (an editor
+	// merges the repository's .vscode/settings.json into them) ...
+	ws3 := t.TempDir()
+	editor := json.RawMessage(`{"model": {"cassette": "` + outside + `"}}`)
+	edCfg, err := Load(LoadOptions{WorkspaceRoot: ws3, Editor: editor, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = &contract.Contract{Goal: "g"}
+	if _, err := edCfg.PrepareContract(k); !errors.Is(err, ErrCassetteOutside) {
+		t.Fatalf("untrusted editor settings cassette outside: %v, %q", err, k.Model.Cassette)
+	}
+	// ... while those of a trusted one may.
+	write(t, filepath.Join(home, "ioh", "config.yaml"), "trusted: ["+ws3+"]\n")
+	edCfg, err = Load(LoadOptions{WorkspaceRoot: ws3, Editor: editor, Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	k = &contract.Contract{Goal: "g"}
 	if _, err := edCfg.PrepareContract(k); err != nil || k.Model.Cassette != outside {
-		t.Fatalf("editor settings cassette: %v, %q", err, k.Model.Cassette)
+		t.Fatalf("trusted editor settings cassette: %v, %q", err, k.Model.Cassette)
 	}
 }

@@ -54,18 +54,27 @@ type fileTelemetry struct {
 	OTLPEndpoint *string `yaml:"otlp_endpoint"`
 }
 
-// mergeMCP takes `mcp` from the user config and the editor settings; an
-// editor entry replaces the user entry of the same name. A repository
-// cannot add a server (it would run a program of its choosing, or reach a
-// host of its choosing, with the user's approval habits), so the
-// workspace's key is ignored with a warning, trusted or not.
-func (c *Config) mergeMCP(p *parsed, kind source, warn func(key, why string), getenv func(string) string) error {
+// mergeMCP takes `mcp` from the user config, and from the editor
+// settings of a trusted workspace; an editor entry replaces the user entry
+// of the same name. A repository cannot add a server (it would run a
+// program of its choosing, or reach a host of its choosing, with the
+// user's approval habits), so the workspace's key is ignored with a
+// warning, trusted or not, and so are the editor settings' servers in an
+// untrusted workspace (an editor merges the repository's own settings
+// into its settings).
+func (c *Config) mergeMCP(p *parsed, kind source, untrusted bool, warn func(key, why string), getenv func(string) string) error {
 	if p.MCP == nil {
 		return nil
 	}
-	if kind == fromWorkspace {
+	switch {
+	case kind == fromWorkspace:
 		if len(p.MCP.Servers) > 0 {
-			warn("mcp", "MCP servers are only read from the user config and the editor settings; a repository cannot add one")
+			warn("mcp", "a repository cannot add an MCP server; list it under mcp.servers in the user config "+c.userPath)
+		}
+		return nil
+	case untrusted:
+		if len(p.MCP.Servers) > 0 {
+			warn("mcp", c.notTrusted(kind))
 		}
 		return nil
 	}
@@ -121,7 +130,7 @@ func (c *Config) mergeTelemetry(p *parsed, kind source, warn func(key, why strin
 		return nil
 	}
 	if kind != fromUser {
-		warn("telemetry", "it is only read from the user config")
+		warn("telemetry", c.userOnly())
 		return nil
 	}
 	e := strings.TrimSpace(*p.Telemetry.OTLPEndpoint)

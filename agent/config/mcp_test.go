@@ -46,8 +46,8 @@ telemetry:
 	}
 	joined := strings.Join(c.Warnings, "\n")
 	for _, w := range []string{
-		EditorSource + ": telemetry ignored: it is only read from the user config",
-		WorkspacePath(ws) + ": mcp ignored: MCP servers are only read from the user config and the editor settings",
+		EditorSource + ": telemetry ignored: it is only read from the user config " + user + "; set it there.",
+		WorkspacePath(ws) + ": mcp ignored: a repository cannot add an MCP server; list it under mcp.servers in the user config " + user + ".",
 		WorkspacePath(ws) + ": telemetry ignored",
 	} {
 		if !strings.Contains(joined, w) {

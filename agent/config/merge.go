@@ -20,30 +20,50 @@ const (
 	fromWorkspace
 )
 
-// untrustedWhy ends the warning for a key an untrusted workspace may not set.
-const untrustedWhy = "the workspace is not trusted (list it under `trusted` in the user config)"
+// notTrusted is the reason, and the fix, ending the warning for a key an
+// untrusted layer may not set: the workspace config of a workspace the
+// user config does not trust, or the editor settings there (an editor
+// merges the repository's own settings into them: .vscode/settings.json,
+// a project-local Neovim config). With the warning's start it reads as
+// one sentence ("SOURCE: KEY ignored: …; set it in …, or list … there.").
+func (c *Config) notTrusted(kind source) string {
+	fix := fmt.Sprintf("set it in the user config %s, or list the workspace under `trusted:` there", c.userPath)
+	if kind == fromEditor {
+		return fmt.Sprintf("editor settings may come from the repository (.vscode/settings.json, a project-local Neovim config) and the workspace %s is not trusted; %s", c.WorkspaceRoot, fix)
+	}
+	return fmt.Sprintf("the workspace %s is not trusted; %s", c.WorkspaceRoot, fix)
+}
 
-// merge applies one layer over c. An untrusted layer (a workspace the user
-// config does not trust) may not choose the provider, endpoint, key
-// variable, fallbacks, prices or approval mode, may not add allow rules,
-// and may not widen the sandbox (writable directories, limits); masking
-// more paths is fine.
+// userOnly is the reason ending the warning for a key read from the user
+// config alone.
+func (c *Config) userOnly() string {
+	return "it is only read from the user config " + c.userPath + "; set it there"
+}
+
+// merge applies one layer over c. An untrusted layer (the workspace config
+// or the editor settings of a workspace the user config does not trust)
+// may not choose the provider, endpoint, key variable, cassette outside
+// the workspace, fallbacks or prices, may not add allow rules or MCP
+// servers, and may not widen the sandbox (writable and readable
+// directories, limits); masking more paths is fine. An untrusted
+// workspace config may not set the approval mode either; untrusted
+// editor settings may choose ask or never, which only narrow.
 func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string) string) error {
 	untrusted := !trusted
 	warn := func(key, why string) {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s ignored: %s", p.source, key, why))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s ignored: %s.", p.source, key, why))
 	}
-	if err := c.mergeModel(p, untrusted, warn); err != nil {
+	if err := c.mergeModel(p, kind, untrusted, warn); err != nil {
 		return err
 	}
 	if a := p.Approve; a != nil {
 		switch {
 		case !slices.Contains(Choices()["approve"], *a):
 			return p.errAt("$.approve", "approve: want ask, auto or never, got %q", *a)
-		case untrusted:
-			warn("approve", untrustedWhy)
 		case *a == ApproveAuto && kind != fromUser:
-			warn("approve", "auto is only honoured from the user config")
+			warn("approve", "automatic approval is only honoured from the user config "+c.userPath+" or the --approve auto flag")
+		case untrusted && kind != fromEditor:
+			warn("approve", c.notTrusted(kind))
 		default:
 			c.Approve = *a
 		}
@@ -55,7 +75,7 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 		return err
 	}
 	if len(p.Trusted) > 0 && kind != fromUser {
-		warn("trusted", "it is only read from the user config")
+		warn("trusted", c.userOnly())
 	}
 	if len(p.Prices) > 0 {
 		for name, pr := range p.Prices {
@@ -64,12 +84,12 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 			}
 		}
 		if untrusted {
-			warn("prices", untrustedWhy)
+			warn("prices", c.notTrusted(kind))
 		} else {
 			c.Prices = c.Prices.Merge(p.Prices)
 		}
 	}
-	if err := c.mergeMCP(p, kind, warn, getenv); err != nil {
+	if err := c.mergeMCP(p, kind, untrusted, warn, getenv); err != nil {
 		return err
 	}
 	if err := c.mergeTelemetry(p, kind, warn); err != nil {
@@ -85,7 +105,7 @@ func validKeyEnv(name string) bool {
 	return name == "" || strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_TOKEN")
 }
 
-func (c *Config) mergeModel(p *parsed, untrusted bool, warn func(key, why string)) error {
+func (c *Config) mergeModel(p *parsed, kind source, untrusted bool, warn func(key, why string)) error {
 	m := p.Model
 	if m == nil {
 		return nil
@@ -109,7 +129,7 @@ func (c *Config) mergeModel(p *parsed, untrusted bool, warn func(key, why string
 			return
 		}
 		if untrusted {
-			warn("model."+key, untrustedWhy)
+			warn("model."+key, c.notTrusted(kind))
 			return
 		}
 		*to = *from
@@ -119,7 +139,7 @@ func (c *Config) mergeModel(p *parsed, untrusted bool, warn func(key, why string
 	set("api_key_env", m.APIKeyEnv, &c.Model.APIKeyEnv)
 	if m.Fallback != nil {
 		if untrusted {
-			warn("model.fallback", untrustedWhy)
+			warn("model.fallback", c.notTrusted(kind))
 		} else {
 			c.Model.Fallback = append([]contract.Fallback(nil), m.Fallback...)
 		}
@@ -188,7 +208,7 @@ func (c *Config) mergePolicy(p *parsed, kind source, untrusted bool, warn func(k
 		var dropped []policy.Rule
 		l, dropped = policy.Untrusted(l)
 		for _, r := range dropped {
-			warn(fmt.Sprintf("policy rule %q", r.String()), "allow rules from "+untrustedWhy)
+			warn(fmt.Sprintf("policy rule %q", r.String()), c.notTrusted(kind))
 		}
 	}
 	layer.Rules = append(layer.Rules, l.Rules...)
@@ -222,7 +242,7 @@ func (c *Config) mergeSandbox(p *parsed, kind source, untrusted bool, warn func(
 	c.Sandbox.Masked = append(c.Sandbox.Masked, masked...)
 	if len(writable) > 0 {
 		if untrusted {
-			warn("sandbox.writable", untrustedWhy)
+			warn("sandbox.writable", c.notTrusted(kind))
 		} else {
 			c.Sandbox.Writable = append(c.Sandbox.Writable, writable...)
 		}
@@ -233,7 +253,7 @@ func (c *Config) mergeSandbox(p *parsed, kind source, untrusted bool, warn func(
 	}
 	if len(readable) > 0 {
 		if untrusted {
-			warn("sandbox.readable", untrustedWhy)
+			warn("sandbox.readable", c.notTrusted(kind))
 		} else {
 			c.Sandbox.Readable = append(c.Sandbox.Readable, readable...)
 		}
@@ -243,7 +263,7 @@ func (c *Config) mergeSandbox(p *parsed, kind source, untrusted bool, warn func(
 		case !slices.Contains(Choices()["sandbox.require"], *r):
 			return p.errAt("$.sandbox.require", "sandbox.require: want linux, landlock or floor, got %q", *r)
 		case kind != fromUser:
-			warn("sandbox.require", "it is only read from the user config")
+			warn("sandbox.require", c.userOnly())
 		default:
 			c.Sandbox.Require = *r
 		}
@@ -252,7 +272,7 @@ func (c *Config) mergeSandbox(p *parsed, kind source, untrusted bool, warn func(
 		return nil
 	}
 	if untrusted {
-		warn("sandbox.limits", untrustedWhy)
+		warn("sandbox.limits", c.notTrusted(kind))
 		return nil
 	}
 	return c.mergeLimits(p, s.Limits)
