@@ -156,7 +156,6 @@ func TestContainCaps(t *testing.T) {
 		{"memory bomb under memory cap", []string{h, helperArg, "alloc", fmt.Sprint(256 << 20)}, Limits{Memory: 64 << 20}, CapMemory},
 		{"cpu loop under wall cap", []string{h, helperArg, "spin", "400ms"}, Limits{Wall: 150 * time.Millisecond}, CapWall},
 		{"cpu loop under cpu cap", []string{h, helperArg, "spin", "1200ms"}, Limits{CPU: time.Second}, CapCPU},
-		{"output flood", []string{"head", "-c", "4000000", "/dev/zero"}, Limits{Output: 64 << 10}, CapOutput},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -167,9 +166,6 @@ func TestContainCaps(t *testing.T) {
 				if out.CapHit != c.wantCap {
 					t.Errorf("cap hit %q, want %q (exit %d, signal %q)", out.CapHit, c.wantCap, out.ExitCode, out.Signal)
 				}
-			}
-			if c.wantCap == CapOutput && (!out.Truncated || len(output) != 64<<10) {
-				t.Errorf("output flood kept %d bytes (truncated %v), want %d", len(output), out.Truncated, 64<<10)
 			}
 			cmd := exec.Command(c.argv[0], c.argv[1:]...)
 			if err := cmd.Run(); err != nil {

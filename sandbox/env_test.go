@@ -70,29 +70,6 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-func TestCapWriter(t *testing.T) {
-	var got []byte
-	w := writerFunc(func(p []byte) { got = append(got, p...) })
-	calls := 0
-	o, e, hit := newCapPair(10, w, w, func() { calls++ })
-	o.Write([]byte("12345"))
-	e.Write([]byte("678"))
-	if hit() {
-		t.Fatal("cap hit below the limit")
-	}
-	n, err := o.Write([]byte("abcdef"))
-	if n != 6 || err != nil {
-		t.Errorf("Write past the cap = %d, %v; want the whole length accepted", n, err)
-	}
-	e.Write([]byte("more"))
-	if diff := cmp.Diff(string(got), "12345678ab"); diff != "" {
-		t.Errorf("kept (-got +want):\n%s", diff)
-	}
-	if !hit() || calls != 1 {
-		t.Errorf("hit %v, onCap called %d times; want true, 1", hit(), calls)
-	}
-}
-
 type writerFunc func([]byte)
 
 func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }

@@ -80,7 +80,7 @@ func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*O
 	cmd.Env = env
 	cmd.Stdin = s.Stdin
 	kill := make(chan struct{}, 1)
-	outW, errW, outHit := newCapPair(s.Limits.Output, s.Stdout, s.Stderr, func() {
+	outW, errW, outDone := newCapPair(s.Limits.Output, s.Stdout, s.Stderr, s.Stream, func() {
 		select {
 		case kill <- struct{}{}:
 		default:
@@ -117,7 +117,7 @@ func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*O
 	waitErr := cmd.Wait()
 	close(done)
 	killGroup(cmd, group) // nothing of the run outlives it
-	out := &Outcome{Backend: backend, Mechanisms: mechs, Duration: time.Since(start), Truncated: outHit()}
+	out := &Outcome{Backend: backend, Mechanisms: mechs, Duration: time.Since(start), Truncated: outDone()}
 	select {
 	case c := <-capped:
 		out.CapHit = c

@@ -79,6 +79,10 @@ type Spec struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Stream, when set, receives all of the combined output as it comes
+	// (up to the runaway cap), besides Stdout and Stderr's bounded copy:
+	// a reader of test evidence judges a suite of any size from it.
+	Stream io.Writer
 }
 
 // Limits caps a run; zero means the default (see DefaultLimits) or none.
@@ -88,7 +92,7 @@ type Limits struct {
 	Memory int64         // bytes
 	Procs  int           // processes (and threads) at once
 	Files  int           // open files per process
-	Output int64         // bytes of stdout+stderr kept; past it the run is killed
+	Output int64         // bytes of stdout+stderr kept: the first and the last half (output.go); the run goes on
 }
 
 // DefaultLimits apply where a Spec leaves a limit at zero: a build and a

@@ -123,7 +123,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	defer st.close()
 	cmd := st.cmd
 	overflow := make(chan struct{}, 1)
-	outW, errW, outHit := newCapPair(cfg.Limits.Output, s.Stdout, s.Stderr, func() {
+	outW, errW, outDone := newCapPair(cfg.Limits.Output, s.Stdout, s.Stderr, s.Stream, func() {
 		select {
 		case overflow <- struct{}{}:
 		default:
@@ -207,7 +207,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 		return nil, errStageSilent
 	}
 
-	out := &Outcome{Backend: r.backend, Duration: time.Since(start), Truncated: outHit()}
+	out := &Outcome{Backend: r.backend, Duration: time.Since(start), Truncated: outDone()}
 	out.Mechanisms = append(append(out.Mechanisms, r.mechs...), cgMechs...)
 	var final *initStatus
 	reported := false

@@ -7,6 +7,7 @@ package contain
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/workspace"
@@ -39,8 +40,15 @@ type Request struct {
 	Network bool
 	// Timeout is the wall cap; 0 means MaxTimeout.
 	Timeout time.Duration
-	// OutputLimit caps the combined stdout+stderr kept; 0: default.
+	// OutputLimit caps the combined stdout+stderr kept in Result.Output:
+	// past it the first and the last half are kept, with a line saying how
+	// many bytes were left out between them; the command runs on. 0:
+	// default.
 	OutputLimit int64
+	// Stream, when set, receives all of the combined output as it comes
+	// (up to the sandbox's runaway cap of a gigabyte): test evidence read
+	// from it is exact for a suite of any size.
+	Stream io.Writer
 }
 
 // Result is what happened.
@@ -48,7 +56,7 @@ type Result struct {
 	ExitCode int
 	Signal   string // "" unless killed by a signal
 	// CapHit names the cap that ended the run: wall, cpu, memory,
-	// processes, output; "" when none.
+	// processes, output (a runaway writer, past a gigabyte); "" when none.
 	CapHit    string
 	Output    []byte // combined stdout and stderr, bounded
 	Truncated bool

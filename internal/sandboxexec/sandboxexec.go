@@ -139,7 +139,7 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable,
 		Network: req.Network, Limits: limits, Stage: stage, Masked: a.opts.Masked,
 		Readable: a.opts.Readable, Scratch: a.opts.Scratch, Backend: a.opts.Backend, Require: a.opts.Require,
-		Stdout: &buf, Stderr: &buf,
+		Stdout: &buf, Stderr: &buf, Stream: req.Stream,
 	})
 	if out == nil {
 		return nil, fmt.Errorf("sandbox exec: %w", err)
