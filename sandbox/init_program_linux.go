@@ -36,6 +36,7 @@ type initProgram struct {
 	small bool     // the small init program, not this binary
 	file  *os.File // the checked init program, kept open for the process's life
 	why   string   // why this binary re-executes itself, when it does
+	dir   string   // the directory the small init program was found in
 }
 
 // stageProgram is decided once per process: the file is opened, checked
@@ -67,7 +68,7 @@ func findInitProgram(dir, stamp string) *initProgram {
 		self.why = err.Error()
 		return self
 	}
-	return &initProgram{path: "/proc/self/fd/" + strconv.Itoa(int(f.Fd())), small: true, file: f}
+	return &initProgram{path: "/proc/self/fd/" + strconv.Itoa(int(f.Fd())), small: true, file: f, dir: dir}
 }
 
 // openInitProgram opens path and returns it only if it may be executed as
@@ -187,4 +188,50 @@ func initProgramSummary() string {
 		return p.file.Name() + " (the small init program of this build)"
 	}
 	return "this binary re-executes itself for each stage: " + p.why
+}
+
+// exeDir is the directory of the running binary, symlinks resolved, or ""
+// when it cannot be found. PID 1 asks it before its root changes
+// (initMain): there the binary is the init program (or this binary
+// re-executed), so it names the same directory as the caller's.
+var exeDir = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(exe)
+})
+
+// binaryDirs are the directories of the binaries the sandbox's stages
+// run: this binary's and the small init program's (the same directory
+// after `make build`). A command that could write there would swap the
+// init program, or the binary the stages re-execute, and the next run's
+// stages would run its code outside every sandbox; so where a writable
+// root holds one, it stays read-only inside (protectedBinaryDirs).
+func binaryDirs() []string {
+	var dirs []string
+	if d := exeDir(); d != "" {
+		dirs = append(dirs, d)
+	}
+	if p := stageProgram(); p.small && p.dir != "" && !contains(dirs, p.dir) {
+		dirs = append(dirs, p.dir)
+	}
+	return dirs
+}
+
+// protectedBinaryDirs are those of dirs that lie inside a writable root
+// (a workspace holding the build's bin/). As with the protected
+// directories, one named exactly as a writable root (--write bin) stays
+// writable: the caller asked for it.
+func protectedBinaryDirs(dirs, writable []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if inAny(d, writable) && !contains(writable, d) && !contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -326,3 +326,58 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestBinariesDirProtected: where a writable root holds the directory of
+// the stages' programs (a workspace with the build's bin/, as this
+// repository's own), the command cannot write there, so it cannot swap
+// the init program the next run's stages execute outside every sandbox;
+// the rest of the root stays writable. Control: the same write
+// uncontained.
+func TestBinariesDirProtected(t *testing.T) {
+	h := helperPath(t)
+	src, stamp := smallInit(t)
+	work := outsideDir(t)
+	os.Chmod(work, 0o755) // the init program is taken only from directories others cannot change
+	bin := filepath.Join(work, "bin")
+	body, err := os.ReadFile(filepath.Join(src, InitProgramName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, InitProgramName), body, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := findInitProgram(bin, stamp)
+	if !p.small {
+		t.Skipf("the init program is refused here (%s): its directory is not protected, as no stage runs from it", p.why)
+	}
+	useProgram(t, p)
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			spec := func(argv ...string) Spec {
+				return Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h)}, Backend: tier}
+			}
+			swap := filepath.Join(bin, InitProgramName)
+			planted := filepath.Join(bin, "planted")
+			for _, target := range []string{swap, planted} {
+				out, output := runTier(t, spec(h, helperArg, "write", target))
+				wantInitProgram(t, out)
+				if b, _ := os.ReadFile(target); string(b) == "x" {
+					t.Errorf("the stages' program directory was written: %s (exit %d):\n%s", target, out.ExitCode, output)
+				}
+			}
+			other := filepath.Join(work, "other.txt")
+			out, output := runTier(t, spec(h, helperArg, "write", other))
+			if out.ExitCode != 0 {
+				t.Errorf("the rest of the writable root is not writable (exit %d):\n%s", out.ExitCode, output)
+			}
+			if !mechanismSays(out, "binaries-dir", bin) {
+				t.Errorf("no binaries-dir mechanism names %s: %+v", bin, out.Mechanisms)
+			}
+			control(t, work, h, helperArg, "write", planted)
+			os.Remove(planted)
+		})
+	}
+}

@@ -70,6 +70,12 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 		return nil, nil, err
 	}
 	mechs = append(mechs, prot)
+	if m, err := protectBinaries(cfg.Writable, nr); err != nil || m != nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		mechs = append(mechs, *m)
+	}
 	if hiddenByPrivateTmp(cfg) {
 		// The working directory would vanish under the private /tmp: show
 		// it read-only, like the rest of the host.
@@ -300,4 +306,24 @@ func movePiece(d string) error {
 	}
 	prepared.at[d] = privateRoot
 	return nil
+}
+
+// protectBinaries binds the directory of PID 1's binary (the init program
+// or this binary, next to the caller's) read-only over itself where a
+// writable root holds it, so the command cannot swap what the next run's
+// stages execute (binaryDirs); nil when no writable root holds it.
+func protectBinaries(writable []string, nr func(string) string) (*Mechanism, error) {
+	dirs := protectedBinaryDirs([]string{exeDir()}, writable)
+	for _, d := range dirs {
+		if err := unix.Mount(nr(d), nr(d), "", unix.MS_BIND, ""); err != nil {
+			return nil, fmt.Errorf("protect the binaries' directory %s: %w", d, err)
+		}
+		if err := setMountAttr(nr(d), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return nil, fmt.Errorf("protect the binaries' directory %s: %w", d, err)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	return &Mechanism{"binaries-dir", StateApplied, "read-only inside the writable root: " + strings.Join(dirs, ":") + " (the stages' programs)"}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -78,12 +79,18 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	// root holding one is writable in its other entries only. Those that
 	// do not exist yet are removed after the run if the command made them.
 	present, absent := landlockProtected(s.Writable)
+	// So is the directory of the stages' programs (init_program_linux.go).
+	bins := protectedBinaryDirs(binaryDirs(), s.Writable)
+	present = append(present, bins...)
 	rv := runViewFor(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: readable, Masked: s.Masked}, writable, present) // landlock_view_cache_linux.go
 	view, masked := rv.view, rv.masked
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
 		Writable: append(append([]string{}, rv.writable...), tmp),
 		ReadView: view, ReadViewTypes: rv.types, Env: env,
+	}
+	if len(bins) > 0 {
+		mechs = append(mechs, Mechanism{"binaries-dir", StateApplied, "not writable inside the writable root: " + strings.Join(bins, ":") + " (the stages' programs)"})
 	}
 	mechs = append(mechs,
 		Mechanism{"read-view", StateApplied, fmt.Sprintf("%d paths readable: system directories, workspace, writable roots, toolchains; every home's other contents and %d secrets absent", len(view), masked)},
