@@ -377,7 +377,7 @@ func usageOf(b *trace.Budget) usageUpdate {
 	if b.RootCostKnown {
 		u.Cost = &cost{Amount: b.RootCostUSD, Currency: "USD"}
 	}
-	meta := map[string]any{"steps": b.Steps, "cost_known": b.RootCostKnown}
+	meta := map[string]any{"steps": b.Steps, "cost_known": b.RootCostKnown, "cache_read_tokens": b.RunCacheReadTokens}
 	if l := b.BudgetLimits; l != nil {
 		meta["limit_steps"], meta["limit_tokens"], meta["limit_cost_usd"] = l.LimitSteps, l.LimitTokens, l.LimitCostUSD
 		if l.LimitWall != "" {

@@ -126,7 +126,7 @@ func TestResultsDenialsUsageAndOutcome(t *testing.T) {
 	got = encode(t, tr.event(ev(trace.EventBudget, map[string]any{"run_tokens": int64(900), "root_tokens": int64(1000), "root_cost_usd": 0.25, "root_cost_known": true,
 		"steps": 2, "limit_tokens": int64(5000), "limit_steps": 10, "limit_cost_usd": 1.0})))
 	want := map[string]any{"sessionUpdate": "usage_update", "used": 1000.0, "size": 5000.0, "cost": map[string]any{"amount": 0.25, "currency": "USD"},
-		"_meta": map[string]any{"ioh": map[string]any{"steps": 2.0, "cost_known": true, "limit_tokens": 5000.0, "limit_steps": 10.0, "limit_cost_usd": 1.0}}}
+		"_meta": map[string]any{"ioh": map[string]any{"steps": 2.0, "cost_known": true, "cache_read_tokens": 0.0, "limit_tokens": 5000.0, "limit_steps": 10.0, "limit_cost_usd": 1.0}}}
 	if !reflect.DeepEqual(got[0], want) {
 		t.Errorf("usage:\n got %v\nwant %v", got[0], want)
 	}

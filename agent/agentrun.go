@@ -48,6 +48,7 @@ type agentRun struct {
 	slot     slotState
 	red      redCache // red-phase check runs, reused by later finish calls
 	mask     maskPolicy
+	cached   int64 // tokens the last call's provider read or wrote in its cache
 
 	retryMu sync.Mutex
 	retries []trace.Event // reported during a model call, stored with its step

@@ -41,10 +41,20 @@ func requestBytes(req *model.Request) int {
 	return n
 }
 
-// estimateTokens is the reservation for a call: its estimated input plus
-// the most output it may produce.
-func estimateTokens(req *model.Request) int64 {
-	return estimateInput(req) + int64(req.MaxTokens)
+// estimateTokens is the reservation for a call: its estimated counted
+// input plus the most output it may produce.
+func (a *agentRun) estimateTokens(req *model.Request) int64 {
+	return a.countedInput(req) + int64(req.MaxTokens)
+}
+
+// countedInput estimates the input tokens of req the token budget counts:
+// what the last call's provider cached (read or written) is expected to
+// be read from the cache this time, and cache reads are not counted. A
+// call whose prefix was not found cached draws more than this; its actual
+// draw is settled when it answers and the next step is checked against it.
+func (a *agentRun) countedInput(req *model.Request) int64 {
+	in := estimateInput(req)
+	return max(in-a.cached, in/10)
 }
 
 // checkBudget refuses the step that would cross a budget, before it is
@@ -54,7 +64,7 @@ func (a *agentRun) checkBudget(req *model.Request) *end {
 		return &end{OutcomeBudgetExceeded, fmt.Errorf("step budget of %d spent", a.c.Budget.Steps)}
 	}
 	leftTok, leftCost := a.ledger.Left()
-	in := estimateInput(req)
+	in := a.countedInput(req)
 	if leftTok >= 0 {
 		if leftTok-in < minOutputTokens {
 			return &end{OutcomeBudgetExceeded, fmt.Errorf("token budget: the next call needs about %d input tokens, %d are left", in, leftTok)}
@@ -84,6 +94,7 @@ func (a *agentRun) budgetEvent(u model.Usage, cost float64, src model.CostSource
 	e := &trace.Budget{
 		Tokens: u.Total(), CostUSD: costField(cost, src), CostSource: string(src), Steps: a.totals.Steps + 1,
 		RunTokens: a.totals.Tokens() + u.Total(), RunCostUSD: a.totals.CostUSD + cost,
+		CacheReadTokens: u.CacheReadTokens, RunCacheReadTokens: a.totals.CacheReadTokens + u.CacheReadTokens,
 		TreeTokens: tok, TreeCostUSD: usd,
 		RootRun: a.rootID, RootTokens: rootTok, RootCostUSD: rootUSD, RootCostKnown: rootUnpriced == 0,
 	}

@@ -186,7 +186,7 @@ func (a *agentRun) request() *model.Request {
 func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Response, model.Usage, float64, model.CostSource, error) {
 	compacted := false
 	for {
-		res, err := a.ledger.Reserve(estimateTokens(req), a.estimateCost(req))
+		res, err := a.ledger.Reserve(a.estimateTokens(req), a.estimateCost(req))
 		if err != nil {
 			return nil, model.Usage{}, 0, "", err
 		}
@@ -206,6 +206,7 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 		}
 		cost, src := a.price(resp)
 		res.Settle(resp.Usage.Total(), cost)
+		a.cached = resp.Usage.CacheReadTokens + resp.Usage.CacheWriteTokens
 		if src == model.CostUnknown {
 			a.ledger.ChargeUnpriced(1)
 			a.st.Unpriced++

@@ -25,7 +25,8 @@ func TestMaskLeavesTheStoredTranscriptWhole(t *testing.T) {
 	if err := json.Unmarshal(steps[0].Messages, &ms); err != nil {
 		t.Fatal(err)
 	}
-	if got := ms[1].ToolResults[0].Content; got != files["pkg/r00.txt"] {
+	sent := f.prov.requests()[1].Messages[2].ToolResults[0].Content
+	if got := ms[1].ToolResults[0].Content; got != sent || !strings.Contains(got, "file 00 holds") {
 		t.Errorf("stored first result is not whole: %.80q", got)
 	}
 	last := f.prov.requests()[30]

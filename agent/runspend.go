@@ -12,9 +12,12 @@ import (
 // Spend is what a run drew, its sub-agents included, against its limits:
 // what `runs`, `runs --json` and `ioh.runs` show.
 type Spend struct {
-	Steps   int
-	Tokens  int64
-	CostUSD float64 // the priced calls' cost
+	Steps int
+	// Tokens is what the token budget counts (uncached input, cache
+	// writes, output); CacheReadTokens, not counted, beside it.
+	Tokens          int64
+	CacheReadTokens int64
+	CostUSD         float64 // the priced calls' cost
 	// Unpriced counts calls nothing could price; when it is not zero the
 	// run's cost is unknown (CostUSD is only what the priced calls cost).
 	Unpriced int
@@ -53,6 +56,7 @@ func Spends(rows []*trace.RunRow) map[string]Spend {
 		for id, depth := r.ID, 0; id != "" && depth < 64; depth++ {
 			a := out[id]
 			a.Tokens += r.Totals.Tokens()
+			a.CacheReadTokens += r.Totals.CacheReadTokens
 			a.CostUSD += r.Totals.CostUSD
 			a.Unpriced += unpriced
 			out[id] = a

@@ -50,6 +50,7 @@ func (k sink) Emit(e trace.Event) {
 				spendFrom(st, p.RunTokens, p.RunCostUSD, p.CostUSD != nil)
 			}
 			limitsFrom(st, p.Limits())
+			st.cached = max(st.cached, p.RunCacheReadTokens)
 			report = true
 		case *trace.Outcome:
 			// A sub-agent's end (a root run's comes with its result); a

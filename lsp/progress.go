@@ -152,9 +152,10 @@ func (s *Server) WorkDoneProgressCancel(ctx context.Context, p *protocol.WorkDon
 	return nil
 }
 
-// progressText is "step 3/40 · 1200/400000 tokens · $0.0200/$2.00": the
-// run's running totals against each limit it has ("cost unknown" when a
-// call could not be priced).
+// progressText is "step 3/40 · 1200/400000 tokens (+9000 cached) ·
+// $0.0200/$2.00": the run's running totals against each limit it has
+// ("cost unknown" when a call could not be priced), the run's cache reads
+// beside the tokens the budget counts.
 func progressText(st runState) string {
 	b := st.limits
 	msg := fmt.Sprintf("step %d", st.steps)
@@ -165,7 +166,11 @@ func progressText(st runState) string {
 	if b.Tokens > 0 {
 		msg += fmt.Sprintf("/%d", b.Tokens)
 	}
-	msg += " tokens · "
+	msg += " tokens"
+	if st.cached > 0 {
+		msg += fmt.Sprintf(" (+%d cached)", st.cached)
+	}
+	msg += " · "
 	if st.unpriced {
 		msg += "cost unknown"
 	} else {

@@ -23,6 +23,7 @@ type runState struct {
 	outcome  agent.Outcome
 	steps    int
 	tokens   int64
+	cached   int64 // the run's own cache reads (not in tokens)
 	cost     float64
 	unpriced bool            // a call could not be priced: the cost is unknown
 	limits   contract.Budget // the run's budget as its budget events report it

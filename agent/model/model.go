@@ -123,9 +123,13 @@ type Usage struct {
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
-// Total is input plus output tokens, cache traffic included in input.
+// Total is what the token budget counts: uncached input, cache writes and
+// output. Cache reads are not in it (they are reported beside it, and
+// the dollar budget prices them at their own rate): a run re-reads its
+// cached prefix at every step, and counting that in full ended ordinary
+// runs on their token budget at a small cost (docs/budgets.md).
 func (u Usage) Total() int64 {
-	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens + u.OutputTokens
+	return u.InputTokens + u.CacheWriteTokens + u.OutputTokens
 }
 
 // Add returns the sum of two usages.

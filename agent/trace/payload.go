@@ -154,7 +154,10 @@ type Policy struct {
 // Budget: a model call was charged. Tokens, CostUSD and CostSource are
 // the call's; the rest are running totals after it, which only grow.
 type Budget struct {
-	Tokens int64 `json:"tokens"`
+	// Tokens is what the token budget counts: uncached input, cache
+	// writes and output; CacheReadTokens (not counted) beside it.
+	Tokens          int64 `json:"tokens"`
+	CacheReadTokens int64 `json:"cache_read_tokens,omitempty"`
 	// CostUSD is nil when nothing could price the call.
 	CostUSD    *float64 `json:"cost_usd"`
 	CostSource string   `json:"cost_source"`
@@ -162,6 +165,9 @@ type Budget struct {
 	// RunTokens and RunCostUSD are this run's own spend so far.
 	RunTokens  int64   `json:"run_tokens"`
 	RunCostUSD float64 `json:"run_cost_usd"`
+	// RunCacheReadTokens are this run's cache reads so far (not counted
+	// in RunTokens).
+	RunCacheReadTokens int64 `json:"run_cache_read_tokens,omitempty"`
 	// TreeTokens and TreeCostUSD are the spend so far of the budget this
 	// run draws on: its share of the tree's ledger and its sub-agents'.
 	TreeTokens  int64   `json:"tree_tokens"`

@@ -248,9 +248,10 @@ type Totals struct {
 	CostUSD          float64 `json:"cost_usd"`
 }
 
-// Tokens is input plus output tokens, cache traffic included.
+// Tokens is what the token budget counts: uncached input, cache writes
+// and output; CacheReadTokens are reported beside it (model.Usage.Total).
 func (t Totals) Tokens() int64 {
-	return t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens
+	return t.InputTokens + t.OutputTokens + t.CacheWriteTokens
 }
 
 // RunRow is one run as stored.

@@ -358,14 +358,17 @@ func TestRunsRollsUpSubAgents(t *testing.T) {
 			roots++
 		}
 	}
-	if diff := cmp.Diff(tokens, map[string]int64{"r": 170, "c": 60, "g": 10}); diff != "" {
+	if diff := cmp.Diff(tokens, map[string]int64{"r": 165, "c": 55, "g": 5}); diff != "" {
 		t.Errorf("tokens (-got +want):\n%s", diff)
 	}
 	if roots != 1 || got[0].CostUSD == nil || *got[0].CostUSD != 1.75 {
 		t.Errorf("roots %d, root cost %v", roots, got[0].CostUSD)
 	}
 	b, _ := json.Marshal(got[0])
-	for _, k := range []string{`"id"`, `"goal"`, `"outcome"`, `"steps"`, `"tokens"`, `"cost_usd"`, `"started"`, `"parent":null`} {
+	if got[0].CacheReadTokens != 5 {
+		t.Errorf("root cache reads %d, want the grandchild's 5 beside its tokens", got[0].CacheReadTokens)
+	}
+	for _, k := range []string{`"id"`, `"goal"`, `"outcome"`, `"steps"`, `"tokens"`, `"cache_read_tokens"`, `"cost_usd"`, `"started"`, `"parent":null`} {
 		if !bytes.Contains(b, []byte(k)) {
 			t.Errorf("runs --json entry %s lacks %s", b, k)
 		}

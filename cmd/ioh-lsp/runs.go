@@ -23,7 +23,10 @@ type runSummary struct {
 	Goal    string `json:"goal"`
 	Outcome string `json:"outcome"`
 	Steps   int    `json:"steps"`
-	Tokens  int64  `json:"tokens"`
+	// Tokens is what the token budget counts; CacheReadTokens, not
+	// counted, beside it (docs/budgets.md).
+	Tokens          int64 `json:"tokens"`
+	CacheReadTokens int64 `json:"cache_read_tokens"`
 	// CostUSD is null when a call of the run (or of a sub-agent) could
 	// not be priced: its cost is unknown, not $0.
 	CostUSD *float64 `json:"cost_usd"`
@@ -101,14 +104,14 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tOUTCOME\tSTEPS\tTOKENS\tCOST\tWALL\tSTARTED\tGOAL")
+	fmt.Fprintln(tw, "ID\tOUTCOME\tSTEPS\tTOKENS\tCACHED\tCOST\tWALL\tSTARTED\tGOAL")
 	for _, r := range list {
 		id := r.ID
 		if r.Parent != nil {
 			id = "  " + id
 		}
 		steps, tokens, cost, wall := spendColumns(r.spend)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, r.Outcome, steps, tokens, cost, wall, r.Started, oneLine(r.Goal, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", id, r.Outcome, steps, tokens, r.CacheReadTokens, cost, wall, r.Started, oneLine(r.Goal, 60))
 	}
 	tw.Flush()
 	for _, r := range list {
@@ -127,7 +130,7 @@ func summarize(rows []*trace.RunRow) []runSummary {
 	out := make([]runSummary, 0, len(rows))
 	for _, r := range rows {
 		sp := spends[r.ID]
-		s := runSummary{ID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: sp.Steps, Tokens: sp.Tokens,
+		s := runSummary{ID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: sp.Steps, Tokens: sp.Tokens, CacheReadTokens: sp.CacheReadTokens,
 			UnpricedCalls: sp.Unpriced, Started: r.FirstStarted.UTC().Format(time.RFC3339), spend: sp,
 			Limits: runLimits{Steps: sp.Limits.Steps, Tokens: sp.Limits.Tokens, CostUSD: sp.Limits.CostUSD}}
 		if sp.CostKnown() {
