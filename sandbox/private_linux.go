@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -68,9 +69,12 @@ func makePrivateDir() (string, error) {
 
 // privateDirIntact checks a directory made ahead before a run takes it:
 // it and its home and tmp are still directories (not symlinks) of this
-// user with mode 0700. A run whose writable roots include the temporary
-// directory itself could otherwise have swapped one for a link, and the
-// next run's rules would land on its target.
+// user with mode 0700, and hold nothing but home and tmp, both empty. A
+// run whose writable roots include the temporary directory itself could
+// otherwise have swapped one for a link, and the next run's rules would
+// land on its target, or have left files there (a ~/.bashrc, a
+// ~/.gitconfig, a planted tool) for the next run, another task's, to
+// read and run.
 func privateDirIntact(d string) bool {
 	for _, p := range []string{d, filepath.Join(d, "home"), filepath.Join(d, "tmp")} {
 		var st unix.Stat_t
@@ -78,6 +82,28 @@ func privateDirIntact(d string) bool {
 			return false
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o7777 != 0o700 || int(st.Uid) != os.Geteuid() {
+			return false
+		}
+	}
+	return holdsOnly(d, "home", "tmp") && holdsOnly(filepath.Join(d, "home")) && holdsOnly(filepath.Join(d, "tmp"))
+}
+
+// holdsOnly reports whether the directory dir holds exactly names.
+func holdsOnly(dir string, names ...string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	got, err := f.Readdirnames(len(names) + 1)
+	if err != nil && !(errors.Is(err, io.EOF) && len(names) == 0) {
+		return false
+	}
+	if len(got) != len(names) {
+		return false
+	}
+	for _, n := range got {
+		if !contains(names, n) {
 			return false
 		}
 	}

@@ -145,3 +145,48 @@ func TestSparePrivateDirChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestSparePrivateDirLeftovers: a file a run leaves in the private
+// directory made ahead for the next run (possible for a run whose
+// writable roots hold the temporary directory) is not seen by that run:
+// a spare directory holding anything but its empty home and tmp is
+// discarded. Control: an intact spare is taken.
+func TestSparePrivateDirLeftovers(t *testing.T) {
+	tiersHere(t) // skips where the landlock tier cannot run
+	useReexec(t)
+	KeepWarm(true)
+	t.Cleanup(func() { KeepWarm(false) })
+	dir := outsideDir(t)
+	probe := func() (home, output string) {
+		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", `echo "$HOME"; cat "$HOME/.planted" "$TMPDIR/planted" 2>/dev/null; ls -a "$HOME/.."`}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock})
+		if out.ExitCode != 0 {
+			t.Fatalf("exit %d:\n%s", out.ExitCode, output)
+		}
+		return strings.SplitN(output, "\n", 2)[0], output
+	}
+	spare := func() string {
+		backgroundCleanups.Wait()
+		spareDir.Lock()
+		defer spareDir.Unlock()
+		return spareDir.dir
+	}
+	probe()
+	for _, plant := range []string{"home/.planted", "tmp/planted", "extra"} {
+		d := spare()
+		if d == "" {
+			t.Fatal("no private directory made ahead after a warm run")
+		}
+		if err := os.WriteFile(filepath.Join(d, plant), []byte("PLANTED-BY-THE-LAST-RUN\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		home, output := probe()
+		if home == filepath.Join(d, "home") || strings.Contains(output, "PLANTED-BY-THE-LAST-RUN") || strings.Contains(output, "extra") {
+			t.Errorf("the run took a spare directory holding %s:\n%s", plant, output)
+		}
+		os.RemoveAll(d)
+	}
+	d := spare()
+	if got, _ := probe(); got != filepath.Join(d, "home") {
+		t.Errorf("control: the run's HOME is %q, want the intact one made ahead %q", got, filepath.Join(d, "home"))
+	}
+}
