@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
@@ -55,6 +58,9 @@ type Options struct {
 	// Redact removes configured secrets from what the session index
 	// writes (nil writes as is).
 	Redact func(string) string
+	// Getenv reads the environment ($HOME for the workspace check); nil
+	// is os.Getenv.
+	Getenv func(string) string
 }
 
 // Server is an ACP agent on one connection.
@@ -181,7 +187,7 @@ func (s *Server) newSession(ctx context.Context, params json.RawMessage) (any, e
 	if _, _, err := mcpServers(p.MCPServers); err != nil {
 		return nil, err
 	}
-	root, err := sessionRoot(p.CWD)
+	root, err := s.workspaceRoot(p.CWD)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +217,7 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage, replay
 	if _, _, err := mcpServers(p.MCPServers); err != nil {
 		return nil, err
 	}
-	root, err := sessionRoot(p.CWD)
+	root, err := s.workspaceRoot(p.CWD)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +228,10 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage, replay
 		s.forget(ss)
 	}
 	rec, err := s.idx.get(p.SessionID)
-	fromRun := err != nil && len(p.SessionID) > 2 && p.SessionID[:2] == "r-"
+	// Only an id of the run form opens a workspace to look it up: any
+	// other string is refused before an engine (and its trace store) is
+	// made for it.
+	fromRun := err != nil && sessionIDPattern().MatchString(p.SessionID) && strings.HasPrefix(p.SessionID, "r-")
 	if err != nil && !fromRun {
 		return nil, invalidParams("%v", err)
 	}
@@ -349,6 +358,27 @@ func sessionRoot(cwd string) (string, error) {
 		return "", invalidParams("cwd %s: %v", cwd, err)
 	}
 	return filepath.Clean(root.Dir()), nil
+}
+
+// workspaceRoot is sessionRoot for a session that will run: a cwd that
+// is the file-system root or the home directory is refused, as for
+// `ioh-lsp run` (config.CheckWorkspace): the session's runs could
+// otherwise read every file there and, once a change is allowed, write
+// any of them (the shell's startup files, the user configuration that
+// grants trust).
+func (s *Server) workspaceRoot(cwd string) (string, error) {
+	root, err := sessionRoot(cwd)
+	if err != nil {
+		return "", err
+	}
+	getenv := s.opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if err := config.CheckWorkspace(root, getenv); err != nil {
+		return "", invalidParams("session cwd %s: %v (in ACP: open the project's own directory, whose path the client sends as cwd)", cwd, err)
+	}
+	return root, nil
 }
 
 func newID(prefix string) string {

@@ -35,6 +35,9 @@ type client struct {
 	onAsk func(params map[string]any) any
 	done  chan error
 	id    float64
+	// asked are the methods of the agent's requests to the client, in
+	// order.
+	asked []string
 }
 
 func newClient(t *testing.T, cassette string, onAsk func(map[string]any) any) *client {
@@ -93,6 +96,11 @@ func (c *client) read(r io.Reader) {
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			c.t.Errorf("agent wrote a line that is not JSON: %q", sc.Text())
 			continue
+		}
+		if method, _ := m["method"].(string); method != "" && m["id"] != nil {
+			c.mu.Lock()
+			c.asked = append(c.asked, method)
+			c.mu.Unlock()
 		}
 		switch {
 		case m["method"] == methodSessionUpdate:

@@ -260,7 +260,7 @@ func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
 				// contract's paths are relative to: its task file is there.
 				// The file read is the one judged: resolved through the
 				// workspace (a symlink out of it is refused), not the link.
-				real, err := taskFileIn(ss.eng.Root, path)
+				_, real, err := resolveIn(ss.eng.Root, path)
 				if err != nil {
 					return nil, invalidParams("prompt[%d]: task file %s is outside the session's workspace %s", i, path, root)
 				}
@@ -270,11 +270,14 @@ func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
 				}
 				return c, nil
 			}
-			if rel, err := ss.eng.Root.Rel(path); err == nil {
-				context = append(context, filepath.ToSlash(rel))
-			} else {
-				return nil, invalidParams("prompt[%d]: %s is outside the session's workspace %s", i, path, root)
+			// Judged as the run will read it: resolved through the
+			// workspace, so a link inside that leads out is refused here,
+			// not dropped silently when the context is read.
+			rel, _, err := resolveIn(ss.eng.Root, path)
+			if err != nil {
+				return nil, invalidParams("prompt[%d]: %s is outside the session's workspace %s (link files inside it, or open a session there)", i, path, root)
 			}
+			context = append(context, filepath.ToSlash(rel))
 		case "resource":
 			if b.Resource != nil && b.Resource.Text != "" {
 				goal = append(goal, fmt.Sprintf("Attached %s:\n%s", b.Resource.URI, b.Resource.Text))
@@ -304,14 +307,15 @@ func (ss *session) contract(blocks []contentBlock) (*contract.Contract, error) {
 	return c, nil
 }
 
-// taskFileIn is the real location of the task file at path, which must
-// lie inside root once every symlink is resolved.
-func taskFileIn(root *workspace.Root, path string) (string, error) {
-	rel, err := root.Rel(path)
-	if err != nil {
-		return "", err
+// resolveIn is the workspace-relative name and the real location of the
+// file at path (a task file, a linked context file), which must lie
+// inside root once every symlink is resolved.
+func resolveIn(root *workspace.Root, path string) (rel, real string, err error) {
+	if rel, err = root.Rel(path); err != nil {
+		return "", "", err
 	}
-	return root.Resolve(rel)
+	real, err = root.Resolve(rel)
+	return rel, real, err
 }
 
 // filePath is the local path of a file: URI.

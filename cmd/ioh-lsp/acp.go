@@ -51,6 +51,7 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 		Version:   version,
 		StateDir:  stateDir,
 		Redact:    trace.NewRedactor(wire.Secrets(env.getenv, os.Environ)).String,
+		Getenv:    env.getenv,
 		NewEngine: acpEngineFactory(env, ov),
 	})
 	if err := srv.Serve(ctx, newClosableReader(env.stdin), env.stdout); err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 	"github.com/ioh-lsp/ioh-lsp/lsp"
@@ -82,6 +83,11 @@ func (s stdio) Close() error {
 // same wiring as `ioh-lsp run`.
 func engineFactory(env *cliEnv) lsp.HarnessFactory {
 	return func(ctx context.Context, s lsp.Session) (*lsp.Engine, error) {
+		// A folder that is / or $HOME is refused as for run and acp: the
+		// agent could read and write everything there.
+		if err := config.CheckWorkspace(s.Root, env.getenv); err != nil {
+			return nil, err
+		}
 		e, err := wire.NewHarness(ctx, wire.Options{
 			Root:           s.Root,
 			Getenv:         env.getenv,
