@@ -62,7 +62,8 @@ func mcpWorld(t *testing.T, host string) (ws, task, cassette string) {
 	task = filepath.Join(ws, "fix.ioh.yaml")
 	cassette = filepath.Join(t.TempDir(), "cassette.json")
 	for p, s := range map[string]string{
-		cfg:  "policy:\n  rules:\n    - {act: net, effect: allow, pattern: \"" + host + "\"}\n",
+		// The client's MCP servers start only in a trusted workspace.
+		cfg:  "trusted: [" + ws + "]\npolicy:\n  rules:\n    - {act: net, effect: allow, pattern: \"" + host + "\"}\n",
 		task: "version: 1\ngoal: Add two and three\nverify:\n  checks:\n    - { name: ok, run: [\"true\"] }\n",
 		cassette: `{"version":1,"turns":[
  {"tool_calls":[{"name":"calc__add","arguments":{"a":2,"b":3}}],"usage":{"input_tokens":100,"output_tokens":10}},

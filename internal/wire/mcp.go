@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/config"
@@ -25,6 +26,18 @@ func newMCP(cfg *config.Config, o Options, sb contain.Sandbox) (*mcptool.Manager
 		// The config's entry is the manager's type field for field (a
 		// conversion: the compiler keeps the two the same).
 		servers = append(servers, mcptool.Server(s))
+	}
+	if len(o.MCPServers) > 0 && !cfg.WorkspaceTrusted {
+		// An ACP client's servers are its editor settings, which may
+		// come from the project (as VS Code's and Zed's do): like the
+		// editor layer's, they start only in a trusted workspace.
+		names := make([]string, len(o.MCPServers))
+		for i, s := range o.MCPServers {
+			names[i] = s.Name
+		}
+		o.Logger.Warn(fmt.Sprintf("%s: mcp servers %s ignored: the client's MCP servers may come from the project's settings and the workspace %s is not trusted; list them under mcp.servers in the user config %s, or list the workspace under `trusted:` there.",
+			ACPSource, strings.Join(names, ", "), cfg.WorkspaceRoot, config.UserPath(o.Getenv)))
+		o.MCPServers = nil
 	}
 	for _, s := range o.MCPServers {
 		if s.Source == "" {

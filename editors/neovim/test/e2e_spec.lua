@@ -20,6 +20,14 @@ H.run(function()
   local dir = H.copy_fixture(here .. "/fixture/calc")
   -- Keep this run's trace store out of the user's state directory.
   vim.env.IOH_STATE_DIR = vim.fn.tempname()
+  -- The user config trusts the fixture: editor settings may come from the
+  -- repository (exrc, project-local plugin config), so the server takes
+  -- their provider and cassette only in a trusted workspace
+  -- (docs/editors.md#settings-and-trust).
+  local config_home = vim.fn.tempname()
+  vim.fn.mkdir(config_home .. "/ioh", "p")
+  vim.fn.writefile({ "trusted: [" .. vim.json.encode(dir) .. "]" }, config_home .. "/ioh/config.yaml")
+  vim.env.XDG_CONFIG_HOME = config_home
   vim.lsp.set_log_level("warn")
 
   local msgs = H.messages

@@ -20,16 +20,20 @@ import { ClientCaps, ensureReviewCapabilities } from './capabilities';
 import { CommandArgs, FALLBACK_TASK_RULE, needsGoal, parseRuns, RunSummary, ServerCommand, TaskFileRule, taskFileRule, withGoal } from './commands';
 import { logServerLine, TraceChannel, traceSetting } from './logs';
 import { resolveServer, ServerMissingError, INSTALL_DOCS, serverVersion, settingSource } from './server';
-import { clientSettings, initializationOptions, isKeyEnvName, serverConfig, serverEnv, SettingGetter } from './settings';
+import { clientSettings, initializationOptions, isKeyEnvName, serverConfig, serverEnv, SettingGetter, userScoped } from './settings';
 import { ProgressValue, RunTracker, statusView } from './status';
 
 const KEY_NAMES = 'ioh-lsp.keyNames';
 const secretKey = (env: string): string => `ioh-lsp.key.${env}`;
 
-/** getter reads `ioh.*` settings, scoped to a resource when given. */
+/**
+ * getter reads `ioh.*` settings, scoped to a resource when given; the
+ * endpoint, key-variable, policy and trust settings from the User
+ * settings only (settings.ts userScoped), whatever the workspace sets.
+ */
 export function getter(scope?: vscode.Uri): SettingGetter {
   const cfg = vscode.workspace.getConfiguration('ioh', scope);
-  return (key) => cfg.get(key);
+  return userScoped((key) => cfg.get(key), (key) => cfg.inspect(key));
 }
 
 /** ReviewFeature adds the capabilities that route proposals to the refactor preview. */

@@ -8,6 +8,37 @@ import { SETTING_CHOICES } from './api.generated';
 /** Reads one setting by its key below the `ioh` section, e.g. "model.name". */
 export type SettingGetter = (key: string) => unknown;
 
+/**
+ * USER_SCOPE_KEYS are the settings that choose where requests go, with
+ * which key, and what the agent may do (policy), plus the trusted roots:
+ * a repository's .vscode/settings.json must not set them. package.json
+ * declares them `application` scope and lists them in
+ * capabilities.untrustedWorkspaces.restrictedConfigurations, and
+ * userScoped reads them from the User settings (or the default) only.
+ */
+export const USER_SCOPE_KEYS: readonly string[] = ['model.provider', 'model.baseUrl', 'model.apiKeyEnv', 'model.cassette', 'policy.rules', 'trusted'];
+
+/** Inspection is what VS Code's WorkspaceConfiguration.inspect returns for one key (the fields used here). */
+export interface Inspection {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * userScoped is a getter that reads USER_SCOPE_KEYS through inspect,
+ * taking only the User (global) value, else the default, and never a
+ * workspace or folder value; every other key through get.
+ */
+export function userScoped(get: SettingGetter, inspect: (key: string) => Inspection | undefined): SettingGetter {
+  return (key) => {
+    if (!USER_SCOPE_KEYS.includes(key)) return get(key);
+    const i = inspect(key);
+    return i?.globalValue !== undefined ? i.globalValue : i?.defaultValue;
+  };
+}
+
 // The allowed values are the server's (agent/config Choices, generated
 // into api.generated.ts); "" (unset) is read as no value.
 export const PROVIDERS = SETTING_CHOICES['model.provider'].filter((p) => p !== '');

@@ -237,6 +237,12 @@ async function main() {
   // local User settings in a remote window, and code-server's window is
   // one. PATH has no ioh-lsp, so only this setting can start the server.
   writeJSON(path.join(userData, 'Machine', 'settings.json'), { 'ioh.server.path': SERVER });
+  // The user config trusts the workspace: the server takes the editor
+  // settings' provider and cassette only there (a repository's
+  // .vscode/settings.json reaches it as editor settings too;
+  // docs/editors.md#settings-and-trust).
+  fs.mkdirSync(path.join(world.XDG_CONFIG_HOME, 'ioh'), { recursive: true });
+  fs.writeFileSync(path.join(world.XDG_CONFIG_HOME, 'ioh', 'config.yaml'), `trusted: [${JSON.stringify(ws)}]\n`);
   writeJSON(path.join(userData, 'User', 'settings.json'), {
     'ioh.model.provider': 'replay',
     'ioh.model.cassette': path.join(ws, 'cassette.json'),
