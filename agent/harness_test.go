@@ -13,6 +13,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -38,7 +39,7 @@ func TestRunEditsVerifiesAndApplies(t *testing.T) {
 	// The parallel reads answer in call order.
 	reqs := f.prov.requests()
 	rs := reqs[1].Messages[2].ToolResults
-	if rs[0].Content != "hello world\n" || rs[1].Content != "bee\n" || !strings.Contains(rs[2].Content, "b.txt 4") {
+	if rs[0].Content != tools.NumberLines("hello world\n") || rs[1].Content != tools.NumberLines("bee\n") || !strings.Contains(rs[2].Content, "b.txt 4") {
 		t.Errorf("results out of order: %+v", rs)
 	}
 	evs, err := f.store.Events(context.Background(), res.RunID)
@@ -193,11 +194,13 @@ func TestBudgetRefusesStepBeforeSending(t *testing.T) {
 	}{
 		{"steps", contract.Budget{Steps: 3}, 3},
 		// Each call spends 1100 tokens; the next is refused once its
-		// estimate (its input plus at least 64 output tokens) no longer fits.
-		{"tokens", contract.Budget{Tokens: 12000}, 9},
+		// estimate (its input, the tool specs included, plus at least 64
+		// output tokens) no longer fits.
+		{"tokens", contract.Budget{Tokens: 12000}, 8},
 		// Each call costs $0.0015, but a call may produce up to 8192 output
-		// tokens ($0.041), so it is sent only while that much is left.
-		{"cost", contract.Budget{CostUSD: 0.05}, 5},
+		// tokens ($0.041), so it is sent only while that much is left
+		// (with its input's cost).
+		{"cost", contract.Budget{CostUSD: 0.05}, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,7 +250,7 @@ func TestContextOverflowCompactsOnce(t *testing.T) {
 		say(10, "read_file", args{"path": "a.txt"}),
 		say(10, "read_file", args{"path": "a.txt", "limit": 1}),
 		{fn: func(req *model.Request) (*model.Response, error) {
-			if got := req.Messages[2].ToolResults[0].Content; got != "[result hidden to save context: read_file a.txt → lines 1–1, 7 B; call again to see it]" {
+			if got := req.Messages[2].ToolResults[0].Content; got != "[result hidden to save context: read_file a.txt → lines 1–1, 15 B; call again to see it]" {
 				return nil, overflow
 			}
 			sawElided = true
@@ -400,7 +403,7 @@ func TestDeferInParallelBatch(t *testing.T) {
 	for _, tr := range reqs[len(reqs)-1].Messages[2].ToolResults {
 		got = append(got, fmt.Sprintf("%s %v %s", tr.CallID, tr.IsError, strings.SplitN(tr.Content, ":", 2)[0]))
 	}
-	want := []string{"call_1_0 false a\n", "call_1_1 true denied by the user", "call_1_2 false b\n"}
+	want := []string{"call_1_0 false      1\ta\n", "call_1_1 true denied by the user", "call_1_2 false      1\tb\n"}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("results (-got +want):\n%s", diff)
 	}

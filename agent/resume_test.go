@@ -11,6 +11,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
@@ -123,7 +124,7 @@ func TestResumeRestoresTranscriptAndChanges(t *testing.T) {
 	}
 	reqs := f.prov.requests()
 	last := reqs[len(reqs)-1]
-	if got := last.Messages[len(last.Messages)-1].ToolResults[0].Content; got != "one\ntwo\n" {
+	if got := last.Messages[len(last.Messages)-1].ToolResults[0].Content; got != tools.NumberLines("one\ntwo\n") {
 		t.Errorf("the resumed read saw %q, not the restored change set", got)
 	}
 }

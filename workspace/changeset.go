@@ -243,34 +243,36 @@ func (c *ChangeSet) WriteFile(rel string, data []byte) error {
 }
 
 // Edit replaces old with new in a file: exactly once, or every occurrence
-// when replaceAll. It returns the number of replacements; zero or several
-// occurrences (without replaceAll) are a *MatchError.
-func (c *ChangeSet) Edit(rel, old, new string, replaceAll bool) (int, error) {
+// when replaceAll. When old does not occur exactly, the whitespace ladder
+// (ladder.go) may find the one place it means; copied read_file line
+// numbers are dropped first. Zero or several occurrences (without
+// replaceAll) are a *MatchError saying where to look; old == new is an
+// error, as nothing would change.
+func (c *ChangeSet) Edit(rel, old, new string, replaceAll bool) (Edited, error) {
 	if old == "" {
-		return 0, fmt.Errorf("edit %s: old text is empty", rel)
+		return Edited{}, fmt.Errorf("edit %s: old text is empty", rel)
+	}
+	if old == new {
+		return Edited{}, fmt.Errorf("edit %s: old and new are the same text: nothing would change", rel)
 	}
 	k, abs, err := c.key(rel)
 	if err != nil {
-		return 0, fmt.Errorf("edit %s: %w", rel, err)
+		return Edited{}, fmt.Errorf("edit %s: %w", rel, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	data, mode, ok, err := c.current(k, abs)
 	if err != nil {
-		return 0, fmt.Errorf("edit %s: %w", rel, err)
+		return Edited{}, fmt.Errorf("edit %s: %w", rel, err)
 	}
 	if !ok {
-		return 0, fmt.Errorf("edit %s: %w", k, fs.ErrNotExist)
+		return Edited{}, fmt.Errorf("edit %s: %w", k, fs.ErrNotExist)
 	}
-	n := bytes.Count(data, []byte(old))
-	switch {
-	case n == 0:
-		return 0, &MatchError{Path: k, Err: ErrNoMatch}
-	case n > 1 && !replaceAll:
-		return 0, &MatchError{Path: k, Count: n, Err: ErrAmbiguous}
+	out, e, err := editText(k, data, old, new, replaceAll)
+	if err != nil {
+		return Edited{}, err
 	}
-	out := bytes.ReplaceAll(data, []byte(old), []byte(new))
-	return n, c.set(k, abs, out, mode, true, c.fromOf(k))
+	return e, c.set(k, abs, out, mode, true, c.fromOf(k))
 }
 
 // fromOf keeps a pending rename's source when its target is edited.
@@ -337,6 +339,16 @@ func (c *ChangeSet) Rename(from, to string) error {
 	return c.set(kf, absf, nil, 0, false, "")
 }
 
+// hostless drops the host path an *fs.PathError carries: a message for
+// the model names workspace paths only.
+func hostless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // ListDir lists a directory as the change set sees it, sorted by name.
 func (c *ChangeSet) ListDir(rel string) ([]DirEntry, error) {
 	abs, err := c.root.Resolve(rel)
@@ -350,7 +362,7 @@ func (c *ChangeSet) ListDir(rel string) ([]DirEntry, error) {
 	entries := map[string]DirEntry{}
 	des, derr := os.ReadDir(abs)
 	if derr != nil && !errors.Is(derr, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list %s: %w", k, derr)
+		return nil, fmt.Errorf("list %s: %w", k, hostless(derr))
 	}
 	for _, d := range des {
 		e := DirEntry{Name: d.Name(), IsDir: d.IsDir()}
@@ -383,7 +395,7 @@ func (c *ChangeSet) ListDir(rel string) ([]DirEntry, error) {
 	}
 	c.mu.RUnlock()
 	if derr != nil && len(entries) == 0 {
-		return nil, fmt.Errorf("list %s: %w", k, derr)
+		return nil, fmt.Errorf("list %s: %w", k, hostless(derr))
 	}
 	out := make([]DirEntry, 0, len(entries))
 	for _, e := range entries {
@@ -414,6 +426,14 @@ func (c *ChangeSet) view() *view {
 
 // Grep searches the pending state.
 func (c *ChangeSet) Grep(ctx context.Context, o GrepOptions) ([]Match, error) {
+	ms, _, err := c.view().grep(ctx, o)
+	return ms, err
+}
+
+// GrepCount is Grep that also says how many matches it found: exactly
+// len(ms) under o.Max, else at least o.Max+1 when more were there (a
+// lower bound: each file is searched up to o.Max).
+func (c *ChangeSet) GrepCount(ctx context.Context, o GrepOptions) (ms []Match, total int, _ error) {
 	return c.view().grep(ctx, o)
 }
 

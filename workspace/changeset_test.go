@@ -35,11 +35,11 @@ func TestChangeSetOps(t *testing.T) {
 	if _, err := c.Edit("a.txt", "three", "3", false); !errors.Is(err, ErrNoMatch) {
 		t.Fatalf("missing edit: %v", err)
 	}
-	if n, err := c.Edit("a.txt", "two", "2", true); err != nil || n != 2 {
-		t.Fatalf("replace all = %d, %v", n, err)
+	if e, err := c.Edit("a.txt", "two", "2", true); err != nil || e.Count != 2 {
+		t.Fatalf("replace all = %+v, %v", e, err)
 	}
-	if n, err := c.Edit("a.txt", "one", "1", false); err != nil || n != 1 {
-		t.Fatalf("edit once = %d, %v", n, err)
+	if e, err := c.Edit("a.txt", "one", "1", false); err != nil || e.Count != 1 {
+		t.Fatalf("edit once = %+v, %v", e, err)
 	}
 	if got := mustRead("a.txt"); got != "1 2 2\n" {
 		t.Errorf("after edits: %q", got)

@@ -40,14 +40,19 @@ func (e *PathError) Unwrap() error { return e.Err }
 type MatchError struct {
 	Path  string
 	Count int   // occurrences found
+	Lines []int // 0-based first line of each occurrence listed
 	Err   error // ErrNoMatch or ErrAmbiguous
+	// Detail is what to recover with, for the model: each occurrence
+	// with the line before it, or the closest lines of the file.
+	Detail string
 }
 
 func (e *MatchError) Error() string {
-	if e.Count == 0 {
-		return fmt.Sprintf("edit %s: %v", e.Path, e.Err)
+	msg := fmt.Sprintf("edit %s: %v", e.Path, e.Err)
+	if e.Detail != "" {
+		msg += "\n" + e.Detail
 	}
-	return fmt.Sprintf("edit %s: %v (%d occurrences; give more context or replace all)", e.Path, e.Err, e.Count)
+	return msg
 }
 func (e *MatchError) Unwrap() error { return e.Err }
 
@@ -68,12 +73,19 @@ type PatchError struct {
 	File string
 	Hunk int // 1-based, 0 when the error is not about one hunk
 	Err  error
+	// Detail shows a failing hunk's expected lines beside the file's
+	// closest lines.
+	Detail string
 }
 
 func (e *PatchError) Error() string {
+	msg := fmt.Sprintf("patch %s: %v", e.File, e.Err)
 	if e.Hunk > 0 {
-		return fmt.Sprintf("patch %s hunk %d: %v", e.File, e.Hunk, e.Err)
+		msg = fmt.Sprintf("patch %s hunk %d: %v", e.File, e.Hunk, e.Err)
 	}
-	return fmt.Sprintf("patch %s: %v", e.File, e.Err)
+	if e.Detail != "" {
+		msg += "\n" + e.Detail
+	}
+	return msg
 }
 func (e *PatchError) Unwrap() error { return e.Err }

@@ -224,33 +224,36 @@ func (r *Root) join(rel string) string {
 }
 
 // grep runs a search over a view: through the root's index when it has
-// a warm one, else by scanning.
-func (v *view) grep(ctx context.Context, o GrepOptions) ([]Match, error) {
+// a warm one, else by scanning. total counts the matches found, at
+// least len(ms): each file's are counted up to o.Max, so past the cap it
+// is a lower bound.
+func (v *view) grep(ctx context.Context, o GrepOptions) (ms []Match, total int, _ error) {
 	if x := v.root.idx.Load(); x != nil {
-		if ms, ok, err := x.grep(ctx, v, o); ok {
-			return ms, err
+		if ms, total, ok, err := x.grep(ctx, v, o); ok {
+			return ms, total, err
 		}
 	}
 	m, err := compileGrep(o)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	dir, err := CleanPath(o.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("grep: %w", err)
+		return nil, 0, fmt.Errorf("grep: %w", err)
 	}
 	globs, err := newGlobFilter(o.Globs, dir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	res := results{skip: o.Skip}
 	err = v.each(ctx, dir, globs.keep, func(rel, abs string, data []byte, ov bool) {
 		res.add(m.searchOne(rel, abs, data, ov))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("grep: %w", err)
+		return nil, 0, fmt.Errorf("grep: %w", err)
 	}
-	return res.sorted(o.Max), nil
+	ms, total = res.sorted(o.Max)
+	return ms, total, nil
 }
 
 // searchOne searches one file: its overlay content when ov, else the file
@@ -284,9 +287,9 @@ func (r *results) add(found []Match) {
 	r.mu.Unlock()
 }
 
-// sorted returns the matches by path then line, at most max (0: all):
-// the files are sorted, not every match.
-func (r *results) sorted(max int) []Match {
+// sorted returns the matches by path then line, at most max (0: all),
+// and how many were found: the files are sorted, not every match.
+func (r *results) sorted(max int) ([]Match, int) {
 	slices.SortFunc(r.groups, func(a, b []Match) int { return strings.Compare(a[0].Path, b[0].Path) })
 	n := r.n
 	if max > 0 && n > max {
@@ -303,14 +306,15 @@ func (r *results) sorted(max int) []Match {
 		}
 	}
 	if len(all) == 0 {
-		return nil
+		return nil, r.n
 	}
-	return all
+	return all, r.n
 }
 
 // Grep searches the workspace on disk (documents overlaid), sorted by path
 // then line.
 func (r *Root) Grep(ctx context.Context, o GrepOptions) ([]Match, error) {
 	v := &view{root: r, ov: overlay{files: r.documents()}}
-	return v.grep(ctx, o)
+	ms, _, err := v.grep(ctx, o)
+	return ms, err
 }

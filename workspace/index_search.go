@@ -14,7 +14,7 @@ import (
 // grep searches v through the index. ok is false when the index cannot
 // answer exactly (cold, its file set in doubt, a searched directory it
 // does not cover) and the caller scans instead.
-func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, ok bool, _ error) {
+func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, total int, ok bool, _ error) {
 	defer func() {
 		if ok {
 			x.served.Add(1)
@@ -24,25 +24,25 @@ func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, o
 	}()
 	m, err := compileGrep(o)
 	if err != nil {
-		return nil, false, nil // the scan reports it
+		return nil, 0, false, nil // the scan reports it
 	}
 	dir, err := CleanPath(o.Dir)
 	if err != nil {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	globs, err := newGlobFilter(o.Globs, dir)
 	if err != nil {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	if dir != "." {
 		if _, isDir, ok := x.root.reachable(dir); !ok || !isDir {
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
 	}
 	if x.watch {
 		// Every change made before this search has reached x.changed.
 		if err := x.watcher.Sync(ctx); err != nil {
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
 	}
 	x.use.RLock()
@@ -55,7 +55,7 @@ func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, o
 	}
 	x.mu.Unlock()
 	if d == nil || stale {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	keep := func(rel string) bool {
 		return inDir(rel, dir) && (globs == nil || filterPath(globs.keep, rel, dir))
@@ -78,9 +78,10 @@ func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, o
 			res.add(m.searchOne(rel, abs, data, ov))
 		})
 		if err != nil {
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
-		return res.sorted(o.Max), true, nil
+		ms, total = res.sorted(o.Max)
+		return ms, total, true, nil
 	}
 	if !sameInputs(d.inputs, ignoreInputs(x.root.Dir())) {
 		x.mu.Lock()
@@ -88,11 +89,11 @@ func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, o
 		x.staleSeq = x.seq
 		x.mu.Unlock()
 		x.poke()
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	jobs, err := x.jobs(ctx, v, d, dirty, keep, skip)
 	if err != nil {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -112,9 +113,10 @@ func (x *Index) grep(ctx context.Context, v *view, o GrepOptions) (ms []Match, o
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, true, err
+		return nil, 0, true, err
 	}
-	return res.sorted(o.Max), true, nil
+	ms, total = res.sorted(o.Max)
+	return ms, total, true, nil
 }
 
 // searchJob is one file a search reads: from the overlay when ov.

@@ -57,13 +57,34 @@ type patchLine struct {
 	text string
 }
 
-// hunkLines splits a parsed hunk into the lines it expects (old) and the
-// lines it writes (new), each keeping its "\n" unless the patch marked it
-// as the file's unterminated last line.
-func hunkLines(h *diff.Hunk) (old, new []string, err error) {
+// hunk is one hunk of a file patch, whichever format it came in.
+type hunk struct {
+	lines []patchLine // each keeps its "\n" unless it is an unterminated last line
+	start int         // 0-based line the old lines are expected at; -1: anywhere (V4A)
+	// anchors are V4A "@@ text" lines, found in order before the hunk.
+	anchors []string
+	eof     bool // V4A "*** End of File": the hunk ends the file
+}
+
+// old is what the hunk expects (context and removed lines).
+func (h *hunk) old() []string {
+	var out []string
+	for _, l := range h.lines {
+		if l.op != '+' {
+			out = append(out, l.text)
+		}
+	}
+	return out
+}
+
+// fromDiff converts a parsed unified-diff hunk.
+func fromDiff(h *diff.Hunk) (hunk, error) {
 	body := string(h.Body)
 	noNL := !strings.HasSuffix(body, "\n") // last line lacks its newline
-	var lines []patchLine
+	out := hunk{start: int(h.OrigStartLine) - 1}
+	if h.OrigLines == 0 {
+		out.start = int(h.OrigStartLine)
+	}
 	for off := 0; off < len(body); {
 		end := strings.IndexByte(body[off:], '\n')
 		var raw string
@@ -77,7 +98,7 @@ func hunkLines(h *diff.Hunk) (old, new []string, err error) {
 			op, text = raw[0], raw[1:]
 		}
 		if op != ' ' && op != '-' && op != '+' {
-			return nil, nil, fmt.Errorf("bad hunk line %q", raw)
+			return hunk{}, fmt.Errorf("bad hunk line %q", raw)
 		}
 		nl := "\n"
 		if end == len(body) && noNL {
@@ -86,55 +107,41 @@ func hunkLines(h *diff.Hunk) (old, new []string, err error) {
 		if op == '-' && h.OrigNoNewlineAt > 0 && int(h.OrigNoNewlineAt) == end {
 			nl = ""
 		}
-		lines = append(lines, patchLine{op, text + nl})
+		out.lines = append(out.lines, patchLine{op, text + nl})
 		off = end
 	}
-	for _, l := range lines {
-		if l.op != '+' {
-			old = append(old, l.text)
-		}
-		if l.op != '-' {
-			new = append(new, l.text)
-		}
-	}
-	return old, new, nil
+	return out, nil
 }
 
-// applyHunks applies the hunks of one file to data, trying each hunk at
-// its stated line first and then at growing distances up to patchFuzz.
-func applyHunks(name string, data []byte, hunks []*diff.Hunk) ([]byte, error) {
+// applyHunks applies the hunks of one file to data. A hunk with a line
+// number is tried there first and then at growing distances up to
+// patchFuzz; one without (V4A) at the first place after its anchors. When
+// the exact lines are nowhere, the whitespace ladder may find the one
+// place they mean (ladder.go).
+func applyHunks(name string, data []byte, hunks []hunk) ([]byte, error) {
 	lines := splitLines(data)
 	var out []string
 	next := 0  // first line of lines not yet copied
 	shift := 0 // how far earlier hunks moved
 	for i, h := range hunks {
-		old, new, err := hunkLines(h)
+		old := h.old()
+		from, err := afterAnchors(lines, next, h.anchors)
 		if err != nil {
-			return nil, &PatchError{File: name, Hunk: i + 1, Err: err}
+			return nil, &PatchError{File: name, Hunk: i + 1, Err: ErrHunkMismatch, Detail: err.Error()}
 		}
-		want := int(h.OrigStartLine) - 1
-		if h.OrigLines == 0 {
-			want = int(h.OrigStartLine)
-		}
-		want += shift
-		at := -1
-		for d := 0; d <= patchFuzz && at < 0; d++ {
-			for _, p := range []int{want - d, want + d} {
-				if p >= next && p+len(old) <= len(lines) && equalLines(lines[p:p+len(old)], old) {
-					at = p
-					break
-				}
-				if d == 0 {
-					break
-				}
-			}
-		}
+		at, lvl := seekHunk(lines, old, h, from, shift)
 		if at < 0 {
-			return nil, &PatchError{File: name, Hunk: i + 1, Err: ErrHunkMismatch}
+			return nil, &PatchError{File: name, Hunk: i + 1, Err: ErrHunkMismatch, Detail: mismatch(lines, old, h, shift)}
 		}
-		shift += at - want
+		if h.start >= 0 {
+			shift = at - h.start
+		}
+		region, err := hunkRegion(lines[at:at+len(old)], h, lvl)
+		if err != nil {
+			return nil, &PatchError{File: name, Hunk: i + 1, Err: ErrHunkMismatch, Detail: err.Error()}
+		}
 		out = append(out, lines[next:at]...)
-		out = append(out, new...)
+		out = append(out, region...)
 		next = at + len(old)
 	}
 	out = append(out, lines[next:]...)
@@ -143,6 +150,140 @@ func applyHunks(name string, data []byte, hunks []*diff.Hunk) ([]byte, error) {
 		buf.WriteString(l)
 	}
 	return buf.Bytes(), nil
+}
+
+// afterAnchors returns the line after the last of the anchors, each
+// found (ignoring surrounding whitespace) after the one before.
+func afterAnchors(lines []string, from int, anchors []string) (int, error) {
+	for _, a := range anchors {
+		at := seekLines(lines, []string{a}, from, Indentation, 1)
+		if len(at) == 0 {
+			return 0, fmt.Errorf("its @@ line %q is not in the file after line %d", strings.TrimSpace(a), from)
+		}
+		from = at[0] + 1
+	}
+	return from, nil
+}
+
+// seekHunk finds where h's old lines are: exactly (nearest the stated
+// line, or the first place after from), else at the one place a tolerant
+// level finds. at is -1 when nowhere.
+func seekHunk(lines, old []string, h hunk, from, shift int) (at int, l Level) {
+	fits := func(p int) bool {
+		return p >= from && p+len(old) <= len(lines) && (!h.eof || p+len(old) == len(lines))
+	}
+	if h.start >= 0 {
+		want := h.start + shift
+		for d := 0; d <= patchFuzz; d++ {
+			for _, p := range []int{want - d, want + d} {
+				if fits(p) && equalLines(lines[p:p+len(old)], old) {
+					return p, Exact
+				}
+				if d == 0 {
+					break
+				}
+			}
+		}
+	} else if len(old) == 0 {
+		if h.eof {
+			return len(lines), Exact
+		}
+		return from, Exact
+	}
+	for _, l := range []Level{Exact, TrailingSpace, Indentation} {
+		if l == Exact && h.start >= 0 {
+			continue // searched nearest the stated line above
+		}
+		var cands []int
+		for _, p := range seekLines(lines, old, from, l, 0) {
+			if fits(p) {
+				cands = append(cands, p)
+			}
+		}
+		switch {
+		case len(cands) > 0 && l == Exact:
+			return cands[0], Exact
+		case len(cands) == 1:
+			return cands[0], l
+		case len(cands) > 1:
+			return -1, l // a tolerant match must be unique
+		}
+	}
+	return -1, Exact
+}
+
+// hunkRegion is what h writes over the matched lines: its context lines
+// as the file has them, its added lines in the file's indentation and
+// line ending when it matched tolerantly.
+func hunkRegion(matched []string, h hunk, l Level) ([]string, error) {
+	var f reindent = func(s string) string { return s }
+	eol := "\n"
+	if l != Exact {
+		var model []string
+		for _, pl := range h.lines {
+			if pl.op != '+' {
+				model = append(model, strings.TrimRight(pl.text, "\r\n"))
+			}
+		}
+		var ok bool
+		if f, ok = learnIndent(matched, model); !ok {
+			return nil, fmt.Errorf("its lines match lines only %s, and their indentation does not map onto the file's line by line; the file has:\n%s", l, numbered(matched, 0, len(matched)))
+		}
+		eol = eolOf(matched)
+	}
+	var out []string
+	oi := 0
+	for _, pl := range h.lines {
+		switch pl.op {
+		case ' ':
+			out = append(out, matched[oi])
+			oi++
+		case '-':
+			oi++
+		case '+':
+			if l == Exact {
+				out = append(out, pl.text)
+				continue
+			}
+			end := ""
+			if strings.HasSuffix(pl.text, "\n") {
+				end = eol
+			}
+			out = append(out, adaptLine(f, strings.TrimRight(pl.text, "\r\n"), end))
+		}
+	}
+	return out, nil
+}
+
+// maxShown caps the lines a hunk mismatch shows of each side.
+const maxShown = 20
+
+// mismatch shows a failing hunk's expected lines beside the file's
+// closest ones, and names a whitespace difference when there is one.
+func mismatch(lines, old []string, h hunk, shift int) string {
+	var b strings.Builder
+	where := ""
+	if h.start >= 0 {
+		where = fmt.Sprintf(" at line %d", h.start+shift+1)
+	}
+	fmt.Fprintf(&b, "expected%s (the hunk's context and removed lines):\n", where)
+	for _, l := range old[:min(len(old), maxShown)] {
+		fmt.Fprintf(&b, "\t%s\n", strings.TrimRight(l, "\r\n"))
+	}
+	if len(old) == 0 {
+		return strings.TrimRight(b.String(), "\n")
+	}
+	at, ok := closest(lines, old)
+	if !ok {
+		fmt.Fprintf(&b, "no %d-line window of the file (%d lines) resembles them; read_file the file and rebuild the hunk from its lines", len(old), len(lines))
+		return b.String()
+	}
+	end := at + min(len(old), maxShown)
+	fmt.Fprintf(&b, "closest actual lines %d–%d:\n%s", at+1, at+len(old), numbered(lines, at, end))
+	if why := whyDiffers(lines[at:at+len(old)], old); why != "" {
+		fmt.Fprintf(&b, "difference: %s\n", why)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func equalLines(a, b []string) bool {
@@ -164,7 +305,9 @@ type FilePatch struct {
 	// Op is OpCreate (from /dev/null), OpDelete (to /dev/null) or
 	// OpModify.
 	Op    Op
-	hunks []*diff.Hunk
+	hunks []hunk
+	// whole: a V4A "*** Delete File", which removes whatever the file holds.
+	whole bool
 }
 
 // Patch is a parsed unified diff, its file names decoded. It is the one
@@ -196,12 +339,15 @@ func (p *Patch) Paths() []string {
 // or renames a file is an error, and so is a file diff whose name the
 // parser could not tell.
 func ParsePatch(patch []byte) (*Patch, error) {
+	if isV4A(patch) {
+		return parseV4A(string(patch))
+	}
 	fds, err := diff.ParseMultiFileDiff(patch)
 	if err != nil {
 		return nil, fmt.Errorf("apply patch: parse: %w", err)
 	}
 	if len(fds) == 0 {
-		return nil, errors.New("apply patch: no file diffs found")
+		return nil, errNoDiffs
 	}
 	p := &Patch{}
 	for _, fd := range fds {
@@ -213,7 +359,14 @@ func ParsePatch(patch []byte) (*Patch, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := FilePatch{Path: newName, Op: OpModify, hunks: fd.Hunks}
+		f := FilePatch{Path: newName, Op: OpModify}
+		for _, dh := range fd.Hunks {
+			h, err := fromDiff(dh)
+			if err != nil {
+				return nil, &PatchError{File: newName, Hunk: len(f.hunks) + 1, Err: err}
+			}
+			f.hunks = append(f.hunks, h)
+		}
 		switch {
 		case oldNull && newNull:
 			return nil, errors.New("apply patch: a file diff goes from /dev/null to /dev/null")
@@ -240,11 +393,6 @@ func patchName(name string) (path string, null bool, err error) {
 	if name == "" {
 		return "", false, errors.New("apply patch: a file diff names no file (ambiguous or missing header)")
 	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return "", false, fmt.Errorf("apply patch: file name %q holds a control character", name)
-		}
-	}
 	if strings.HasPrefix(name, `"`) {
 		return "", false, fmt.Errorf("apply patch: file name %s is not a well-formed quoted name", name)
 	}
@@ -254,14 +402,8 @@ func patchName(name string) (path string, null bool, err error) {
 			break
 		}
 	}
-	k, err := CleanPath(name)
-	if err != nil {
-		return "", false, fmt.Errorf("apply patch: %w", err)
-	}
-	if k == "." {
-		return "", false, fmt.Errorf("apply patch: file name %q names the workspace root", name)
-	}
-	return k, false, nil
+	k, err := v4aName(name)
+	return k, false, err
 }
 
 // ApplyPatch parses a unified diff with ParsePatch and applies it with
@@ -281,7 +423,7 @@ func (c *ChangeSet) ApplyPatch(patch []byte) ([]string, error) {
 // same resolution as WriteFile) and returns the canonical paths changed.
 func (c *ChangeSet) ApplyParsed(p *Patch) ([]string, error) {
 	if p == nil || len(p.Files) == 0 {
-		return nil, errors.New("apply patch: no file diffs found")
+		return nil, errNoDiffs
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -313,9 +455,12 @@ func (c *ChangeSet) ApplyParsed(p *Patch) ([]string, error) {
 		case f.Op != OpCreate && !r.exists:
 			return nil, &PatchError{File: k, Err: errors.New("file to patch does not exist")}
 		}
-		out, err := applyHunks(k, r.data, f.hunks)
-		if err != nil {
-			return nil, fmt.Errorf("apply patch: %w", err)
+		var out []byte
+		if !f.whole {
+			out, err = applyHunks(k, r.data, f.hunks)
+			if err != nil {
+				return nil, err
+			}
 		}
 		if f.Op == OpDelete {
 			if len(out) != 0 {

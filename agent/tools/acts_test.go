@@ -126,7 +126,7 @@ func TestPatchActsAreTheWrites(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := actsWorld(t)
-			acts, wrote, ok := checkActsAreWrites(t, cs, NewApplyPatch(cs), patchArgs(tt.patch))
+			acts, wrote, ok := checkActsAreWrites(t, cs, NewApplyPatch(cs, nil), patchArgs(tt.patch))
 			if tt.want == nil {
 				if ok || acts != nil {
 					t.Fatalf("acts %v, wrote %v: want the patch refused", acts, wrote)
@@ -181,7 +181,7 @@ func FuzzPatchActs(f *testing.F) {
 	f.Add("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\ndiff --git \"a/\\056x\" \"b/\\056x\"\nnew file mode 100644\n")
 	f.Fuzz(func(t *testing.T, patch string) {
 		cs := actsWorld(t)
-		checkActsAreWrites(t, cs, NewApplyPatch(cs), patchArgs(patch))
+		checkActsAreWrites(t, cs, NewApplyPatch(cs, nil), patchArgs(patch))
 	})
 }
 
@@ -196,7 +196,7 @@ func TestPatchActsNameEveryFile(t *testing.T) {
 	}
 	slices.Sort(want)
 	cs := actsWorld(t)
-	acts, _, ok := checkActsAreWrites(t, cs, NewApplyPatch(cs), patchArgs(b.String()))
+	acts, _, ok := checkActsAreWrites(t, cs, NewApplyPatch(cs, nil), patchArgs(b.String()))
 	if !ok {
 		t.Fatal("patch failed")
 	}

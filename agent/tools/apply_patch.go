@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,14 +17,18 @@ type ApplyPatchParams struct {
 	Patch string `json:"patch"`
 }
 
-const applyPatchDesc = "Apply a unified diff (one or more files, a/ and b/ prefixes allowed) to the pending change set. All hunks apply or none do."
+const applyPatchDesc = "Apply a unified diff (a/ b/ prefixes allowed; hunks may have moved) or a *** Begin Patch envelope (*** Update File:/Add File:/Delete File:, @@ anchor lines) to the pending change set; all hunks apply or none do. Context not there byte for byte is matched ignoring trailing whitespace, then indentation, only when that finds one place. A failing hunk is shown beside the closest lines. Go and JSON files are parsed after and new syntax errors reported."
 
-const applyPatchSchema = `{"type":"object","properties":{"patch":{"type":"string","description":"unified diff"}},"required":["patch"],"additionalProperties":false}`
+const applyPatchSchema = `{"type":"object","properties":{"patch":{"type":"string","description":"unified diff or *** Begin Patch envelope"}},"required":["patch"],"additionalProperties":false}`
 
-type applyPatch struct{ cs *workspace.ChangeSet }
+type applyPatch struct {
+	cs    *workspace.ChangeSet
+	reads ReadCheck
+}
 
-// NewApplyPatch returns apply_patch over cs.
-func NewApplyPatch(cs *workspace.ChangeSet) Tool { return applyPatch{cs} }
+// NewApplyPatch returns apply_patch over cs; reads judges the files a
+// "did you mean" may name (nil: the built-in layer).
+func NewApplyPatch(cs *workspace.ChangeSet, reads ReadCheck) Tool { return applyPatch{cs, reads} }
 
 func (applyPatch) Spec() model.ToolSpec { return spec("apply_patch", applyPatchDesc, applyPatchSchema) }
 func (applyPatch) ReadOnly() bool       { return false }
@@ -68,9 +73,25 @@ func (t applyPatch) Call(ctx context.Context, args json.RawMessage) (Result, err
 	if err := checkJudged(ctx, acts); err != nil {
 		return Errorf("%v", err), nil
 	}
+	before := map[string][]byte{}
+	for _, f := range parsed.Files {
+		if b, err := t.cs.ReadFile(f.Path); err == nil {
+			before[f.Path] = b
+		}
+	}
 	files, err := t.cs.ApplyParsed(parsed)
 	if err != nil {
-		return Errorf("apply patch: %v", err), nil
+		var pe *workspace.PatchError
+		if errors.As(err, &pe) {
+			return failed(ctx, t.cs, t.reads, pe.File, err), nil
+		}
+		return Result{Content: hostless(t.cs, err.Error()), IsError: true}, nil
 	}
-	return Result{Content: "patched " + strings.Join(files, ", "), Wrote: files}, nil
+	msg := "patched " + strings.Join(files, ", ")
+	for _, f := range files {
+		if after, err := t.cs.ReadFile(f); err == nil {
+			msg += syntaxReport(f, before[f], after)
+		}
+	}
+	return Result{Content: msg, Wrote: files}, nil
 }

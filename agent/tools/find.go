@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
@@ -15,7 +16,7 @@ type FindParams struct {
 	Glob string `json:"glob"`
 }
 
-const findDesc = "List workspace files matching a ** glob (gitignore-aware, pending edits included), one relative path a line. Files you may not read without approval are left out and named."
+const findDesc = "List workspace files matching a ** glob on workspace-relative paths (gitignore-aware, pending edits included), one a line: *.go matches the root only, **/*.go everywhere. Files you may not read without approval are left out and named."
 
 const findSchema = `{"type":"object","properties":{"glob":{"type":"string","description":"a ** glob on workspace-relative paths, e.g. **/*.go"}},"required":["glob"],"additionalProperties":false}`
 
@@ -58,17 +59,52 @@ func (t find) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		return Errorf("find %s: %v", p.Glob, err), nil
+		return Errorf("%v", err), nil // the workspace names the glob
 	}
 	f := newReadFilter(t.cs, t.reads)
 	var b strings.Builder
+	shown := 0
 	for _, p := range paths {
 		if f.allow(p) {
-			b.WriteString(p + "\n")
+			if shown < findMax {
+				b.WriteString(p + "\n")
+			}
+			shown++
 		}
 	}
-	if b.Len() == 0 {
-		return Result{Content: f.note() + "(no files match)"}, nil
+	if shown > findMax {
+		fmt.Fprintf(&b, "[showing %d of %s files; narrow the glob]\n", findMax, thousands(shown))
+	}
+	if shown == 0 {
+		return Result{Content: f.note() + t.none(ctx, p.Glob)}, nil
 	}
 	return Result{Content: clip(f.note() + b.String())}, nil
+}
+
+// findMax caps the paths one find answer lists.
+const findMax = 500
+
+// none explains an empty find: a glob without a slash matches root-level
+// paths only, so it says what **/glob would match.
+func (t find) none(ctx context.Context, glob string) string {
+	if strings.Contains(glob, "/") {
+		return fmt.Sprintf("(no file matches %s)", glob)
+	}
+	wide := "**/" + glob
+	paths, err := t.cs.Find(ctx, wide)
+	if err != nil {
+		return fmt.Sprintf("(no file matches %s)", glob)
+	}
+	f := newReadFilter(t.cs, t.reads)
+	var ok []string
+	for _, p := range paths {
+		if f.allow(p) {
+			ok = append(ok, p)
+		}
+	}
+	if len(ok) == 0 {
+		return fmt.Sprintf("(no file matches %s at the root, nor %s anywhere)", glob, wide)
+	}
+	eg := strings.Join(ok[:min(len(ok), maxSuggest)], ", ")
+	return fmt.Sprintf("(no file matches %s at the root; %s matches %s, e.g. %s)", glob, wide, thousands(len(ok)), eg)
 }

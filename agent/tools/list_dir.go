@@ -20,10 +20,14 @@ const listDirDesc = "List a workspace directory (pending edits included): one en
 
 const listDirSchema = `{"type":"object","properties":{"path":{"type":"string","description":"workspace-relative directory, default the root"}},"additionalProperties":false}`
 
-type listDir struct{ cs *workspace.ChangeSet }
+type listDir struct {
+	cs    *workspace.ChangeSet
+	reads ReadCheck
+}
 
-// NewListDir returns list_dir over cs.
-func NewListDir(cs *workspace.ChangeSet) Tool { return listDir{cs} }
+// NewListDir returns list_dir over cs; reads judges the files a "did you
+// mean" may name (nil: the built-in layer).
+func NewListDir(cs *workspace.ChangeSet, reads ReadCheck) Tool { return listDir{cs, reads} }
 
 func (listDir) Spec() model.ToolSpec { return spec("list_dir", listDirDesc, listDirSchema) }
 func (listDir) ReadOnly() bool       { return true }
@@ -58,7 +62,7 @@ func (t listDir) Call(ctx context.Context, args json.RawMessage) (Result, error)
 	}
 	ents, err := t.cs.ListDir(dir)
 	if err != nil {
-		return Errorf("list %s: %v", dir, err), nil
+		return failed(ctx, t.cs, t.reads, dir, err), nil
 	}
 	var b strings.Builder
 	for _, e := range ents {

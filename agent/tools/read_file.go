@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
@@ -17,14 +16,18 @@ type ReadFileParams struct {
 	Limit  int    `json:"limit,omitempty"`
 }
 
-const readFileDesc = "Read a workspace file (pending edits included). offset is the first line (1-based), limit the number of lines."
+const readFileDesc = "Read a workspace file (pending edits included), lines numbered like cat -n (the numbers are not in the file: leave them out of edit_file's old). By default at most 400 lines or 16 KiB from offset; a partial window ends with \"[lines 1–400 of 4,073; continue with offset=401]\". Lines over 2,000 bytes are cut (grep finds text in them); a binary file is described, not shown."
 
-const readFileSchema = `{"type":"object","properties":{"path":{"type":"string","description":"workspace-relative path"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`
+const readFileSchema = `{"type":"object","properties":{"path":{"type":"string","description":"workspace-relative path"},"offset":{"type":"integer","minimum":1,"description":"first line, 1-based (default 1)"},"limit":{"type":"integer","minimum":1,"description":"most lines (default 400)"}},"required":["path"],"additionalProperties":false}`
 
-type readFile struct{ cs *workspace.ChangeSet }
+type readFile struct {
+	cs    *workspace.ChangeSet
+	reads ReadCheck
+}
 
-// NewReadFile returns read_file over cs.
-func NewReadFile(cs *workspace.ChangeSet) Tool { return readFile{cs} }
+// NewReadFile returns read_file over cs; reads judges the files a "did
+// you mean" may name (nil: the built-in layer).
+func NewReadFile(cs *workspace.ChangeSet, reads ReadCheck) Tool { return readFile{cs, reads} }
 
 func (readFile) Spec() model.ToolSpec { return spec("read_file", readFileDesc, readFileSchema) }
 func (readFile) ReadOnly() bool       { return true }
@@ -43,20 +46,11 @@ func (t readFile) Call(ctx context.Context, args json.RawMessage) (Result, error
 	}
 	b, err := t.cs.ReadFile(p.Path)
 	if err != nil {
+		return failed(ctx, t.cs, t.reads, p.Path, err), nil
+	}
+	s, err := window(p.Path, b, p.Offset, p.Limit)
+	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	s := string(b)
-	if p.Offset > 1 || p.Limit > 0 {
-		lines := strings.SplitAfter(s, "\n")
-		start := max(p.Offset-1, 0)
-		if start >= len(lines) {
-			return Errorf("read %s: offset %d is past the end (%d lines)", p.Path, p.Offset, len(lines)), nil
-		}
-		end := len(lines)
-		if p.Limit > 0 && start+p.Limit < end {
-			end = start + p.Limit
-		}
-		s = strings.Join(lines[start:end], "")
-	}
-	return Result{Content: clip(s)}, nil
+	return Result{Content: s}, nil
 }

@@ -124,7 +124,7 @@ func TestReadThroughSymlinkIsJudgedAtItsTarget(t *testing.T) {
 		path string
 		want policy.Effect
 	}{{"settings.txt", policy.Ask}, {"config/app.txt", policy.Allow}} {
-		acts, err := NewReadFile(cs).Acts(json.RawMessage(`{"path":"` + tt.path + `"}`))
+		acts, err := NewReadFile(cs, nil).Acts(json.RawMessage(`{"path":"` + tt.path + `"}`))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,8 +94,8 @@ type Spawner interface {
 // spawn_agent tool, e.g. at the depth cap).
 func Set(env Env, spawner Spawner) map[string]Tool {
 	ts := []Tool{
-		NewReadFile(env.Changes), NewListDir(env.Changes), NewFind(env.Changes, env.Reads), NewGrep(env.Changes, env.Reads),
-		NewEditFile(env.Changes), NewWriteFile(env.Changes), NewApplyPatch(env.Changes), NewDeleteFile(env.Changes),
+		NewReadFile(env.Changes, env.Reads), NewListDir(env.Changes, env.Reads), NewFind(env.Changes, env.Reads), NewGrep(env.Changes, env.Reads),
+		NewEditFile(env.Changes, env.Reads), NewWriteFile(env.Changes), NewApplyPatch(env.Changes, env.Reads), NewDeleteFile(env.Changes),
 		NewRenameFile(env.Changes), NewRun(env.Changes, env.Sandbox), NewFinish(),
 	}
 	if spawner != nil {

@@ -32,11 +32,14 @@ func TestToolCalls(t *testing.T) {
 		want       string
 		isErr      bool
 	}{
-		{"read_file", `{"path":"a.txt","offset":2,"limit":1}`, "two\n", false},
-		{"read_file", `{"path":"a.txt","offset":9}`, "read a.txt: offset 9 is past the end (4 lines)", true},
+		{"read_file", `{"path":"a.txt","offset":2,"limit":1}`, "     2\ttwo\n[lines 2–2 of 3; continue with offset=3]\n", false},
+		{"read_file", `{"path":"a.txt","offset":3}`, "     3\tthree\n[lines 3–3 of 3; end of file]\n", false},
+		{"read_file", `{"path":"a.txt","offset":4}`, "read a.txt: offset 4 is past the end: the file has 3 lines (the last is offset=3)", true},
+		{"read_file", `{"path":"a.txt","offset":9}`, "read a.txt: offset 9 is past the end: the file has 3 lines", true},
 		{"read_file", `{"path":"nope.txt"}`, "read nope.txt", true},
 		{"read_file", `{"path":"a.txt","bogus":1}`, "bad arguments", true},
-		{"edit_file", `{"path":"a.txt","old":"two","new":"2"}`, "replaced 1 occurrence(s) in a.txt", false},
+		{"edit_file", `{"path":"a.txt","old":"two","new":"2"}`, "edited a.txt: replaced 1 occurrence(s) at line 2:\n     1\tone\n     2\t2\n     3\tthree", false},
+		{"edit_file", `{"path":"a.txt","old":"2","new":"2"}`, "edit a.txt: old and new are the same text: nothing would change", true},
 		{"edit_file", `{"path":"a.txt","old":"","new":"2"}`, "bad arguments: old must not be empty", true},
 		{"edit_file", `{"path":"a.txt","old":"absent","new":"2"}`, "edit a.txt: old text not found", true},
 		{"write_file", `{"path":"b/c.txt","content":"x"}`, "wrote 1 bytes to b/c.txt", false},

@@ -16,7 +16,7 @@ type WriteFileParams struct {
 	Content string `json:"content"`
 }
 
-const writeFileDesc = "Create or overwrite a workspace file with content. The write goes into the pending change set."
+const writeFileDesc = "Create or overwrite a workspace file with content. The write goes into the pending change set. A Go or JSON file is parsed after the write and its syntax errors are reported (the write is kept)."
 
 const writeFileSchema = `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`
 
@@ -42,7 +42,11 @@ func (t writeFile) Call(ctx context.Context, args json.RawMessage) (Result, erro
 		return Errorf("%v", err), nil
 	}
 	if err := t.cs.WriteFile(p.Path, []byte(p.Content)); err != nil {
-		return Errorf("%v", err), nil
+		return Result{Content: hostless(t.cs, err.Error()), IsError: true}, nil
 	}
-	return Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(p.Content), p.Path), Wrote: writtenBy(acts)}, nil
+	msg := fmt.Sprintf("wrote %d bytes to %s", len(p.Content), p.Path)
+	// The whole content is the model's: every error in it is reported,
+	// and what the file held before (which write_file may not read) is
+	// not looked at.
+	return Result{Content: msg + syntaxReport(p.Path, nil, []byte(p.Content)), Wrote: writtenBy(acts)}, nil
 }

@@ -1,0 +1,153 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// How read_file shows a file: numbered lines (cat -n), a window of at
+// most readLines lines or readBytes bytes that ends at a line boundary and
+// says how to go on, lines over maxLine bytes cut with a marker.
+const (
+	readLines = 400
+	readBytes = 16 << 10
+	maxLine   = 2000
+)
+
+// binaryProbe is how much of a file is checked for a NUL byte (grep's
+// rule: such a file is binary).
+const binaryProbe = 8 << 10
+
+func isBinary(b []byte) bool { return bytes.IndexByte(b[:min(len(b), binaryProbe)], 0) >= 0 }
+
+// fileLines splits s into its lines without their "\n" (a final newline
+// ends the last line; it does not start another).
+func fileLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// numberLine renders one line read_file's way: its number, a tab, the
+// text (a "\r" dropped), cut past maxLine bytes.
+func numberLine(b *strings.Builder, n int, line string) {
+	line = strings.TrimSuffix(line, "\r")
+	fmt.Fprintf(b, "%6d\t", n)
+	if len(line) <= maxLine {
+		b.WriteString(line)
+	} else {
+		cut := maxLine
+		for cut > 0 && !utf8.RuneStart(line[cut]) {
+			cut--
+		}
+		fmt.Fprintf(b, "%s … [line cut: %s of %s bytes shown; grep this file for the part you need]", line[:cut], thousands(cut), thousands(len(line)))
+	}
+	b.WriteByte('\n')
+}
+
+// NumberLines renders text with read_file's line numbers (cat -n, long
+// lines cut): the form a context file takes in the prompt, so line
+// numbers there match read_file's.
+func NumberLines(text string) string {
+	var b strings.Builder
+	for i, l := range fileLines(text) {
+		numberLine(&b, i+1, l)
+	}
+	return b.String()
+}
+
+// window renders the lines of data from 1-based offset: at most limit
+// lines (0: readLines) and readBytes bytes, always at least one line,
+// followed by where it stopped when it is not the whole file.
+func window(path string, data []byte, offset, limit int) (string, error) {
+	if isBinary(data) {
+		return fmt.Sprintf("%s: binary file, %s bytes (not shown)", path, thousands(len(data))), nil
+	}
+	lines := fileLines(string(data))
+	if offset < 1 {
+		offset = 1
+	}
+	if len(lines) == 0 {
+		if offset > 1 {
+			return "", fmt.Errorf("read %s: offset %d is past the end: the file is empty", path, offset)
+		}
+		return fmt.Sprintf("%s: empty file (0 bytes)", path), nil
+	}
+	if offset > len(lines) {
+		return "", fmt.Errorf("read %s: offset %d is past the end: the file has %s lines (the last is offset=%d)", path, offset, thousands(len(lines)), len(lines))
+	}
+	if limit <= 0 {
+		limit = readLines
+	}
+	var b strings.Builder
+	end := offset - 1
+	for end < len(lines) && end-(offset-1) < limit {
+		before := b.Len()
+		numberLine(&b, end+1, lines[end])
+		if b.Len() > readBytes && end > offset-1 {
+			s := b.String()[:before]
+			b.Reset()
+			b.WriteString(s)
+			break
+		}
+		end++
+	}
+	if offset == 1 && end == len(lines) {
+		return b.String(), nil
+	}
+	if end < len(lines) {
+		fmt.Fprintf(&b, "[lines %d–%d of %s; continue with offset=%d]\n", offset, end, thousands(len(lines)), end+1)
+	} else {
+		fmt.Fprintf(&b, "[lines %d–%d of %s; end of file]\n", offset, end, thousands(len(lines)))
+	}
+	return b.String(), nil
+}
+
+// snippet renders lines [from, to) (1-based, clamped) of s numbered.
+func snippet(s string, from, to int) string {
+	lines := fileLines(s)
+	var b strings.Builder
+	for n := max(from, 1); n < to && n <= len(lines); n++ {
+		numberLine(&b, n, lines[n-1])
+	}
+	return b.String()
+}
+
+// thousands writes n with comma separators (4,073).
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// cutAround shortens a long line to about width bytes centred on
+// [lo, hi) (a match), saying how much was left out on each side.
+func cutAround(line string, lo, hi, width int) string {
+	if len(line) <= width {
+		return line
+	}
+	pad := max((width-(hi-lo))/2, 20)
+	start, end := max(lo-pad, 0), min(hi+pad, len(line))
+	for start > 0 && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end++
+	}
+	s := line[start:end]
+	if start > 0 {
+		s = fmt.Sprintf("[… %s bytes] ", thousands(start)) + s
+	}
+	if end < len(line) {
+		s += fmt.Sprintf(" [%s bytes …]", thousands(len(line)-end))
+	}
+	return s
+}
