@@ -148,8 +148,8 @@ func (a *agentRun) runTurn(ctx context.Context, sc *stepCtx, asst model.Message,
 	if err := a.commit(ctx, sc, []model.Message{asst, user}); err != nil {
 		return nil, err
 	}
-	if stalled {
-		return &end{OutcomeStalled, errors.New("the agent repeated the same call without changing anything, after a replan prompt")}, nil
+	if stalled != "" {
+		return &end{OutcomeStalled, errors.New(stalled)}, nil
 	}
 	if finished == proposeNext {
 		e := a.propose(ctx)

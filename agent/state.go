@@ -31,6 +31,17 @@ type runState struct {
 	StallFP    string `json:"stall_fp,omitempty"`
 	StallCount int    `json:"stall_count,omitempty"`
 	Replanned  bool   `json:"replanned,omitempty"`
+	// EditFails counts failed edits of EditFile running, the change set
+	// unchanged; ErrCount turns running whose first error was ErrSig;
+	// ReadOnlySteps steps running with only read-only calls (stall.go).
+	EditFile      string `json:"edit_file,omitempty"`
+	EditFails     int    `json:"edit_fails,omitempty"`
+	ErrSig        string `json:"err_sig,omitempty"`
+	ErrCount      int    `json:"err_count,omitempty"`
+	ReadOnlySteps int    `json:"read_only_steps,omitempty"`
+	// Explore: a sub-agent started in explore mode (read-only tools; its
+	// finish reports findings).
+	Explore bool `json:"explore,omitempty"`
 	// CompactBefore: tool results in messages before this index are
 	// masked in requests (runs stored before Masked existed).
 	CompactBefore int `json:"compact_before,omitempty"`

@@ -284,3 +284,6 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	}
 	return ch, nil
 }
+
+// exploring reports a sub-agent in explore mode.
+func (a *agentRun) exploring() bool { return a.st.Explore }
