@@ -48,7 +48,11 @@ type agentRun struct {
 	slot     slotState
 	red      redCache // red-phase check runs, reused by later finish calls
 	mask     maskPolicy
-	cached   int64 // tokens the last call's provider read or wrote in its cache
+	// instrDirs are the directories whose project instructions apply
+	// (a sub-agent's include its parent's); instrFiles what was read.
+	instrDirs  []string
+	instrFiles []trace.InstructionFile
+	cached     int64 // tokens the last call's provider read or wrote in its cache
 
 	retryMu sync.Mutex
 	retries []trace.Event // reported during a model call, stored with its step
@@ -235,8 +239,10 @@ func (a *agentRun) setup(ctx context.Context) {
 	}
 	a.mask = maskPolicyFor(a.c.Model.Name)
 	a.system = a.h.redact.String(a.systemPrompt(ctx))
-	if len(a.msgs) == 0 {
-		a.msgs = []model.Message{{Role: model.RoleUser, Text: a.h.redact.String(firstMessage(a.c.Goal))}}
+	if len(a.msgs) == 0 || a.msgs[0].Role != model.RoleUser {
+		// A resumed run's steps hold what came after the first message.
+		first := model.Message{Role: model.RoleUser, Text: a.h.redact.String(a.firstMessage(ctx))}
+		a.msgs = append([]model.Message{first}, a.msgs...)
 	}
 	a.sink = a.h.opts.Events
 }

@@ -196,11 +196,11 @@ func TestBudgetRefusesStepBeforeSending(t *testing.T) {
 		// Each call spends 1100 tokens; the next is refused once its
 		// estimate (its input, the tool specs included, plus at least 64
 		// output tokens) no longer fits.
-		{"tokens", contract.Budget{Tokens: 12000}, 8},
+		{"tokens", contract.Budget{Tokens: 12000}, 9},
 		// Each call costs $0.0015, but a call may produce up to 8192 output
 		// tokens ($0.041), so it is sent only while that much is left
 		// (with its input's cost).
-		{"cost", contract.Budget{CostUSD: 0.05}, 4},
+		{"cost", contract.Budget{CostUSD: 0.05}, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

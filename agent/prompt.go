@@ -6,22 +6,23 @@ import (
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 )
 
 // maxContextBytes caps the context files' content in the system prompt.
 const maxContextBytes = 64 << 10
 
-// systemPrompt is the stable prefix of every request: role, goal,
-// constraints, scope, checks, tools and the context files. It depends only
-// on the contract and the workspace at the run's start, so every request
-// of a run shares it byte for byte (cacheable).
+// systemPrompt is the stable prefix of every request: role, workflow,
+// goal, constraints, scope, checks, the project instructions and the
+// context files. The tools' specs are sent beside it, not repeated here.
+// It depends only on the contract and the workspace at the run's start,
+// so every request of a run shares it byte for byte (cacheable).
 func (a *agentRun) systemPrompt(ctx context.Context) string {
 	var b strings.Builder
 	b.WriteString("You are a coding agent working in a software workspace through tools. ")
 	b.WriteString("Your edits go into a pending change set (reads see it); nothing reaches the real files until the change is verified and approved. ")
-	b.WriteString("Tool failures and policy denials come back as results: read them and adapt. When the task is done, call finish with a short summary.\n\n")
-	fmt.Fprintf(&b, "# Goal\n%s\n", a.c.Goal)
+	b.WriteString("Tool failures and policy denials come back as results: read them and adapt.\n\n")
+	b.WriteString(a.workflow())
+	fmt.Fprintf(&b, "\n# Goal\n%s\n", a.c.Goal)
 	if len(a.c.Constraints) > 0 {
 		b.WriteString("\n# Constraints\n")
 		for _, c := range a.c.Constraints {
@@ -44,15 +45,32 @@ func (a *agentRun) systemPrompt(ctx context.Context) string {
 			fmt.Fprintf(&b, "- %s: %s (expect exit %d)\n", c.Name, cmd, c.ExpectExit)
 		}
 	}
-	b.WriteString("\n# Tools\n")
-	for _, name := range sortedToolNames(a.tools) {
-		fmt.Fprintf(&b, "- %s: %s\n", name, a.tools[name].Spec().Description)
+	a.instrDirs = a.instructionDirs(a.c.Goal)
+	instr, files := a.projectInstructions(a.instrDirs)
+	a.instrFiles = files
+	if instr != "" {
+		b.WriteString("\n# Project instructions\nThe repository's instructions for agents (a deeper directory's are the more specific):\n")
+		b.WriteString(instr)
 	}
-	if files := a.contextFiles(ctx); files != "" {
+	if files := a.contextFiles(ctx, maxContextBytes-len(instr)); files != "" {
 		b.WriteString("\n# Context files\n")
 		b.WriteString(files)
 	}
 	return b.String()
+}
+
+// workflow is the system prompt's short method: how a task goes from
+// the failure to finish, and how to make an edit apply.
+func (a *agentRun) workflow() string {
+	return `# Workflow
+1. Reproduce: read the failing output in the first message, or run the check.
+2. Locate: grep or find the code involved.
+3. Read the relevant ranges (read_file with offset and limit), not whole large files.
+4. Edit with exact text: copy the old text from read_file's output without its line numbers, with 2-3 lines of context so it is unique, and keep the file's indentation (tabs stay tabs).
+5. Run the check (run) and fix what fails.
+6. Call finish with a short summary of what you changed and why.
+Older tool results may be shown as one-line stubs to save context: call the tool again if you need one.
+`
 }
 
 // contextFiles expands the contract's context globs (as of the run's
@@ -61,7 +79,7 @@ func (a *agentRun) systemPrompt(ctx context.Context) string {
 // may have written, cannot put a file the policy guards (.env, keys, a
 // denied path) into the prompt by naming it; such a file is named, not
 // shown, so the model can read_file it and the user be asked then.
-func (a *agentRun) contextFiles(ctx context.Context) string {
+func (a *agentRun) contextFiles(ctx context.Context, limit int) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, g := range a.c.Context {
@@ -91,7 +109,7 @@ func (a *agentRun) contextFiles(ctx context.Context) string {
 			if err != nil {
 				continue
 			}
-			if b.Len()+len(data) > maxContextBytes {
+			if b.Len()+len(data) > limit {
 				fmt.Fprintf(&b, "## %s\n(not shown: the context limit is reached; use read_file)\n", p)
 				continue
 			}
@@ -101,15 +119,16 @@ func (a *agentRun) contextFiles(ctx context.Context) string {
 	return b.String()
 }
 
-func firstMessage(goal string) string {
-	return "Task: " + goal + "\nWork through the tools; call finish when the task is done."
-}
-
-func sortedToolNames(m map[string]tools.Tool) []string {
-	specs := tools.Specs(m)
-	out := make([]string, len(specs))
-	for i, s := range specs {
-		out[i] = s.Name
+// firstMessage is the first user message: the orientation (a map of
+// the workspace, its languages and check commands, git status) and what
+// to do first. It is built once, at the run's start, and stays the same
+// for the whole run (the cached prefix).
+func (a *agentRun) firstMessage(ctx context.Context) string {
+	var b strings.Builder
+	if o := a.orientation(ctx); o != "" {
+		b.WriteString(o)
+		b.WriteString("\n")
 	}
-	return out
+	b.WriteString("Work on the goal in the system prompt through the tools, following the workflow; call finish when it is done.")
+	return b.String()
 }
