@@ -23,7 +23,9 @@ import (
 //   - every symlink among the entries still holds the same target text
 //     (one readlink each: one retargeted to a secret is dropped at once,
 //     as without the cache), and
-//   - what others may not read in /etc is the same (etcUnreadable).
+//   - what others may not read in /etc and the credential files in the
+//     toolchain directories are the same (etcUnreadable,
+//     toolchainSecretsGen).
 type landlockRunView struct {
 	view     []string
 	types    string
@@ -54,7 +56,7 @@ func runViewFor(vs *Spec, writable, present []string) *landlockRunView {
 	_, etcGen := etcUnreadable() // a secret made in /etc since is carved at once (masks_etc.go)
 	key := strings.Join([]string{strings.Join(vs.Masked, "\x00"), viewEnvKey(vs),
 		strings.Join(dyn, "\x00"), strings.Join(real, "\x00"), strings.Join(present, "\x00"),
-		strconv.FormatUint(etcGen, 10)}, "\x02")
+		strconv.FormatUint(etcGen, 10), strconv.FormatUint(toolchainSecretsGen(), 10)}, "\x02")
 	runViews.mu.Lock()
 	defer runViews.mu.Unlock()
 	if v := runViews.v; v != nil && runViews.key == key && time.Since(runViews.at) <= viewCacheTTL && linksHold(v.links) {

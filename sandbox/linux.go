@@ -28,8 +28,9 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	go func() { // ends when the masks are computed
 		masked <- mergeMasks(maskTargets(maskedFor(s)), fixedMaskTargets()) // masks.go
 	}()
-	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s) // readview_cache.go
-	cfg.Masked = <-masked
+	var toolchainMasks []string
+	cfg.ReadView, cfg.ViewLinks, toolchainMasks = linuxViewRoots(s) // readview_cache.go
+	cfg.Masked = mergeMasks(<-masked, toolchainMasks)
 	if maskHolding(cfg.Masked, cfg.Dir) != "" {
 		// The command could not even enter it (workdir_explain_linux.go).
 		return nil, fmt.Errorf("%w: %s", ErrSetup, workdirError(cfg, nil))

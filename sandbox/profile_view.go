@@ -16,7 +16,7 @@ func macReadView(s *Spec, tmp string, extra ...string) macView {
 	writable := append([]string{tmp}, s.Writable...)
 	readable := append(append([]string{}, s.Readable...), extra...)
 	read, _ := readViewRootsOver(macSystemReadView, &Spec{Dir: s.Dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: readable})
-	return macView{Read: read, Deny: minimalCover(withResolved(readViewDeny(maskTargets(s.Masked)))), Writable: withResolved(writable), Network: s.Network}
+	return macView{Read: read, Deny: minimalCover(withResolved(append(readViewDeny(maskTargets(s.Masked)), toolchainSecrets(toolchainDirs(s.Env))...))), Writable: withResolved(writable), Network: s.Network}
 }
 
 // withResolved is ps with, after each, the path it resolves to where that

@@ -58,12 +58,16 @@ var viewCache struct {
 // the stage are carved per run. It returns the view, the deny list (for
 // carving the writable roots) and how many masks apply.
 func landlockView(s *Spec) (view, deny []string, masked int) {
-	etc, gen := etcUnreadable() // masks_etc.go
-	key := strings.Join(s.Masked, "\x00") + "\x02" + viewEnvKey(s) + "\x02" + strconv.FormatUint(gen, 10) // readview_cache.go
+	// The credential files of /etc and the toolchains made since are
+	// carved at once: their generations are in the key (masks_etc.go,
+	// readview_toolchains.go).
+	etc, gen := etcUnreadable()
+	key := strings.Join([]string{strings.Join(s.Masked, "\x00"), viewEnvKey(s), // readview_cache.go
+		strconv.FormatUint(gen, 10), strconv.FormatUint(toolchainSecretsGen(), 10)}, "\x02")
 	viewCache.mu.Lock()
 	if viewCache.key != key || time.Since(viewCache.at) > viewCacheTTL {
 		m := maskTargets(s.Masked)
-		viewCache.deny = append(readViewDeny(m), etc...)
+		viewCache.deny = append(append(readViewDeny(m), etc...), toolchainSecrets(toolchainDirs(s.Env))...)
 		roots, _ := readViewRoots(&Spec{Env: s.Env, Readable: s.Readable})
 		viewCache.static = carve(roots, viewCache.deny)
 		viewCache.masked = len(m)
@@ -237,110 +241,6 @@ func pathLess(a, b string) bool {
 		return ca < cb
 	}
 	return len(a) < len(b)
-}
-
-// toolchainDirs are the toolchains and caches a check needs to read: the
-// Go root and module and build caches, cargo's registry and rustup, node's
-// prefix, Python environments, and every directory on the sandbox's PATH
-// (except a home itself or /).
-func toolchainDirs(extraEnv []string) []string {
-	env := func(k string) string {
-		v := ""
-		for _, kv := range extraEnv {
-			if x, ok := strings.CutPrefix(kv, k+"="); ok {
-				v = x
-			}
-		}
-		if v == "" {
-			v = os.Getenv(k)
-		}
-		return v
-	}
-	home, _ := os.UserHomeDir()
-	homes := map[string]bool{"/": true, "/home": true}
-	for _, h := range homeDirs() {
-		homes[h] = true
-	}
-	var dirs []string
-	addHomeRel := func(rel string) {
-		if home != "" {
-			dirs = append(dirs, filepath.Join(home, rel))
-		}
-	}
-	pathVar := env("PATH")
-	for _, d := range filepath.SplitList(pathVar) {
-		if filepath.IsAbs(d) && !homes[filepath.Clean(d)] {
-			dirs = append(dirs, d)
-		}
-	}
-	// Go.
-	goroot := env("GOROOT")
-	if goroot == "" {
-		if p, err := lookPathIn("go", pathVar); err == nil {
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				goroot = filepath.Dir(filepath.Dir(real))
-			}
-		}
-	}
-	if goroot != "" && !homes[filepath.Clean(goroot)] {
-		dirs = append(dirs, goroot)
-	}
-	gopath := env("GOPATH")
-	if gopath == "" && home != "" {
-		gopath = filepath.Join(home, "go")
-	}
-	for _, gp := range filepath.SplitList(gopath) {
-		dirs = append(dirs, filepath.Join(gp, "pkg", "mod"), filepath.Join(gp, "bin"))
-	}
-	if v := env("GOMODCACHE"); v != "" {
-		dirs = append(dirs, v)
-	}
-	if v := env("GOCACHE"); v != "" {
-		dirs = append(dirs, v)
-	} else if c, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(c, "go-build"))
-	}
-	// Rust.
-	if v := env("CARGO_HOME"); v != "" {
-		dirs = append(dirs, filepath.Join(v, "registry"), filepath.Join(v, "git"), filepath.Join(v, "bin"))
-	} else {
-		addHomeRel(".cargo/registry")
-		addHomeRel(".cargo/git")
-		addHomeRel(".cargo/bin")
-	}
-	if v := env("RUSTUP_HOME"); v != "" {
-		dirs = append(dirs, v)
-	} else {
-		addHomeRel(".rustup")
-	}
-	// Node: the prefix of the node on PATH, and NODE_PATH.
-	if p, err := lookPathIn("node", pathVar); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			if prefix := filepath.Dir(filepath.Dir(real)); !homes[prefix] {
-				dirs = append(dirs, prefix)
-			}
-		}
-	}
-	dirs = append(dirs, filepath.SplitList(env("NODE_PATH"))...)
-	// Python.
-	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT"} {
-		if v := env(k); v != "" {
-			dirs = append(dirs, v)
-		}
-	}
-	addHomeRel(".pyenv")
-	if home != "" {
-		if m, err := filepath.Glob(filepath.Join(home, ".local/lib/python3*")); err == nil {
-			dirs = append(dirs, m...)
-		}
-	}
-	var out []string
-	for _, d := range dirs {
-		if filepath.IsAbs(d) {
-			out = append(out, filepath.Clean(d))
-		}
-	}
-	return out
 }
 
 // lookPathIn finds an executable name on pathVar.

@@ -19,11 +19,12 @@ import (
 // as it was resolved, or skipped if gone; a secret is never in the view
 // because of this cache, since the linux tier masks secrets on every run.
 var staticRoots struct {
-	mu    sync.Mutex
-	key   string
-	at    time.Time
-	roots []string
-	links map[string]string
+	mu         sync.Mutex
+	key        string
+	at         time.Time
+	roots      []string
+	links      map[string]string
+	toolchains []string // toolchainDirs, whose credential files are masked
 }
 
 // viewEnvKey is what the static part of a view depends on besides the
@@ -39,22 +40,26 @@ func viewEnvKey(s *Spec) string {
 
 // linuxViewRoots is readViewRoots with its static part cached: only the
 // working directory, the writable roots and the stage are resolved per
-// run.
-func linuxViewRoots(s *Spec) ([]string, map[string]string) {
+// run. It also returns the credential files inside the view's toolchain
+// directories (toolchainSecrets), which the linux tier masks.
+func linuxViewRoots(s *Spec) ([]string, map[string]string, []string) {
 	key := viewEnvKey(s)
 	staticRoots.mu.Lock()
 	if staticRoots.key != key || time.Since(staticRoots.at) > viewCacheTTL {
 		staticRoots.roots, staticRoots.links = readViewRoots(&Spec{Env: s.Env, Readable: s.Readable})
+		staticRoots.toolchains = toolchainDirs(s.Env)
 		staticRoots.key, staticRoots.at = key, time.Now()
 	}
 	roots := append([]string{}, staticRoots.roots...)
 	links := maps.Clone(staticRoots.links)
+	toolchains := staticRoots.toolchains
 	staticRoots.mu.Unlock()
+	secrets := toolchainSecrets(toolchains) // readview_toolchains.go: looked at per run
 	dyn := append([]string{s.Dir}, s.Writable...)
 	if s.Stage != nil {
 		dyn = append(dyn, s.Stage.lower)
 	}
 	dynRoots, dynLinks := resolveRoots(dyn)
 	maps.Copy(links, dynLinks)
-	return minimalCover(append(roots, dynRoots...)), links
+	return minimalCover(append(roots, dynRoots...)), links, secrets
 }
