@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -118,4 +119,13 @@ func stageEnv(extra ...string) []string {
 		env = append(env, "GORACE="+v)
 	}
 	return append(env, extra...)
+}
+
+// hostHome is the caller's HOME as a clean absolute path, or "".
+func hostHome() string {
+	h := os.Getenv("HOME")
+	if !filepath.IsAbs(h) || filepath.Clean(h) != h {
+		return ""
+	}
+	return h
 }

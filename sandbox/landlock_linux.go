@@ -51,6 +51,9 @@ func applyLandlock(cfg *initConfig) ([]Mechanism, error) {
 		rw = append(rw, cfg.StageLower)
 	}
 	rw = append(rw, cfg.Scratch...) // only the layered ones (mountScratch)
+	if cfg.HostHome != "" {
+		rw = append(rw, cfg.HostHome) // the private HOME placed there (placeHome)
+	}
 	c := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
 	enforced, err := landlockThread(c,
 		landlock.RODirs("/"),

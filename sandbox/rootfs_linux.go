@@ -53,6 +53,11 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 		Mechanism{"dev", StateApplied, "null zero full random urandom tty"},
 		tmpMech)
 	mechs = append(mechs, hideHostInfo(cfg)...)
+	homeMech, err := placeHome(cfg, nr)
+	if err != nil {
+		return nil, nil, err
+	}
+	mechs = append(mechs, homeMech)
 
 	for _, w := range cfg.Writable {
 		if err := bindInto(hostRoot+w, nr(w), false); err != nil {
@@ -108,6 +113,9 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 		// The fork thread's Landlock rules for what the run may write
 		// (pid1_landlock_linux.go).
 		write := append(append([]string{}, cfg.Writable...), cfg.Scratch...)
+		if cfg.HostHome != "" {
+			write = append(write, cfg.HostHome) // placeHome
+		}
 		if cfg.StageLower != "" {
 			write = append(write, cfg.StageLower)
 		}
@@ -326,4 +334,71 @@ func protectBinaries(writable []string, nr func(string) string) (*Mechanism, err
 		return nil, nil
 	}
 	return &Mechanism{"binaries-dir", StateApplied, "read-only inside the writable root: " + strings.Join(dirs, ":") + " (the stages' programs)"}, nil
+}
+
+// placeHome gives the command its HOME at the host's HOME path
+// (cfg.HostHome), as a program on the host sees it, where the caller left
+// HOME at privateHome: the private directory privateHome (on the private
+// /tmp, sized and removed with it) is bound there, and the view's paths
+// below the home (the workspace, toolchains) are bound again inside it.
+// So a check that passes only where HOME looks like the sandbox's
+// (/tmp/home) fails as it would on the host, and what the command writes
+// to HOME still goes nowhere. Where it cannot (a home that is or lies in
+// a writable root, or in a view path or link, or a path that is not
+// plain), HOME stays privateHome and cfg.HostHome is cleared: after
+// setup it is set only where HOME was placed there.
+func placeHome(cfg *initConfig, nr func(string) string) (Mechanism, error) {
+	home := cfg.HostHome
+	cfg.HostHome = ""
+	if why := homeUnplaceable(cfg, home); why != "" {
+		return Mechanism{"home", StateApplied, "HOME=" + envValue(cfg.Env, "HOME") + " (" + why + ")"}, nil
+	}
+	if err := mountPoint(nr(home), true); err != nil {
+		return Mechanism{}, fmt.Errorf("home %s: %w", home, err)
+	}
+	if err := unix.Mount(nr(privateHome), nr(home), "", unix.MS_BIND, ""); err != nil {
+		return Mechanism{}, fmt.Errorf("home %s: %w", home, err)
+	}
+	var below []string
+	for _, p := range cfg.ReadView {
+		if p != home && within(p, home) {
+			below = append(below, p)
+		}
+	}
+	links := map[string]string{}
+	for l, t := range cfg.ViewLinks {
+		if within(l, home) {
+			links[l] = t
+		}
+	}
+	if _, err := bindView(privateRoot, below, links, cfg.Network, nil); err != nil { // readview_linux.go
+		return Mechanism{}, fmt.Errorf("home %s: %w", home, err)
+	}
+	cfg.HostHome = home
+	cfg.Env = append(cfg.Env, "HOME="+home)
+	return Mechanism{"home", StateApplied, fmt.Sprintf("HOME=%s, the host's path: a private empty directory there (on the private /tmp), with the %d view paths below it", home, len(below))}, nil
+}
+
+// homeUnplaceable says why placeHome keeps HOME at privateHome, or "".
+func homeUnplaceable(cfg *initConfig, home string) string {
+	switch {
+	case envValue(cfg.Env, "HOME") != privateHome:
+		return "set by the caller"
+	case home == "" || !filepath.IsAbs(home) || filepath.Clean(home) != home || home == "/":
+		return "the host's HOME is not a plain absolute path"
+	case len(cfg.ReadView) == 0:
+		return "no read view: the host root is bound whole"
+	case within(home, "/tmp") || within(home, "/proc") || within(home, "/dev") || within(home, "/sys"):
+		return "the host's HOME lies in a directory the sandbox replaces"
+	case inAny(home, cfg.Writable) || (cfg.StageLower != "" && within(home, cfg.StageLower)) || inAny(home, cfg.Scratch):
+		return "the host's HOME is in a writable root"
+	case inAny(home, cfg.ReadView):
+		return "the host's HOME is in a read-view path"
+	}
+	for l := range cfg.ViewLinks {
+		if within(home, l) {
+			return "the host's HOME lies below a symlink"
+		}
+	}
+	return ""
 }

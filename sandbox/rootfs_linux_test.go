@@ -178,3 +178,45 @@ func TestRootMasksAreSealed(t *testing.T) {
 	refused(t, out, output)
 	control(t, "/", argv...)
 }
+
+// TestContainHomeAtHostPath: in the linux tier the command's HOME is the
+// host's HOME path, as on the host (a check that passes only where HOME
+// looks like the sandbox's fails inside as it would outside), but it is a
+// private empty directory: a host file there is not readable, what the
+// command writes there does not reach the host, and the workspace below
+// the home is still there and writable. Control: the host file is
+// readable uncontained.
+func TestContainHomeAtHostPath(t *testing.T) {
+	requireLinuxBackend(t)
+	w := newWorld(t) // tier_contain_linux_test.go: HOME holds the workspace
+	secret := filepath.Join(w.home, ".home-secret")
+	if err := os.WriteFile(secret, []byte(w.marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.work, "in-work.txt"), []byte("work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `echo "HOME=$HOME"; cat "$HOME/.home-secret"; echo made >"$HOME/.made" && cat "$HOME/.made"; cat "$HOME/src/proj/in-work.txt" && echo w >"$HOME/src/proj/out.txt"`
+	out, output := run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: w.work, Writable: []string{w.work}})
+	if !strings.Contains(output, "HOME="+w.home+"\n") {
+		t.Errorf("HOME inside is not the host's %s:\n%s", w.home, output)
+	}
+	if strings.Contains(output, w.marker) {
+		t.Errorf("a host file in HOME was read inside:\n%s", output)
+	}
+	if !strings.Contains(output, "made\n") || !strings.Contains(output, "work\n") {
+		t.Errorf("HOME is not writable inside, or the workspace below it is gone (exit %d):\n%s", out.ExitCode, output)
+	}
+	if _, err := os.Stat(filepath.Join(w.home, ".made")); err == nil {
+		t.Error("what the command wrote to HOME reached the host's home")
+	}
+	if b, err := os.ReadFile(filepath.Join(w.work, "out.txt")); err != nil || string(b) != "w\n" {
+		t.Errorf("the workspace below HOME was not written through: %q %v", b, err)
+	}
+	if !hasMechanism(out, "home", StateApplied) {
+		t.Errorf("no home mechanism: %+v", out.Mechanisms)
+	}
+	if got := control(t, w.work, "cat", secret); !strings.Contains(got, w.marker) {
+		t.Fatalf("uncontained control did not read %s: %q", secret, got)
+	}
+}

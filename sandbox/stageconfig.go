@@ -54,6 +54,10 @@ type initConfig struct {
 	// ViewLinks are symlinks among the read view's roots (path → target)
 	// that the linux tier recreates in its private root.
 	ViewLinks map[string]string `json:"view_links,omitempty"`
+	// HostHome is the caller's HOME path, where the linux tier's PID 1
+	// puts the command's HOME (a private directory) when it can
+	// (placeHome); after setup, "" unless it did.
+	HostHome string `json:"host_home,omitempty"`
 }
 
 // initStatus is one JSON line the init child writes on fd 4.
@@ -131,17 +135,22 @@ func appendStageConfig(b []byte, c *initConfig) []byte {
 	b = appendStr(b, c.Tier)
 	b = appendStrs(b, c.ReadView)
 	b = appendStr(b, c.ReadViewTypes)
-	if c.ViewLinks == nil {
+	b = appendLinks(b, c.ViewLinks)
+	return appendStr(b, c.HostHome)
+}
+
+func appendLinks(b []byte, links map[string]string) []byte {
+	if links == nil {
 		return binary.AppendUvarint(b, 0)
 	}
-	b = binary.AppendUvarint(b, uint64(len(c.ViewLinks))+1)
-	keys := make([]string, 0, len(c.ViewLinks))
-	for k := range c.ViewLinks {
+	b = binary.AppendUvarint(b, uint64(len(links))+1)
+	keys := make([]string, 0, len(links))
+	for k := range links {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		b = appendStr(appendStr(b, k), c.ViewLinks[k])
+		b = appendStr(appendStr(b, k), links[k])
 	}
 	return b
 }
@@ -203,6 +212,7 @@ func decodeStageConfig(body []byte) (initConfig, error) {
 			c.ViewLinks[k] = r.str()
 		}
 	}
+	c.HostHome = r.str()
 	if r.err == nil && r.s != "" {
 		r.err = fmt.Errorf("%d bytes after the last field", len(r.s))
 	}

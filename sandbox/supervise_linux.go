@@ -97,6 +97,7 @@ func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (
 func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, warmOK bool) (*Outcome, error) {
 	start := time.Now()
 	cfg.HostUID = os.Getuid()
+	cfg.HostHome = hostHome() // env.go; the linux tier's PID 1 may put HOME there
 	cg, cgMechs := newCgroup(cfg.Limits)
 	stageGone := false // the stage was reaped, or will be in the background
 	defer func() {
