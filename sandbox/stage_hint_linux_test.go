@@ -16,10 +16,13 @@ func TestStageHintRoundTrip(t *testing.T) {
 	parts := []string{rootHintArg, "0", "3", "/a:b", "/12:x", "", "/new\nline", "/ spaces /", "/ü"}
 	cmd := exec.Command("true")
 	withStageHint(cmd, parts)
-	if len(cmd.Env) != 1 || !strings.HasPrefix(cmd.Env[0], stageHintEnv+"=") {
+	// The stage's environment is the hint after what every stage gets
+	// (stageEnv: GORACE where the caller has it).
+	base := stageEnv()
+	if len(cmd.Env) != len(base)+1 || !slices.Equal(cmd.Env[:len(base)], base) || !strings.HasPrefix(cmd.Env[len(base)], stageHintEnv+"=") {
 		t.Fatalf("environment %q", cmd.Env)
 	}
-	got := decodeStageHint(strings.TrimPrefix(cmd.Env[0], stageHintEnv+"="))
+	got := decodeStageHint(strings.TrimPrefix(cmd.Env[len(base)], stageHintEnv+"="))
 	if !slices.Equal(got, parts) {
 		t.Fatalf("got %q, want %q", got, parts)
 	}
