@@ -19,8 +19,13 @@ import (
 // ends the run at once.
 const maxVerifyFeedback = 2
 
-// redCache keeps a run's red-phase check runs for its later finish calls.
-type redCache = verify.RedCache
+// redCache keeps a run's red-phase check runs for its later finish
+// calls, and the events of those run before the first step until the
+// run's row can take them (redphase.go).
+type redCache struct {
+	verify.RedCache
+	events []trace.Event
+}
 
 // proposeNext marks a finish that leads to the proposal.
 var proposeNext = &end{}
@@ -41,7 +46,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 	}
 	rep, err := a.h.opts.Verify(ctx, verify.Options{
 		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
-		ContractPath: a.contractRel(), Red: &a.red,
+		ContractPath: a.contractRel(), Red: &a.red.RedCache,
 		OnCheck: func(c verify.CheckResult) {
 			sc.add(a.event(checkRunEvent(c)))
 		},
@@ -58,6 +63,11 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 	case rep.Passed && rep.Proves:
 		a.st.Phase = phaseProposal
 		msg := fmt.Sprintf("verified: all %d checks passed", len(a.c.Verify.Checks))
+		for _, c := range rep.Checks {
+			if len(c.Flaky) > 0 {
+				msg += fmt.Sprintf("; check %s: %s failed, then passed on rerun: flaky", c.Name, strings.Join(c.Flaky, ", "))
+			}
+		}
 		if rep.NeedsHuman() {
 			msg += "; the change touches its own checks, so it waits for a human review: " + strings.Join(rep.TouchesChecks, "; ")
 		}
@@ -67,7 +77,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 			&end{OutcomeVerificationFailed, errors.New("red/green: a check passes on the unchanged tree")}, nil
 	}
 	a.st.Verifications++
-	msg := "verification failed:\n" + failureText(rep)
+	msg := "verification failed:\n" + failureText(rep, a.c.Verify)
 	if a.st.Verifications > maxVerifyFeedback {
 		return tools.Errorf("%s", msg), &end{OutcomeVerificationFailed, errors.New("verification failed")}, nil
 	}
@@ -148,7 +158,7 @@ func verdictOf(rep *verify.Report) *trace.Verdict {
 		e := evidenceOf(c)
 		checks = append(checks, trace.CheckSummary{Name: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
 			DurationMS: c.Duration.Milliseconds(), Locations: len(c.Locations), Backend: c.Backend, Downgrade: c.Downgrade,
-			Evidence: e.Evidence, Tests: e.Tests, Fixed: e.Fixed, Problems: e.Problems})
+			Evidence: e.Evidence, Tests: e.Tests, Fixed: e.Fixed, Problems: e.Problems, Flaky: e.Flaky, Preflight: e.Preflight})
 	}
 	v := &trace.Verdict{Passed: rep.Passed, Proves: rep.Proves, Checks: checks, Warnings: rep.Warnings}
 	if rep.NeedsHuman() {
@@ -164,7 +174,7 @@ func checkRunEvent(c verify.CheckResult) *trace.CheckRun {
 		locs = make([]trace.Location, 0, len(c.Locations)) // [] stays [], as the report has it
 	}
 	for _, l := range c.Locations {
-		locs = append(locs, trace.Location{Path: l.Path, Line: l.Line, Col: l.Col, Message: l.Message})
+		locs = append(locs, trace.Location{Path: l.Path, Line: l.Line, Col: l.Col, Message: l.Message, Test: l.Test})
 	}
 	return &trace.CheckRun{Check: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
 		DurationMS: c.Duration.Milliseconds(), Locations: locs, Backend: c.Backend, CheckEvidence: evidenceOf(c)}
@@ -174,37 +184,11 @@ func checkRunEvent(c verify.CheckResult) *trace.CheckRun {
 // verdict comes from ("exit code only" said out loud), the per-test
 // summary, the tests it fixed and the problems that failed it.
 func evidenceOf(c verify.CheckResult) trace.CheckEvidence {
-	e := trace.CheckEvidence{Evidence: c.Evidence, Fixed: c.Fixed, Problems: c.Problems}
+	e := trace.CheckEvidence{Evidence: c.Evidence, Fixed: c.Fixed, Problems: c.Problems, Flaky: c.Flaky, Preflight: c.Preflight}
 	if t := c.Tests; t != nil {
 		e.Tests = &trace.TestSummary{Ran: t.Ran, Passed: t.Passed, Skipped: t.Skipped, Failed: t.Failed, FailedMore: t.FailedMore}
 	}
 	return e
-}
-
-func failureText(rep *verify.Report) string {
-	var b strings.Builder
-	for _, c := range rep.Checks {
-		if c.Passed || c.Phase == "red" {
-			continue
-		}
-		fmt.Fprintf(&b, "check %q failed (exit %d%s)\n", c.Name, c.ExitCode, capNote(c))
-		for _, p := range c.Problems {
-			fmt.Fprintf(&b, "  %s\n", p)
-		}
-		for _, l := range c.Locations {
-			fmt.Fprintf(&b, "  %s:%d:%d: %s\n", l.Path, l.Line, l.Col, l.Message)
-		}
-		out := c.Output
-		if len(out) > 4000 {
-			out = "…" + out[len(out)-4000:]
-		}
-		b.WriteString(out)
-		b.WriteString("\n")
-	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
-	}
-	return b.String()
 }
 
 func capNote(c verify.CheckResult) string {

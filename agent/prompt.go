@@ -130,5 +130,6 @@ func (a *agentRun) firstMessage(ctx context.Context) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("Work on the goal in the system prompt through the tools, following the workflow; call finish when it is done.")
+	b.WriteString(a.redSummary(ctx)) // redphase.go: the failing checks, run before the first call
 	return b.String()
 }

@@ -254,6 +254,12 @@ type CheckEvidence struct {
 	Tests    *TestSummary `json:"tests,omitempty"`
 	Fixed    []string     `json:"fixed,omitempty"`    // tests failing before the change, passing after
 	Problems []string     `json:"problems,omitempty"` // why a run that exited well still fails
+	// Flaky: tests that passed before the change, failed after it, then
+	// passed on a rerun ("failed, then passed on rerun: flaky").
+	Flaky []string `json:"flaky,omitempty"`
+	// Preflight says in words why a red-phase run failed without a
+	// failing test (program not found, module missing, build failure).
+	Preflight string `json:"preflight,omitempty"`
 }
 
 // Location is a file position found in a check's output.
@@ -262,6 +268,8 @@ type Location struct {
 	Line    int    `json:"line"`
 	Col     int    `json:"col,omitempty"`
 	Message string `json:"message"`
+	// Test is the failing test whose own output carries the location.
+	Test string `json:"test,omitempty"`
 }
 
 // TestSummary summarises a check run's per-test results.
@@ -298,10 +306,12 @@ type CheckSummary struct {
 	Evidence   string       `json:"evidence"`
 	ExitCode   int          `json:"exit_code"`
 	Fixed      []string     `json:"fixed,omitempty"`
+	Flaky      []string     `json:"flaky,omitempty"`
 	Locations  int          `json:"locations"` // how many
 	Name       string       `json:"name"`
 	Passed     bool         `json:"passed"`
 	Phase      string       `json:"phase"`
+	Preflight  string       `json:"preflight,omitempty"`
 	Problems   []string     `json:"problems,omitempty"`
 	Tests      *TestSummary `json:"tests,omitempty"`
 }

@@ -27,9 +27,39 @@ const (
 type testRun struct {
 	status map[string]Status
 	order  []string // first-seen order, for stable messages
+	// detail is a failing test's own output (its messages, location and
+	// assertion), bounded; kept for the first maxDetails failures.
+	detail map[string]testDetail
 }
 
-func newTestRun() *testRun { return &testRun{status: map[string]Status{}} }
+// testDetail is what one failing test printed, and where its relative
+// paths point: a Go package's import path ("" when the paths are the
+// check's own).
+type testDetail struct {
+	text string
+	pkg  string
+}
+
+// maxDetails bounds the failing tests whose output a run keeps; perTest
+// bounds each one's (head and tail).
+const (
+	maxDetails  = maxNames
+	perTestHead = 1 << 10
+	perTestTail = 2 << 10
+)
+
+func newTestRun() *testRun {
+	return &testRun{status: map[string]Status{}, detail: map[string]testDetail{}}
+}
+
+// keep records a failing test's output while fewer than maxDetails are
+// kept.
+func (r *testRun) keep(name, text, pkg string) {
+	if _, ok := r.detail[name]; ok || len(r.detail) >= maxDetails {
+		return
+	}
+	r.detail[name] = testDetail{text, pkg}
+}
 
 // set records a test's result; a later result for the same name (a
 // re-run, a subtest reported twice) wins, except that a failure sticks.

@@ -1,8 +1,8 @@
 package verify
 
 import (
-	"bufio"
 	"encoding/json"
+	"io"
 	"path"
 	"strings"
 )
@@ -74,49 +74,81 @@ type goEvent struct {
 	Output  string `json:"Output"`
 }
 
-// parseGoTest reads `go test -json` output: per-test results and the text
-// a person would have seen (the events' output and any line that is not
-// an event, such as a build error on stderr). A test is named
-// "TestName (import/path)" so that packages with tests of the same name
-// stay apart. The results are nil when no event could be read.
+// parseGoTest reads `go test -json` output held in memory: see readGoTest.
 func parseGoTest(out string) (*testRun, string) {
-	var text strings.Builder
+	return readGoTest(strings.NewReader(out), 1<<30)
+}
+
+// readGoTest reads `go test -json` output as a stream: per-test results,
+// each failing test's own output (test2json names the test on every
+// output event, so a passing test's log lines never join a failure), and
+// the text a person would have seen (the events' output and any line that
+// is not an event, such as a build error on stderr), kept to limit bytes
+// as head and tail. A test is named "TestName (import/path)" so that
+// packages with tests of the same name stay apart. The results are nil
+// when no event could be read. Memory is bounded by limit and the output
+// of the tests running at once, whatever the length of the stream.
+func readGoTest(r io.Reader, limit int) (*testRun, string) {
+	text := newClip(limit/2, limit/2)
 	run := newTestRun()
+	open := map[string]*clipText{} // running tests' own output
 	events := 0
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	_ = eachLine(r, func(line string) {
 		var ev goEvent
 		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &ev) != nil || ev.Action == "" {
-			text.WriteString(line)
-			text.WriteByte('\n')
-			continue
+			text.WriteString(line + "\n")
+			return
 		}
 		events++
+		name := goTestName(ev)
 		switch ev.Action {
 		case "output", "build-output":
 			text.WriteString(ev.Output)
-		case "run":
 			if ev.Test != "" {
-				if strings.HasPrefix(ev.Test, "Benchmark") {
-					// a benchmark reports no result of its own: it ran; a
-					// failing one fails the package and the exit code
-					run.set(goTestName(ev), StatusPass)
-				} else {
-					run.start(goTestName(ev))
+				if o := open[name]; o != nil {
+					o.WriteString(ev.Output)
 				}
 			}
-		case "pass", "fail", "skip":
-			if ev.Test != "" {
-				run.set(goTestName(ev), Status(ev.Action))
+		case "run":
+			if ev.Test == "" {
+				return
 			}
+			if strings.HasPrefix(ev.Test, "Benchmark") {
+				// a benchmark reports no result of its own: it ran; a
+				// failing one fails the package and the exit code
+				run.set(name, StatusPass)
+				return
+			}
+			run.start(name)
+			open[name] = newClip(perTestHead, perTestTail)
+		case "pass", "fail", "skip":
+			if ev.Test == "" {
+				return
+			}
+			run.set(name, Status(ev.Action))
+			if o := open[name]; o != nil && ev.Action == "fail" {
+				run.keep(name, o.String(), ev.Package)
+			}
+			delete(open, name)
+		}
+	})
+	for _, name := range run.with(StatusIncomplete) {
+		if o := open[name]; o != nil {
+			run.keep(name, o.String(), pkgOfName(name))
 		}
 	}
 	if events == 0 {
 		return nil, text.String()
 	}
 	return run, text.String()
+}
+
+// pkgOfName is the import path in a "TestName (import/path)" name.
+func pkgOfName(name string) string {
+	if i := strings.LastIndex(name, " ("); i >= 0 && strings.HasSuffix(name, ")") {
+		return name[i+2 : len(name)-1]
+	}
+	return ""
 }
 
 func goTestName(ev goEvent) string {

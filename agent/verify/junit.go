@@ -69,55 +69,101 @@ func withReport(argv []string, shell, pattern string) []string {
 }
 
 // splitReport separates the check's own output from the report files
-// reportScript appended (see there). complete is false when the output
-// does not end with the trailer or the block before it does not parse
-// exactly (the output cap cut it, the wrapper was killed, or something
-// wrote after it or into it).
+// reportScript appended (see there), for output held in memory.
 func splitReport(out string) (text string, files map[string]string, complete bool) {
-	body, ok := strings.CutSuffix(out, "\n")
-	if !ok {
+	textLen, sections, complete := splitReportAt(strings.NewReader(out), int64(len(out)))
+	if !complete {
 		return out, nil, false
 	}
-	i := strings.LastIndex(body, "\n"+reportTag+" end ")
-	if i < 0 {
-		return out, nil, false
-	}
-	total, err := strconv.Atoi(body[i+len("\n"+reportTag+" end "):])
-	if err != nil || total < 0 || total > i {
-		return out, nil, false
-	}
-	text, block := out[:i-total], out[i-total:i]
 	files = map[string]string{}
-	for block != "" {
-		head, rest, found := strings.Cut(block, "\n")
-		if !found {
-			return out, nil, false
+	for _, f := range sections {
+		b, _ := io.ReadAll(f.r)
+		files[f.name] = string(b)
+	}
+	return out[:textLen], files, true
+}
+
+// reportFile is one report file inside a check's output.
+type reportFile struct {
+	name string
+	r    *io.SectionReader
+}
+
+// splitReportAt finds the report files reportScript appended to a check's
+// output of size bytes, reading only the trailer and the file headers:
+// the output before them is text (textLen bytes), each file a section.
+// complete is false when the output does not end with the trailer or the
+// block before it does not parse exactly (the wrapper was killed, or
+// something wrote after it or into it).
+func splitReportAt(out io.ReaderAt, size int64) (textLen int64, files []reportFile, complete bool) {
+	const endTag = "\n" + reportTag + " end "
+	tailLen := min(size, int64(len(endTag)+24))
+	tail := make([]byte, tailLen)
+	if _, err := out.ReadAt(tail, size-tailLen); err != nil && err != io.EOF {
+		return size, nil, false
+	}
+	body, ok := strings.CutSuffix(string(tail), "\n")
+	if !ok {
+		return size, nil, false
+	}
+	j := strings.LastIndex(body, endTag)
+	if j < 0 {
+		return size, nil, false
+	}
+	total, err := strconv.ParseInt(body[j+len(endTag):], 10, 64)
+	i := size - tailLen + int64(j) // where the trailer starts
+	if err != nil || total < 0 || total > i {
+		return size, nil, false
+	}
+	pos := i - total
+	for pos < i {
+		head, ok := readHeader(out, pos, i)
+		if !ok {
+			return size, nil, false
 		}
 		sizeName, ok := strings.CutPrefix(head, reportTag+" file ")
 		if !ok {
-			return out, nil, false
+			return size, nil, false
 		}
 		sz, name, ok := strings.Cut(sizeName, " ")
-		n, err := strconv.Atoi(sz)
-		if !ok || err != nil || n < 0 || n > len(rest) || name == "" {
-			return out, nil, false
+		n, err := strconv.ParseInt(sz, 10, 64)
+		start := pos + int64(len(head)) + 1
+		if !ok || err != nil || n < 0 || n > i-start || name == "" {
+			return size, nil, false
 		}
-		files[name], block = rest[:n], rest[n:]
+		files = append(files, reportFile{name, io.NewSectionReader(out, start, n)})
+		pos = start + n
 	}
-	return text, files, true
+	return i - total, files, true
 }
 
-// parseJUnit reads JUnit XML (a <testsuites> or <testsuite> root, suites
-// nested at any depth) into per-test results: a <testcase> with a
-// <failure> or <error> failed, one with <skipped> was skipped, any other
-// passed. A test is named "classname.name" (or name without a class).
+// readHeader reads the line at pos (before end) without its newline.
+func readHeader(out io.ReaderAt, pos, end int64) (string, bool) {
+	buf := make([]byte, min(end-pos, 4096))
+	n, _ := out.ReadAt(buf, pos)
+	line, _, found := strings.Cut(string(buf[:n]), "\n")
+	return line, found
+}
+
+// parseJUnit reads JUnit XML held in memory: see readJUnitXML.
 func parseJUnit(run *testRun, data string) error {
-	dec := xml.NewDecoder(strings.NewReader(data))
+	return readJUnitXML(run, strings.NewReader(data))
+}
+
+// readJUnitXML reads JUnit XML (a <testsuites> or <testsuite> root, suites
+// nested at any depth) as a stream into per-test results: a <testcase>
+// with a <failure> or <error> failed, one with <skipped> was skipped, any
+// other passed. A failing case keeps the message and the body of its
+// <failure>/<error> (bounded) as its own output. A test is named
+// "classname.name" (or name without a class).
+func readJUnitXML(run *testRun, r io.Reader) error {
+	dec := xml.NewDecoder(r)
 	dec.Strict = false
 	var cur string
 	var st Status
-	depth, cases := 0, 0
-	inCase := 0
+	var body *clipText // the current failure's message and text
+	depth, cases, inCase, inFail := 0, 0, 0, 0
+	sawSuite := false
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -130,22 +176,40 @@ func parseJUnit(run *testRun, data string) error {
 		case xml.StartElement:
 			depth++
 			switch t.Name.Local {
+			case "testsuite", "testsuites":
+				sawSuite = true
 			case "testcase":
-				cur, st, inCase = caseName(t.Attr), StatusPass, depth
+				cur, st, inCase, body = caseName(t.Attr), StatusPass, depth, nil
 				cases++
 			case "failure", "error":
 				if inCase > 0 {
-					st = StatusFail
+					st, inFail = StatusFail, depth
+					if body == nil {
+						body = newClip(perTestHead, perTestTail)
+					}
+					if m := attr(t.Attr, "message"); m != "" {
+						body.WriteString(m + "\n")
+					}
 				}
 			case "skipped":
 				if inCase > 0 && st != StatusFail {
 					st = StatusSkip
 				}
 			}
+		case xml.CharData:
+			if inFail > 0 && body != nil {
+				body.WriteString(string(t))
+			}
 		case xml.EndElement:
-			if t.Name.Local == "testcase" && depth == inCase {
+			switch {
+			case t.Name.Local == "testcase" && depth == inCase:
 				run.set(cur, st)
+				if st == StatusFail && body != nil {
+					run.keep(cur, strings.TrimSpace(body.String()), "")
+				}
 				inCase = 0
+			case depth == inFail:
+				inFail = 0
 			}
 			depth--
 		}
@@ -153,10 +217,19 @@ func parseJUnit(run *testRun, data string) error {
 	if depth != 0 {
 		return fmt.Errorf("parse junit report: unterminated element")
 	}
-	if cases == 0 && !strings.Contains(data, "testsuite") {
+	if cases == 0 && !sawSuite {
 		return fmt.Errorf("parse junit report: no <testsuite> or <testcase> element")
 	}
 	return nil
+}
+
+func attr(attrs []xml.Attr, name string) string {
+	for _, a := range attrs {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
 }
 
 func caseName(attrs []xml.Attr) string {
@@ -175,19 +248,29 @@ func caseName(attrs []xml.Attr) string {
 	return class + "." + name
 }
 
-// readJUnit turns the report files of one run into per-test results; nil
-// and the reason when there are none or one cannot be read.
+// readJUnit turns the report files of one run held in memory into
+// per-test results: see readReports.
 func readJUnit(files map[string]string, complete bool, pattern string) (*testRun, string) {
+	var fs []reportFile
+	for name, body := range files {
+		fs = append(fs, reportFile{name, io.NewSectionReader(strings.NewReader(body), 0, int64(len(body)))})
+	}
+	return readReports(fs, complete, pattern)
+}
+
+// readReports turns the report files of one run into per-test results;
+// nil and the reason when there are none or one cannot be read.
+func readReports(files []reportFile, complete bool, pattern string) (*testRun, string) {
 	if !complete {
-		return nil, fmt.Sprintf("its JUnit report %s did not come back whole (output cap, killed, or output written after it)", pattern)
+		return nil, fmt.Sprintf("its JUnit report %s did not come back whole (killed, or output written after it)", pattern)
 	}
 	if len(files) == 0 {
 		return nil, fmt.Sprintf("it wrote no JUnit report at %s", pattern)
 	}
 	run := newTestRun()
-	for name, body := range files {
-		if err := parseJUnit(run, body); err != nil {
-			return nil, fmt.Sprintf("%s: %v", name, err)
+	for _, f := range files {
+		if err := readJUnitXML(run, f.r); err != nil {
+			return nil, fmt.Sprintf("%s: %v", f.name, err)
 		}
 	}
 	return run, ""

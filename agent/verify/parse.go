@@ -59,7 +59,8 @@ type parser struct {
 	out     []Location
 	seen    map[Location]bool
 
-	goPending  []Location // go test failures waiting for their package line
+	goPending  []Location // go test messages of a test not yet known to fail
+	goFailed   []Location // failing tests' messages waiting for their package line
 	inGoFail   bool
 	rustMsg    string    // last rust error/warning headline
 	rustPanic  *Location // panic location waiting for its message line

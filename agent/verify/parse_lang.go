@@ -8,6 +8,8 @@ import (
 
 var (
 	goFailRe    = &lazyRE{pat: `^\s*--- FAIL: `}
+	goPassRe    = &lazyRE{pat: `^\s*--- (?:PASS|SKIP): `}
+	goRunRe     = &lazyRE{pat: `^\s*=== (?:RUN|CONT|NAME|PAUSE)\s`}
 	goTestLocRe = &lazyRE{pat: `^\s+([^\s:]+\.go):(\d+): (.*)$`}
 	goPkgRe     = &lazyRE{pat: `^(?:FAIL|ok)\s+(\S+)(?:\s|$)`}
 
@@ -54,21 +56,33 @@ func (p *parser) at(printed, line, col, msg string) (Location, bool) {
 	return Location{Path: rel, Line: atoi(line), Col: atoi(col), Message: msg}, known
 }
 
-// goLine: `go test` failures print "    x_test.go:20: msg" relative to the
-// package directory under "--- FAIL", then "FAIL\tmodule/pkg\t0.1s", which
-// names the directory. Compiler and vet errors are the generic form.
+// goLine: `go test` prints a test's messages ("    x_test.go:20: msg",
+// relative to the package directory) before its "--- FAIL:" line under -v
+// and -json, after it without -v; "FAIL\tmodule/pkg\t0.1s" then names the
+// directory. Only a failing test's messages become locations: those since
+// the last "=== RUN/CONT/NAME" line when "--- FAIL:" comes, and those
+// after it until the next test's line. A passing test's log lines never
+// do. Compiler and vet errors are the generic form.
 func (p *parser) goLine(s string) bool {
-	if goFailRe.MatchString(s) {
-		p.inGoFail = true
+	switch {
+	case goFailRe.MatchString(s):
+		p.goFailed = append(p.goFailed, p.goPending...)
+		p.goPending, p.inGoFail = nil, true
+		return true
+	case goPassRe.MatchString(s), goRunRe.MatchString(s):
+		p.goPending, p.inGoFail = nil, false
 		return true
 	}
-	if p.inGoFail {
-		if m := goTestLocRe.FindStringSubmatch(s); m != nil {
-			p.goPending = append(p.goPending, Location{Path: m[1], Line: atoi(m[2]), Message: m[3]})
-			return true
+	if m := goTestLocRe.FindStringSubmatch(s); m != nil {
+		l := Location{Path: m[1], Line: atoi(m[2]), Message: m[3]}
+		if p.inGoFail {
+			p.goFailed = append(p.goFailed, l)
+		} else {
+			p.goPending = append(p.goPending, l)
 		}
+		return true
 	}
-	if m := goPkgRe.FindStringSubmatch(s); m != nil && (len(p.goPending) > 0 || p.inGoFail) {
+	if m := goPkgRe.FindStringSubmatch(s); m != nil && (len(p.goFailed) > 0 || len(p.goPending) > 0 || p.inGoFail) {
 		p.flushGo(m[1])
 		return true
 	}
@@ -85,7 +99,7 @@ func (p *parser) flushGo(importPath string) {
 			dir = rest
 		}
 	}
-	for _, l := range p.goPending {
+	for _, l := range p.goFailed {
 		if dir != "" {
 			if cand := path.Join(dir, l.Path); p.exists(cand) {
 				l.Path = cand
@@ -96,7 +110,7 @@ func (p *parser) flushGo(importPath string) {
 		l.Path, _ = p.resolve(l.Path)
 		p.emit(l)
 	}
-	p.goPending, p.inGoFail = nil, false
+	p.goFailed, p.goPending, p.inGoFail = nil, nil, false
 }
 
 // rustLine: "error[E0308]: msg" then " --> src/main.rs:4:5"; test panics

@@ -1,11 +1,14 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -127,17 +130,9 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 	red := map[int]*testRun{}
 	if o.Verify.RedGreen {
 		for i, c := range o.Verify.Checks {
-			var res CheckResult
-			var tests *testRun
-			if rr, ok := o.Red.get(i); ok {
-				res, tests = rr.res, rr.tests
-			} else {
-				var err error
-				res, tests, err = runCheck(ctx, o, c, checkName(c, i), PhaseRed, nil, nil)
-				if err != nil {
-					return rep, err
-				}
-				o.Red.put(i, redRun{res, tests})
+			res, tests, err := o.redRun(ctx, i, c)
+			if err != nil {
+				return rep, err
 			}
 			red[i] = tests
 			rep.Checks = append(rep.Checks, res)
@@ -154,10 +149,14 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Passed = true
 	for i, c := range o.Verify.Checks {
-		res, _, err := runCheck(ctx, o, c, checkName(c, i), PhaseGreen, o.Changes, changed, red[i])
+		res, err := greenRun(ctx, o, c, checkName(c, i), changed, red[i])
 		if err != nil {
 			rep.Passed = false
 			return rep, err
+		}
+		o.told(res)
+		if len(res.Flaky) > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("check %s: %s failed, then passed on rerun: flaky", res.Name, strings.Join(res.Flaky, ", ")))
 		}
 		rep.Checks = append(rep.Checks, res)
 		if !res.Passed {
@@ -165,6 +164,46 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// redRun is check i's run on the unchanged tree, from o.Red when an
+// earlier verification of the run (or RunRed) ran it.
+func (o Options) redRun(ctx context.Context, i int, c contract.Check) (CheckResult, *testRun, error) {
+	if rr, ok := o.Red.get(i); ok {
+		return rr.res, rr.tests, nil
+	}
+	res, tests, err := runCheck(ctx, o, c, checkName(c, i), PhaseRed, nil, nil)
+	if err != nil {
+		return res, nil, err
+	}
+	o.told(res)
+	o.Red.put(i, redRun{res, tests})
+	return res, tests, nil
+}
+
+// RunRed runs every check's red phase (the unchanged tree) into o.Red,
+// for a run that shows the model the failing checks before its first
+// step: the later verifications take them from there. It returns the
+// runs in check order; o.Changes is not used.
+func RunRed(ctx context.Context, o Options) ([]CheckResult, error) {
+	if len(o.Verify.Checks) == 0 {
+		return nil, ErrNoChecks
+	}
+	if o.Sandbox == nil {
+		return nil, errors.New("verify: no sandbox")
+	}
+	var out []CheckResult
+	for i, c := range o.Verify.Checks {
+		if (len(c.Run) == 0) == (c.Shell == "") {
+			return out, fmt.Errorf("verify: check %d (%s): want exactly one of run and shell", i, c.Name)
+		}
+		res, _, err := o.redRun(ctx, i, c)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
 }
 
 // Verified reports whether the report supports the outcome verified: every
@@ -236,6 +275,10 @@ func plainShell(line string) bool {
 // runCheck runs one check and returns its result and per-test results
 // (nil for exit code only or when unreadable); red is the same check's
 // red-phase results when this is a green run under red/green.
+//
+// The per-test evidence is read from the whole output, streamed to a
+// spool file as it comes: a suite of any size is judged exactly, in
+// bounded memory. The text kept in the result is head and tail.
 func runCheck(ctx context.Context, o Options, c contract.Check, name, phase string, changes []workspace.Change, changed []string, red ...*testRun) (CheckResult, *testRun, error) {
 	if err := ctx.Err(); err != nil {
 		return CheckResult{}, nil, fmt.Errorf("verify %s (%s): %w", name, phase, err)
@@ -245,10 +288,6 @@ func runCheck(ctx context.Context, o Options, c contract.Check, name, phase stri
 		limit = DefaultOutputLimit
 	}
 	p := planCheck(c)
-	capture := limit
-	if p.evidence == EvidenceGoTest || p.evidence == EvidenceJUnit {
-		capture = 4 * limit // JSON events and reports are wordier than the text they carry
-	}
 	req := &contain.Request{
 		Argv:        p.argv,
 		Shell:       p.shell,
@@ -256,20 +295,28 @@ func runCheck(ctx context.Context, o Options, c contract.Check, name, phase stri
 		Changes:     changes,
 		Network:     c.Network,
 		Timeout:     c.Timeout,
-		OutputLimit: capture,
+		OutputLimit: limit,
+	}
+	var spool *os.File
+	if p.evidence != EvidenceExitCode {
+		f, err := os.CreateTemp("", "ioh-evidence-*")
+		if err != nil {
+			return CheckResult{}, nil, fmt.Errorf("verify %s (%s): spool its output: %w", name, phase, err)
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		spool, req.Stream = f, f
 	}
 	res, err := o.Sandbox.Exec(ctx, req)
 	if err != nil {
 		return CheckResult{}, nil, fmt.Errorf("verify %s (%s): run in sandbox: %w", name, phase, err)
 	}
-	raw := res.Output
-	truncated := res.Truncated || int64(len(raw)) > capture
-	if int64(len(raw)) > capture {
-		raw = raw[:capture] // a sandbox that ignored the cap
-	}
-	text, tests, unreadable := readEvidence(p, string(raw))
-	if int64(len(text)) > limit {
-		text, truncated = text[:limit], true
+	src, size := evidenceSource(spool, res.Output)
+	text, tests, unreadable := readEvidence(p, src, size, int(limit))
+	opts := ParseOptions{Root: o.Root, Changed: changed}
+	var before *testRun
+	if len(red) > 0 {
+		before = red[0]
 	}
 	cr := CheckResult{
 		Name:      name,
@@ -279,21 +326,15 @@ func runCheck(ctx context.Context, o Options, c contract.Check, name, phase stri
 		CapHit:    res.CapHit,
 		Duration:  res.Duration,
 		Output:    text,
-		Locations: Parse(text, ParseOptions{Root: o.Root, Changed: changed}),
 		Backend:   res.Backend,
 		Downgrade: res.Downgrade,
 		Phase:     phase,
 		Evidence:  p.evidence,
 		Tests:     tests.summary(),
 	}
-	if truncated {
-		cr.Output += "\n[output truncated]"
-	}
+	cr.Failures, cr.FailuresMore = failuresOf(tests, before, opts)
+	cr.Locations = locationsOf(cr.Failures, text, opts)
 	if phase == PhaseGreen && p.evidence != EvidenceExitCode {
-		var before *testRun
-		if len(red) > 0 {
-			before = red[0]
-		}
 		var fixed []string
 		cr.Problems, fixed = judge(before, tests)
 		if tests == nil && unreadable != "" {
@@ -304,35 +345,99 @@ func runCheck(ctx context.Context, o Options, c contract.Check, name, phase stri
 			cr.Passed = false
 		}
 	}
-	if o.OnCheck != nil {
-		o.OnCheck(cr)
+	if phase == PhaseRed && !cr.Passed {
+		cr.Preflight = preflight(cr, p, tests, unreadable)
 	}
 	return cr, tests, nil
 }
 
-// readEvidence turns a check's raw output into the text a person reads
-// and its per-test results (nil, with the reason, when they cannot be
-// read; nil and "" for exit code only).
-func readEvidence(p plan, raw string) (text string, tests *testRun, unreadable string) {
+func (o Options) told(c CheckResult) {
+	if o.OnCheck != nil {
+		o.OnCheck(c)
+	}
+}
+
+// greenRun runs a check on the change set. A test that passed in the red
+// phase and fails now is rerun once before it counts as a regression:
+// when the rerun passes it, it is flaky ("failed, then passed on rerun")
+// and the check's verdict is the rerun's.
+func greenRun(ctx context.Context, o Options, c contract.Check, name string, changed []string, red *testRun) (CheckResult, error) {
+	res, _, err := runCheck(ctx, o, c, name, PhaseGreen, o.Changes, changed, red)
+	if err != nil || res.Passed || !hasRegression(res) {
+		return res, err
+	}
+	o.told(res)
+	again, tests, err := runCheck(ctx, o, c, name, PhaseGreen, o.Changes, changed, red)
+	if err != nil {
+		return res, err
+	}
+	for _, f := range res.Failures {
+		if f.Regression && tests != nil && tests.status[f.Test] == StatusPass {
+			again.Flaky = append(again.Flaky, f.Test)
+		}
+	}
+	return again, nil
+}
+
+func hasRegression(c CheckResult) bool {
+	for _, f := range c.Failures {
+		if f.Regression {
+			return true
+		}
+	}
+	return false
+}
+
+// evidenceSource is where a check's evidence is read from: the spool
+// file the sandbox streamed the whole output to, or (a sandbox that does
+// not stream) the output it kept.
+func evidenceSource(spool *os.File, kept []byte) (io.ReaderAt, int64) {
+	if spool != nil {
+		if fi, err := spool.Stat(); err == nil && fi.Size() > 0 {
+			return spool, fi.Size()
+		}
+	}
+	return bytes.NewReader(kept), int64(len(kept))
+}
+
+// readEvidence reads a check's output (size bytes at src) into the text a
+// person reads, kept to limit bytes, and its per-test results (nil, with
+// the reason, when they cannot be read; nil and "" for exit code only).
+func readEvidence(p plan, src io.ReaderAt, size int64, limit int) (text string, tests *testRun, unreadable string) {
+	all := io.NewSectionReader(src, 0, size)
 	switch p.evidence {
 	case EvidenceGoTest:
-		tests, text = parseGoTest(raw)
+		tests, text = readGoTest(all, limit)
 		if tests == nil {
 			unreadable = "go test printed no test2json events"
 		}
 		return text, tests, unreadable
 	case EvidenceJUnit:
-		text, files, complete := splitReport(raw)
-		tests, unreadable = readJUnit(files, complete, p.pattern)
-		return text, tests, unreadable
+		textLen, files, complete := splitReportAt(src, size)
+		tests, unreadable = readReports(files, complete, p.pattern)
+		return keptText(io.NewSectionReader(src, 0, textLen), limit), tests, unreadable
 	case EvidenceTAP:
-		tests, err := parseTAP(raw)
+		tests, err := readTAP(all)
+		text = keptText(io.NewSectionReader(src, 0, size), limit)
 		if err != nil {
-			return raw, nil, err.Error()
+			return text, nil, err.Error()
 		}
-		return raw, tests, ""
+		return text, tests, ""
 	}
-	return raw, nil, ""
+	return keptText(all, limit), nil, ""
+}
+
+// keptText is r's text kept to limit bytes, head and tail.
+func keptText(r io.Reader, limit int) string {
+	c := newClip(limit/2, limit/2)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		c.WriteString(string(buf[:n]))
+		if err != nil {
+			return c.String()
+		}
+	}
 }
 
 func checkName(c contract.Check, i int) string {

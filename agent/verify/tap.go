@@ -1,8 +1,8 @@
 package verify
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -18,19 +18,43 @@ var (
 // marked # TODO; "# SKIP" skips. A subtest is named "parent > child". A
 // top-level plan that promises more results than came, or "Bail out!",
 // is an error; no result at all means the output held no TAP.
-func parseTAP(out string) (*testRun, error) {
+func parseTAP(out string) (*testRun, error) { return readTAP(strings.NewReader(out)) }
+
+// readTAP reads TAP as a stream (see parseTAP). A failing result keeps its
+// diagnostics as its own output: the YAML block or "#" lines after it,
+// more indented than it or comments, up to the next result.
+func readTAP(r io.Reader) (*testRun, error) {
 	run := newTestRun()
 	parents := map[int]string{} // indentation -> the latest "# Subtest:" name
 	plan, top, results := -1, 0, 0
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	for sc.Scan() {
-		raw := strings.TrimRight(ansi.ReplaceAllString(sc.Text(), ""), "\r")
+	var bail string
+	var diag *clipText // the latest failing result's diagnostics
+	diagName, diagIndent := "", 0
+	endDiag := func() {
+		if diag != nil {
+			run.keep(diagName, strings.TrimSpace(diag.String()), "")
+			diag = nil
+		}
+	}
+	_ = eachLine(r, func(rawLine string) {
+		if bail != "" {
+			return
+		}
+		raw := ansi.ReplaceAllString(rawLine, "")
 		line := strings.TrimLeft(raw, " \t")
 		indent := len(raw) - len(line)
 		if strings.HasPrefix(line, "Bail out!") {
-			return nil, fmt.Errorf("tap: %s", line)
+			bail = line
+			return
 		}
+		isResult := tapResult.MatchString(line)
+		if diag != nil && !isResult && (indent > diagIndent || strings.HasPrefix(line, "#") || line == "") {
+			if !tapSubtest.MatchString(line) {
+				diag.WriteString(line + "\n")
+				return
+			}
+		}
+		endDiag()
 		if m := tapSubtest.FindStringSubmatch(line); m != nil {
 			parents[indent] = strings.TrimSpace(m[1])
 			for k := range parents {
@@ -38,15 +62,15 @@ func parseTAP(out string) (*testRun, error) {
 					delete(parents, k)
 				}
 			}
-			continue
+			return
 		}
 		if m := tapPlan.FindStringSubmatch(line); m != nil && indent == 0 {
 			plan, _ = strconv.Atoi(m[1])
-			continue
+			return
 		}
 		m := tapResult.FindStringSubmatch(line)
 		if m == nil {
-			continue
+			return
 		}
 		results++
 		if indent == 0 {
@@ -73,6 +97,13 @@ func parseTAP(out string) (*testRun, error) {
 			st = StatusFail
 		}
 		run.set(name, st)
+		if st == StatusFail {
+			diag, diagName, diagIndent = newClip(perTestHead, perTestTail), name, indent
+		}
+	})
+	endDiag()
+	if bail != "" {
+		return nil, fmt.Errorf("tap: %s", bail)
 	}
 	if results == 0 {
 		return nil, fmt.Errorf("tap: no test results in the output")

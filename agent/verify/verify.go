@@ -59,6 +59,35 @@ type CheckResult struct {
 	// its per-test evidence ("TestMean (example.com/stats) did not run in
 	// the green phase", "no test ran").
 	Problems []string `json:"problems,omitempty"`
+	// Failures are the tests failing in this run, each with its own
+	// messages and locations: regressions (passed in the red phase, fail
+	// now) first; at most maxNames, FailuresMore more.
+	Failures     []Failure `json:"failures,omitempty"`
+	FailuresMore int       `json:"failures_more,omitempty"`
+	// Flaky names the tests that passed in the red phase, failed in the
+	// green phase, then passed when the check ran again: "failed, then
+	// passed on rerun: flaky". The check's verdict is the rerun's.
+	Flaky []string `json:"flaky,omitempty"`
+	// Preflight says in words why a red-phase run failed without a failing
+	// test ("program not found: pytest (exit 127)", "Python module pytest
+	// is missing", "the build failed before any test ran"): a problem of
+	// the environment or the checks, not the failure the change must fix.
+	Preflight string `json:"preflight,omitempty"`
+}
+
+// Failure is one failing test of a check run.
+type Failure struct {
+	Test string `json:"test"`
+	// Status is fail, or incomplete for a test that never finished.
+	Status Status `json:"status"`
+	// Regression: the test passed in the red phase and fails now.
+	Regression bool `json:"regression,omitempty"`
+	// Locations are the file positions in the test's own output (its
+	// failing assertions), workspace-relative where they can be.
+	Locations []Location `json:"locations,omitempty"`
+	// Output is the test's own output (its messages, the assertion),
+	// bounded to a few KB with a line saying how much was left out.
+	Output string `json:"output,omitempty"`
 }
 
 // Location is a file position found in a check's output.
@@ -67,4 +96,7 @@ type Location struct {
 	Line    int    `json:"line"`
 	Col     int    `json:"col,omitempty"`
 	Message string `json:"message"`
+	// Test names the failing test whose output carries it ("" for a
+	// compiler or other message outside any test).
+	Test string `json:"test,omitempty"`
 }
