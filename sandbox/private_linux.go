@@ -46,10 +46,15 @@ func takePrivateDir() (string, error) {
 	return makePrivateDir()
 }
 
+// privateDirPrefix starts a private directory's name. A neutral one, as
+// mktemp(1) makes: HOME and TMPDIR lie below it, and a name that says
+// "sandbox" would let code under test behave differently inside.
+const privateDirPrefix = "tmp."
+
 // makePrivateDir makes a private directory: mode 0700, a random name
 // under the temporary directory, home and tmp inside.
 func makePrivateDir() (string, error) {
-	tmp, err := os.MkdirTemp("", "ioh-landlock-")
+	tmp, err := os.MkdirTemp("", privateDirPrefix)
 	if err != nil {
 		return "", fmt.Errorf("private directory: %w", err)
 	}

@@ -56,7 +56,7 @@ func TestContainPrivateDirRemoved(t *testing.T) {
 		t.Fatalf("exit %d: %s", out.ExitCode, output)
 	}
 	tmp := strings.TrimSpace(output)
-	if !strings.Contains(tmp, "ioh-landlock-") {
+	if filepath.Base(tmp) != "tmp" || !strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), privateDirPrefix) || strings.Contains(tmp, "ioh") {
 		t.Fatalf("TMPDIR %q is not a private directory", tmp)
 	}
 	backgroundCleanups.Wait()
