@@ -30,7 +30,8 @@ var deniedSyscalls = []string{
 var enosysSyscalls = []string{"clone3", "openat2"}
 
 // sysvIPCSyscalls are System V shared memory, semaphores and message
-// queues, and ipc(2), their multiplexer on 32-bit x86. A tier without an
+// queues, ipc(2), their multiplexer on 32-bit x86, and POSIX message
+// queues. A tier without an
 // IPC namespace (landlock) refuses them with ENOSYS, as a kernel built
 // without SysV IPC answers: there the host's segments, queues and
 // semaphores are reachable by key or id (a same-uid 0600 segment is
@@ -40,6 +41,10 @@ var sysvIPCSyscalls = []string{
 	"shmget", "shmat", "shmdt", "shmctl",
 	"semget", "semop", "semtimedop", "semtimedop_time64", "semctl",
 	"msgget", "msgsnd", "msgrcv", "msgctl", "ipc",
+	// POSIX message queues live in the IPC namespace too (mq_open names
+	// no file Landlock could judge).
+	"mq_open", "mq_unlink", "mq_timedsend", "mq_timedsend_time64",
+	"mq_timedreceive", "mq_timedreceive_time64", "mq_notify", "mq_getsetattr",
 }
 
 // nsCloneFlags are the clone(2) flags that create namespaces.
@@ -234,7 +239,7 @@ func buildSeccompFilter(o seccompOpts) (*seccompFilter, error) {
 		sum += "; sockets other than AF_UNIX refused"
 	}
 	if o.DenySysVIPC {
-		sum += "; System V IPC (shmget, semget, msgget, …) refused with ENOSYS: no IPC namespace"
+		sum += "; System V IPC (shmget, semget, msgget, …) and POSIX message queues refused with ENOSYS: no IPC namespace"
 	}
 	return &seccompFilter{prog: prog, summary: sum}, nil
 }

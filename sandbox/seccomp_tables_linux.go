@@ -96,6 +96,13 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"msgsnd":     69,
 				"msgrcv":     70,
 				"msgctl":     71,
+				// POSIX message queues (the landlock tier refuses them).
+				"mq_open":         240,
+				"mq_unlink":       241,
+				"mq_timedsend":    242,
+				"mq_timedreceive": 243,
+				"mq_notify":       244,
+				"mq_getsetattr":   245,
 			},
 		}, true
 	case "arm64":
@@ -170,6 +177,15 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"msgsnd":            189,
 				"msgrcv":            188,
 				"msgctl":            187,
+				// POSIX message queues (the landlock tier refuses them).
+				"mq_open":                180,
+				"mq_unlink":              181,
+				"mq_timedsend":           182,
+				"mq_timedsend_time64":    418,
+				"mq_timedreceive":        183,
+				"mq_timedreceive_time64": 419,
+				"mq_notify":              184,
+				"mq_getsetattr":          185,
 			},
 		}, true
 	case "386":
@@ -248,6 +264,15 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"msgrcv":            401,
 				"msgctl":            402,
 				"ipc":               117,
+				// POSIX message queues (the landlock tier refuses them).
+				"mq_open":                277,
+				"mq_unlink":              278,
+				"mq_timedsend":           279,
+				"mq_timedsend_time64":    418,
+				"mq_timedreceive":        280,
+				"mq_timedreceive_time64": 419,
+				"mq_notify":              281,
+				"mq_getsetattr":          282,
 			},
 		}, true
 	case "arm":
@@ -326,6 +351,15 @@ func syscallTable(goarch string) (*sysTable, bool) {
 				"msgsnd":            301,
 				"msgrcv":            302,
 				"msgctl":            304,
+				// POSIX message queues (the landlock tier refuses them).
+				"mq_open":                274,
+				"mq_unlink":              275,
+				"mq_timedsend":           276,
+				"mq_timedsend_time64":    418,
+				"mq_timedreceive":        277,
+				"mq_timedreceive_time64": 419,
+				"mq_notify":              278,
+				"mq_getsetattr":          279,
 			},
 		}, true
 	}

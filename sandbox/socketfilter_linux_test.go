@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,6 +42,14 @@ func init() {
 			b = b[:i]
 		}
 		_, err = os.Stdout.Write(b)
+		return err
+	}
+	// mq-make NAME: create a POSIX message queue and leave it.
+	moreHelpers["mq-make"] = func(a []string) error {
+		fd, err := mqOpen(a[0], unix.O_CREAT|unix.O_EXCL|unix.O_RDWR)
+		if err == nil {
+			unix.Close(fd)
+		}
 		return err
 	}
 	// shm-make KEY: create a System V segment with KEY and leave it.
@@ -141,11 +150,12 @@ func TestTierNetworkOnHostSockets(t *testing.T) {
 	}
 }
 
-// TestTierSysVIPC: System V IPC is not the host's in either tier. A host
-// process's same-uid 0600 segment is not readable inside (the linux tier
-// has its own IPC namespace, the landlock tier refuses SysV IPC with
-// ENOSYS), and a segment made inside does not outlive the run. Controls:
-// the same helper outside reads the segment, and its segment stays.
+// TestTierSysVIPC: System V IPC and POSIX message queues are not the
+// host's in either tier. A host process's same-uid 0600 segment is not
+// readable inside (the linux tier has its own IPC namespace, the
+// landlock tier refuses the calls with ENOSYS), and a segment or a
+// message queue made inside does not outlive the run. Controls: the same
+// helper outside reads the segment, and its segment and queue stay.
 func TestTierSysVIPC(t *testing.T) {
 	h := helperPath(t)
 	work := outsideDir(t)
@@ -199,6 +209,43 @@ func TestTierSysVIPC(t *testing.T) {
 			if !exists() {
 				t.Fatal("uncontained control's segment is not there, so the case proves nothing")
 			}
+			mq := fmt.Sprintf("ioh-probe-%d", os.Getpid())
+			mqThere := func() bool {
+				fd, err := mqOpen(mq, unix.O_RDONLY)
+				if err != nil {
+					return false
+				}
+				unix.Close(fd)
+				mqUnlink(mq)
+				return true
+			}
+			mqThere()
+			out, output = runTier(t, spec(h, helperArg, "mq-make", mq))
+			if mqThere() {
+				t.Errorf("a POSIX message queue made inside outlived the run (exit %d):\n%s", out.ExitCode, output)
+			}
+			control(t, work, h, helperArg, "mq-make", mq)
+			if !mqThere() {
+				t.Fatal("uncontained control's message queue is not there, so the case proves nothing")
+			}
 		})
 	}
+}
+
+// mqOpen is mq_open(3) of /name, which the kernel takes without its slash.
+func mqOpen(name string, flags int) (int, error) {
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return -1, err
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), uintptr(flags), 0o600, 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+func mqUnlink(name string) {
+	p, _ := unix.BytePtrFromString(name)
+	unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
 }
