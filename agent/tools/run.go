@@ -24,6 +24,11 @@ const runDesc = "Run a command in the sandbox over the workspace with the pendin
 
 const runSchema = `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1},"shell":{"type":"string"},"timeout":{"type":"string","description":"Go duration, e.g. 30s"}},"additionalProperties":false}`
 
+// RunKeep is the output a run result keeps: past it, the first and the
+// last half (5 KiB each), with the number of bytes left out between them.
+// The command runs to its end either way.
+const RunKeep = 10 << 10
+
 // Run's timeout bounds.
 const (
 	DefaultRunTimeout = 2 * time.Minute
@@ -71,6 +76,11 @@ func (run) Acts(args json.RawMessage) ([]Act, error) {
 	return []Act{{Act: policy.ActExec, Target: strings.Join(p.Argv, " "), Argv: p.Argv}}, nil
 }
 
+// narrowHint heads a result whose output was cut.
+const narrowHint = "the output was longer than 10 KiB: below are its first and last 5 KiB, with the bytes left out marked where they were. " +
+	"To see the middle, narrow the command: filter it (| grep -n PATTERN, | sed -n 'A,Bp'), pick fewer tests (-run NAME, -k NAME), " +
+	"make it quieter (-q, no -v), or write the output to a file and read parts of it in the same shell line (the sandbox discards files after the run).\n"
+
 func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	p, d, err := parseRun(args)
 	if err != nil {
@@ -81,7 +91,7 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	}
 	res, err := t.sb.Exec(ctx, &contain.Request{
 		Argv: p.Argv, Shell: p.Shell, Root: t.cs.Root().Dir(),
-		Changes: t.cs.Changes(), Timeout: d, OutputLimit: MaxResult,
+		Changes: t.cs.Changes(), Timeout: d, OutputLimit: RunKeep,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -91,6 +101,8 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	}
 	var b strings.Builder
 	switch {
+	case res.CapHit == "output":
+		b.WriteString("stopped: it wrote more than a gigabyte of output (a runaway); narrow the command\n")
 	case res.CapHit != "":
 		fmt.Fprintf(&b, "killed: %s limit hit\n", res.CapHit)
 	case res.Signal != "":
@@ -99,9 +111,9 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		fmt.Fprintf(&b, "exit code %d\n", res.ExitCode)
 	}
 	b.WriteString(res.Containment() + "\n")
-	b.Write(res.Output)
 	if res.Truncated {
-		b.WriteString("\n[output truncated]")
+		b.WriteString(narrowHint)
 	}
+	b.Write(res.Output)
 	return Result{Content: clip(b.String()), IsError: !res.Passed(0)}, nil
 }
