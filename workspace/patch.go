@@ -118,7 +118,7 @@ func fromDiff(h *diff.Hunk) (hunk, error) {
 // patchFuzz; one without (V4A) at the first place after its anchors. When
 // the exact lines are nowhere, the whitespace ladder may find the one
 // place they mean (ladder.go).
-func applyHunks(name string, data []byte, hunks []hunk) ([]byte, error) {
+func applyHunks(name string, data []byte, hunks []hunk, tolerant *[]string) ([]byte, error) {
 	lines := splitLines(data)
 	var out []string
 	next := 0  // first line of lines not yet copied
@@ -135,6 +135,9 @@ func applyHunks(name string, data []byte, hunks []hunk) ([]byte, error) {
 		}
 		if h.start >= 0 {
 			shift = at - h.start
+		}
+		if lvl != Exact {
+			*tolerant = append(*tolerant, fmt.Sprintf("%s hunk %d at line %d %s", name, i+1, at+1, lvl))
 		}
 		region, err := hunkRegion(lines[at:at+len(old)], h, lvl)
 		if err != nil {
@@ -315,6 +318,10 @@ type FilePatch struct {
 // (ApplyParsed) see, so what is checked is what is written.
 type Patch struct {
 	Files []FilePatch
+	// Tolerant names, after ApplyParsed, each hunk that matched only by
+	// the whitespace ladder ("f.go hunk 2 at line 40 ignoring
+	// indentation and trailing whitespace").
+	Tolerant []string
 }
 
 // Paths returns the distinct paths the patch writes, in order.
@@ -433,7 +440,7 @@ func (c *ChangeSet) ApplyParsed(p *Patch) ([]string, error) {
 		exists bool
 	}
 	staged := map[string]*result{}
-	var order []string
+	var order, tolerant []string
 	for _, f := range p.Files {
 		k, abs, err := c.key(f.Path)
 		if err != nil {
@@ -457,7 +464,7 @@ func (c *ChangeSet) ApplyParsed(p *Patch) ([]string, error) {
 		}
 		var out []byte
 		if !f.whole {
-			out, err = applyHunks(k, r.data, f.hunks)
+			out, err = applyHunks(k, r.data, f.hunks, &tolerant)
 			if err != nil {
 				return nil, err
 			}
@@ -481,5 +488,6 @@ func (c *ChangeSet) ApplyParsed(p *Patch) ([]string, error) {
 			return nil, fmt.Errorf("apply patch: %w", err)
 		}
 	}
+	p.Tolerant = tolerant
 	return order, nil
 }

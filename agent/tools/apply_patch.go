@@ -88,6 +88,9 @@ func (t applyPatch) Call(ctx context.Context, args json.RawMessage) (Result, err
 		return Result{Content: hostless(t.cs, err.Error()), IsError: true}, nil
 	}
 	msg := "patched " + strings.Join(files, ", ")
+	if len(parsed.Tolerant) > 0 {
+		msg += " (matched " + strings.Join(parsed.Tolerant, "; ") + "; the files' own whitespace and line endings were kept)"
+	}
 	for _, f := range files {
 		if after, err := t.cs.ReadFile(f); err == nil {
 			msg += syntaxReport(f, before[f], after)

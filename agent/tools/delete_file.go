@@ -18,10 +18,14 @@ const deleteFileDesc = "Delete a workspace file. The deletion goes into the pend
 
 const deleteFileSchema = `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`
 
-type deleteFile struct{ cs *workspace.ChangeSet }
+type deleteFile struct {
+	cs    *workspace.ChangeSet
+	reads ReadCheck
+}
 
-// NewDeleteFile returns delete_file over cs.
-func NewDeleteFile(cs *workspace.ChangeSet) Tool { return deleteFile{cs} }
+// NewDeleteFile returns delete_file over cs; reads judges the files a
+// "did you mean" may name (nil: the built-in layer).
+func NewDeleteFile(cs *workspace.ChangeSet, reads ReadCheck) Tool { return deleteFile{cs, reads} }
 
 func (deleteFile) Spec() model.ToolSpec { return spec("delete_file", deleteFileDesc, deleteFileSchema) }
 func (deleteFile) ReadOnly() bool       { return false }
@@ -40,7 +44,7 @@ func (t deleteFile) Call(ctx context.Context, args json.RawMessage) (Result, err
 		return Errorf("%v", err), nil
 	}
 	if err := t.cs.Delete(p.Path); err != nil {
-		return Errorf("%v", err), nil
+		return failed(ctx, t.cs, t.reads, p.Path, err), nil
 	}
 	return Result{Content: "deleted " + p.Path, Wrote: writtenBy(acts)}, nil
 }

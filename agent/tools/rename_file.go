@@ -20,10 +20,14 @@ const renameFileDesc = "Rename (move) a workspace file; the target must not exis
 
 const renameFileSchema = `{"type":"object","properties":{"from":{"type":"string"},"to":{"type":"string"}},"required":["from","to"],"additionalProperties":false}`
 
-type renameFile struct{ cs *workspace.ChangeSet }
+type renameFile struct {
+	cs    *workspace.ChangeSet
+	reads ReadCheck
+}
 
-// NewRenameFile returns rename_file over cs.
-func NewRenameFile(cs *workspace.ChangeSet) Tool { return renameFile{cs} }
+// NewRenameFile returns rename_file over cs; reads judges the files a
+// "did you mean" may name (nil: the built-in layer).
+func NewRenameFile(cs *workspace.ChangeSet, reads ReadCheck) Tool { return renameFile{cs, reads} }
 
 func (renameFile) Spec() model.ToolSpec { return spec("rename_file", renameFileDesc, renameFileSchema) }
 func (renameFile) ReadOnly() bool       { return false }
@@ -63,7 +67,7 @@ func (t renameFile) Call(ctx context.Context, args json.RawMessage) (Result, err
 		return Errorf("%v", err), nil
 	}
 	if err := t.cs.Rename(p.From, p.To); err != nil {
-		return Errorf("%v", err), nil
+		return failed(ctx, t.cs, t.reads, p.From, err), nil
 	}
 	return Result{Content: fmt.Sprintf("renamed %s to %s", p.From, p.To), Wrote: writtenBy(acts)}, nil
 }

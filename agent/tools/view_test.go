@@ -157,8 +157,8 @@ func TestEditReportsSyntax(t *testing.T) {
 }
 
 func TestApplyPatchTool(t *testing.T) {
-	src := "package p\n\nfunc f() {\n\tx := 1\n}\n"
-	set, _, _ := world(t, map[string]string{"p.go": src})
+	src := "package p\n\nfunc f() {\n\tx := 2\n}\n"
+	set, cs, _ := world(t, map[string]string{"p.go": strings.Replace(src, "x := 2", "x := 1", 1)})
 	r := call(t, set, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: p.go\n@@ func f() {\n-\tx := 1\n+\tx := 2\n*** End Patch\n"})
 	if r.IsError || r.Content != "patched p.go" {
 		t.Fatalf("V4A: %+v", r)
@@ -170,6 +170,13 @@ func TestApplyPatchTool(t *testing.T) {
 	}
 	r = call(t, set, "apply_patch", map[string]any{"patch": "--- a/p.go\n+++ b/p.go\n@@ -4 +4 @@\n-\tx := 2\n+\tx := 2 {\n"})
 	wantIn(t, "syntax", r.Content, "patched p.go", "syntax (go/parser)")
+	r = call(t, set, "apply_patch", map[string]any{"patch": "--- a/p.go\n+++ b/p.go\n@@ -4 +4 @@\n-    x := 2 {\n+    x := 2\n"})
+	wantIn(t, "tolerant", r.Content, "patched p.go (matched p.go hunk 1 at line 4 ignoring indentation and trailing whitespace; the files' own whitespace")
+	if got, _ := cs.ReadFile("p.go"); string(got) != src {
+		t.Errorf("after the tolerant hunk: %q", got)
+	}
+	r = call(t, set, "delete_file", map[string]any{"path": "sub/p.go"})
+	wantIn(t, "delete", r.Content, "did you mean p.go?")
 	r = call(t, set, "apply_patch", map[string]any{"patch": "--- a/sub/p.go\n+++ b/sub/p.go\n@@ -1 +1 @@\n-a\n+b\n"})
 	wantIn(t, "missing", r.Content, "file to patch does not exist; did you mean p.go?")
 }
