@@ -33,7 +33,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus), f
 		return 125
 	}
 	report(initStatus{Mechanisms: mechs})
-	absent := absentProtected(cfg.Writable)
+	absent := absentProtected(cfg.Writable, cfg.Protected)
 	if err := awaitGo(); err != nil {
 		report(initStatus{Error: err.Error()})
 		return 125
@@ -77,7 +77,7 @@ func runDirect(cfg *initConfig, mechs []Mechanism, report func(initStatus), ft *
 	var path string
 	var lookErr, dirErr error
 	if err == nil {
-		absent = absentProtected(cfg.Writable)
+		absent = absentProtected(cfg.Writable, cfg.Protected)
 		path, lookErr = lookPath(cfg.Argv[0], cfg.Env)
 		// exec would report a failed chdir as "fork/exec ARGV0: ...",
 		// which names the wrong thing. (PID 1 entering it is harmless.)

@@ -19,7 +19,7 @@ func (linuxBackend) name() string { return BackendLinux }
 
 func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	cfg := &initConfig{
-		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Network: s.Network, Limits: s.Limits,
+		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Protected: s.Protected, Network: s.Network, Limits: s.Limits,
 		Env: BuildEnv(parentEnv(), privateHome, s.Env),
 	}
 	// The masks and the read view are independent lookups of the host's

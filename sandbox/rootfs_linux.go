@@ -70,7 +70,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 		}
 	}
 	mechs = append(mechs, Mechanism{"writable-roots", StateApplied, strings.Join(cfg.Writable, ":") + " (nosuid, nodev)"})
-	prot, err := protectDirs(cfg.Writable, nr)
+	prot, err := protectDirs(cfg.Writable, cfg.Protected, nr)
 	if err != nil {
 		return nil, nil, err
 	}

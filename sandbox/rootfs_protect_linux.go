@@ -28,10 +28,12 @@ var sysfsMasked = []string{"/sys/firmware", "/sys/devices/virtual/dmi", "/sys/cl
 
 // protectedIn lists what must stay read-only in the writable root w
 // (unless it is itself a writable root): the built-in protected
-// directories, and the .git of every submodule w's .gitmodules names (a
+// directories, the .git of every submodule w's .gitmodules names (a
 // rewritten "gitdir:" would make the host's next git status recurse into
-// a repository the command controls). read reads a host file.
-func protectedIn(w string, writable []string, read func(string) ([]byte, error)) []string {
+// a repository the command controls), and the extra paths (Spec.Protected:
+// the hooks directory and included files of w's git configuration) that
+// lie in w. read reads a host file.
+func protectedIn(w string, writable, extra []string, read func(string) ([]byte, error)) []string {
 	var out []string
 	add := func(p string) {
 		if !contains(writable, p) && !contains(out, p) {
@@ -40,6 +42,11 @@ func protectedIn(w string, writable []string, read func(string) ([]byte, error))
 	}
 	for _, d := range protectedDirs {
 		add(filepath.Join(w, d))
+	}
+	for _, p := range extra {
+		if p != w && within(p, w) {
+			add(p)
+		}
 	}
 	data, err := read(filepath.Join(w, ".gitmodules"))
 	if err != nil || len(data) > 1<<20 {
@@ -60,17 +67,17 @@ func protectedIn(w string, writable []string, read func(string) ([]byte, error))
 	return out
 }
 
-// protectDirs binds what protectedIn lists (directories or files: a
+// protectDirs binds what protectedIn lists (extra: Spec.Protected) (directories or files: a
 // worktree's or submodule's .git is a file) read-only over itself, at its
 // target when it is reached through symlinks. nr maps a host path to its
 // place in the new root; the host tree is still at hostRoot.
-func protectDirs(writable []string, nr func(string) string) (Mechanism, error) {
+func protectDirs(writable, extra []string, nr func(string) string) (Mechanism, error) {
 	var done []string
 	absent := 0
 	readHost := func(p string) ([]byte, error) { return readSmall(hostRoot + p) }
 	plain := map[string]bool{} // host directories seen not to be symlinks
 	for _, w := range writable {
-		for _, p := range protectedIn(w, writable, readHost) {
+		for _, p := range protectedIn(w, writable, extra, readHost) {
 			// Resolved as the host resolves it: writes through a symlink
 			// land at its target.
 			t, err := hostPath(hostRoot, p, plain)
@@ -129,10 +136,10 @@ func readSmall(p string) ([]byte, error) {
 // absentProtected lists what protectedIn lists that does not exist (seen
 // from the sandbox's own root, before the command starts), for the sweep
 // after the run.
-func absentProtected(writable []string) []string {
+func absentProtected(writable, extra []string) []string {
 	var out []string
 	for _, w := range writable {
-		for _, p := range protectedIn(w, writable, readSmall) {
+		for _, p := range protectedIn(w, writable, extra, readSmall) {
 			if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 				out = append(out, p)
 			}

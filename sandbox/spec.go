@@ -56,6 +56,14 @@ type Spec struct {
 	Stage *Stage
 	// Masked paths are hidden in addition to DefaultMasked.
 	Masked []string
+	// Protected paths stay read-only inside the writable roots, as the
+	// built-in protected directories do (.git, .ioh, …; rootfs_protect):
+	// what the host runs later from a work tree (its configured git hooks
+	// directory, the files its git configuration includes; the caller
+	// reads them from the root's git configuration). One that does not
+	// exist when the run starts is removed after it if the command made
+	// it. Absolute; those outside every writable root do nothing.
+	Protected []string
 	// Readable paths join the read view (see readview.go) in addition to
 	// the system directories, the workspace, the writable roots and the
 	// toolchains.
@@ -231,6 +239,13 @@ func (s *Spec) validate() (*Spec, error) {
 			return nil, fmt.Errorf("%w: masked path %q is not absolute", ErrBadSpec, m)
 		}
 		c.Masked = append(c.Masked, filepath.Clean(m))
+	}
+	c.Protected = nil
+	for _, p := range s.Protected {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("%w: protected path %q is not absolute", ErrBadSpec, p)
+		}
+		c.Protected = append(c.Protected, filepath.Clean(p))
 	}
 	c.Readable = nil
 	for _, r := range s.Readable {

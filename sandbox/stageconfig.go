@@ -58,6 +58,9 @@ type initConfig struct {
 	// puts the command's HOME (a private directory) when it can
 	// (placeHome); after setup, "" unless it did.
 	HostHome string `json:"host_home,omitempty"`
+	// Protected are more paths kept read-only inside the writable roots
+	// (Spec.Protected; protectedIn).
+	Protected []string `json:"protected,omitempty"`
 }
 
 // initStatus is one JSON line the init child writes on fd 4.
@@ -136,7 +139,8 @@ func appendStageConfig(b []byte, c *initConfig) []byte {
 	b = appendStrs(b, c.ReadView)
 	b = appendStr(b, c.ReadViewTypes)
 	b = appendLinks(b, c.ViewLinks)
-	return appendStr(b, c.HostHome)
+	b = appendStr(b, c.HostHome)
+	return appendStrs(b, c.Protected)
 }
 
 func appendLinks(b []byte, links map[string]string) []byte {
@@ -213,6 +217,7 @@ func decodeStageConfig(body []byte) (initConfig, error) {
 		}
 	}
 	c.HostHome = r.str()
+	c.Protected = r.strs()
 	if r.err == nil && r.s != "" {
 		r.err = fmt.Errorf("%d bytes after the last field", len(r.s))
 	}

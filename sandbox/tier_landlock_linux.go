@@ -78,7 +78,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	// stay read-only, as in the linux tier: Landlock only grants, so a
 	// root holding one is writable in its other entries only. Those that
 	// do not exist yet are removed after the run if the command made them.
-	present, absent := landlockProtected(s.Writable)
+	present, absent := landlockProtected(s.Writable, s.Protected)
 	// So is the directory of the stages' programs (init_program_linux.go).
 	bins := protectedBinaryDirs(binaryDirs(), s.Writable)
 	present = append(present, bins...)
@@ -109,9 +109,9 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 // landlockProtected splits what protectedIn lists for the writable roots
 // into what exists now (kept read-only) and what does not (swept after
 // the run if the command creates it).
-func landlockProtected(writable []string) (present, absent []string) {
+func landlockProtected(writable, extra []string) (present, absent []string) {
 	for _, w := range writable {
-		for _, p := range protectedIn(w, writable, readSmall) {
+		for _, p := range protectedIn(w, writable, extra, readSmall) {
 			if _, err := os.Lstat(p); err == nil {
 				present = append(present, p)
 			} else {
