@@ -198,7 +198,8 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	a.rootID = a.id
 	a.tree = newTree(c.Agents)
 	a.setup(ctx)
-	evs := []trace.Event{a.event(withTraceContext(ctx, &trace.RunStarted{Goal: c.Goal, RunModel: &trace.RunModel{Provider: prov.Name(), Model: c.Model.Name}}))}
+	evs := []trace.Event{a.event(withTraceContext(ctx, &trace.RunStarted{Goal: c.Goal, RunModel: &trace.RunModel{Provider: prov.Name(), Model: c.Model.Name},
+		RunInstructions: a.instructionsEvent()}))}
 	for _, w := range warnings {
 		evs = append(evs, a.event(&trace.Warning{Message: w}))
 	}
@@ -237,6 +238,9 @@ func (a *agentRun) setup(ctx context.Context) {
 				a.tools[t.Spec().Name] = t
 			}
 		}
+	}
+	if a.exploring() {
+		a.tools = exploreTools(a.tools)
 	}
 	a.mask = maskPolicyFor(a.c.Model.Name)
 	a.system = a.h.redact.String(a.systemPrompt(ctx))

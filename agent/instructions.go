@@ -117,6 +117,14 @@ func (a *agentRun) projectInstructions(dirs []string) (string, []trace.Instructi
 	return b.String(), files
 }
 
+// instructionsEvent is what run_started says of the instructions.
+func (a *agentRun) instructionsEvent() *trace.RunInstructions {
+	if len(a.instrFiles) == 0 {
+		return nil
+	}
+	return &trace.RunInstructions{Instructions: a.instrFiles}
+}
+
 // instructionFile is dir's instruction file as the workspace has it.
 func (a *agentRun) instructionFile(dir string) (string, []byte, bool) {
 	for _, name := range instructionNames {

@@ -62,6 +62,13 @@ func (a *agentRun) systemPrompt(ctx context.Context) string {
 // workflow is the system prompt's short method: how a task goes from
 // the failure to finish, and how to make an edit apply.
 func (a *agentRun) workflow() string {
+	if a.exploring() {
+		return `# Explore mode
+You are a sub-agent that explores: you read, search and run commands, and change no file. Find what the goal asks: the files, functions and lines involved, how the code behaves, what fails and why. Read ranges, not whole large files.
+Then call finish with your findings as the summary: what you found, with paths and line numbers, and what you could not find. Your parent sees only that summary.
+Older tool results may be shown as one-line stubs to save context: call the tool again if you need one.
+`
+	}
 	return `# Workflow
 1. Reproduce: read the failing output in the first message, or run the check.
 2. Locate: grep or find the code involved.
@@ -127,9 +134,17 @@ func (a *agentRun) firstMessage(ctx context.Context) string {
 	var b strings.Builder
 	if o := a.orientation(ctx); o != "" {
 		b.WriteString(o)
+	}
+	if red := a.redSummary(ctx); red != "" { // redphase.go: the failing checks, run before the first call
+		b.WriteString(strings.TrimLeft(red, "\n"))
+	}
+	if b.Len() > 0 {
 		b.WriteString("\n")
 	}
-	b.WriteString("Work on the goal in the system prompt through the tools, following the workflow; call finish when it is done.")
-	b.WriteString(a.redSummary(ctx)) // redphase.go: the failing checks, run before the first call
+	if a.exploring() {
+		b.WriteString("Explore for the goal in the system prompt through the tools; call finish with your findings.")
+	} else {
+		b.WriteString("Work on the goal in the system prompt through the tools, following the workflow; call finish when it is done.")
+	}
 	return b.String()
 }

@@ -140,12 +140,22 @@ func (s spawner) Spawn(ctx context.Context, p tools.SpawnParams) (tools.Result, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "sub-agent %s (%q) ended: %s", child.id, p.Goal, res.Outcome)
 	if res.Summary != "" {
-		fmt.Fprintf(&b, "\nsummary: %s", res.Summary)
+		label := "summary"
+		if child.exploring() {
+			label = "findings"
+		}
+		fmt.Fprintf(&b, "\n%s: %s", label, cutAtLine(res.Summary, maxChildReport))
+		if len(res.Summary) > maxChildReport {
+			fmt.Fprintf(&b, "\n[%d more bytes of the %s not shown: ioh-lsp trace %s has them]", len(res.Summary)-len(cutAtLine(res.Summary, maxChildReport)), label, child.id)
+		}
 	}
 	if res.Err != nil && res.Outcome != OutcomeUnverified {
 		fmt.Fprintf(&b, "\nreason: %v", res.Err)
 	}
 	isErr := res.Outcome != OutcomeUnverified
+	if child.exploring() {
+		isErr = res.Outcome != OutcomeUnverified && res.Outcome != OutcomeApplied
+	}
 	var wrote []string
 	if !isErr && child.cs.Len() > 0 {
 		if err := a.cs.Merge(child.cs); err != nil {
@@ -221,13 +231,31 @@ func (a *agentRun) enterSlot(ctx context.Context) {
 	}
 }
 
+// maxChildReport bounds a sub-agent's summary or findings in its
+// parent's spawn_agent result.
+const maxChildReport = 4 << 10
+
+// childSteps is a sub-agent's default step budget: a quarter of the
+// parent's (at least minChildSteps), never more than the parent has
+// left; 0 (unlimited) under an unlimited parent.
+func (a *agentRun) childSteps() int {
+	lim := a.c.Budget.Steps
+	if lim <= 0 {
+		return 0
+	}
+	left := max(lim-a.totals.Steps, 1)
+	return min(max(lim/4, minChildSteps), left)
+}
+
+const minChildSteps = 8
+
 // newChild creates a sub-agent: the parent's policy plus a narrowing
 // layer for its scope, a clone of the parent's change set, a share of the
-// parent's budget from the tree's ledger, and its own run row.
+// parent's budget from the tree's ledger, the parent's context files and
+// project instructions, and its own run row.
 func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun, error) {
 	c := *a.c
 	c.Goal = p.Goal
-	c.Context = nil
 	c.Scope = contract.Scope{}
 	if p.Scope != nil {
 		c.Scope.Write = p.Scope.Write
@@ -235,7 +263,7 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	c.Verify = contract.Verify{Protect: a.c.Verify.Protect}
 	c.Policy = contract.Policy{}
 	c.Path = a.c.Path
-	c.Budget = contract.Budget{Steps: a.c.Budget.Steps}
+	c.Budget = contract.Budget{Steps: a.childSteps()}
 	wall, _ := p.Budget.WallDuration()
 	if p.Budget != nil {
 		if p.Budget.Steps > 0 {
@@ -254,9 +282,9 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	now := time.Now()
 	ch := &agentRun{
 		h: a.h, id: newID("r-"), parent: a.id, rootID: a.rootID, c: &c,
-		st:   &runState{Agent: p.Goal, Depth: a.st.Depth + 1, ContractPath: a.st.ContractPath},
+		st:   &runState{Agent: p.Goal, Depth: a.st.Depth + 1, ContractPath: a.st.ContractPath, Explore: p.Mode == tools.SpawnExplore},
 		base: pol, pol: pol, cs: a.cs.Clone(), csBase: a.cs.Changes(), provider: a.provider, targets: a.targets, started: now,
-		ledger: a.ledger.Child(tok, usd), tree: a.tree,
+		ledger: a.ledger.Child(tok, usd), tree: a.tree, instrDirs: a.instrDirs,
 	}
 	ch.c.Budget.Tokens, ch.c.Budget.CostUSD = ch.ledger.tokens, ch.ledger.cost
 	if wall > 0 {
@@ -271,8 +299,8 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	cj, _ := json.Marshal(&c)
 	evs := []trace.Event{
 		a.event(&trace.AgentSpawned{Child: ch.id, Goal: p.Goal, Depth: ch.st.Depth, Scope: c.Scope.Write,
-			Tokens: ch.c.Budget.Tokens, CostUSD: ch.c.Budget.CostUSD, Steps: ch.c.Budget.Steps}),
-		ch.event(&trace.RunStarted{Goal: p.Goal, Depth: ch.st.Depth}),
+			Tokens: ch.c.Budget.Tokens, CostUSD: ch.c.Budget.CostUSD, Steps: ch.c.Budget.Steps, Mode: exploreMode(ch)}),
+		ch.event(&trace.RunStarted{Goal: p.Goal, Depth: ch.st.Depth, RunInstructions: ch.instructionsEvent()}),
 	}
 	row := &trace.RunRow{ID: ch.id, Parent: a.id, Root: a.rootID, Goal: p.Goal, Contract: cj,
 		Outcome: string(OutcomeRunning), FirstStarted: now, State: ch.st.encode()}
@@ -287,3 +315,24 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 
 // exploring reports a sub-agent in explore mode.
 func (a *agentRun) exploring() bool { return a.st.Explore }
+
+// exploreMode is the agent_spawned mode of ch.
+func exploreMode(ch *agentRun) string {
+	if ch.exploring() {
+		return tools.SpawnExplore
+	}
+	return ""
+}
+
+// exploreTools keeps of set the tools an exploring sub-agent has: the
+// read-only ones, run (its writes are discarded with its sandbox) and
+// finish; no spawn_agent, MCP tools or edits.
+func exploreTools(set map[string]tools.Tool) map[string]tools.Tool {
+	out := map[string]tools.Tool{}
+	for name, t := range set {
+		if t.ReadOnly() || name == "run" || name == tools.FinishName {
+			out[name] = t
+		}
+	}
+	return out
+}

@@ -12,7 +12,10 @@ import (
 
 // SpawnParams are spawn_agent's arguments.
 type SpawnParams struct {
-	Goal   string       `json:"goal"`
+	Goal string `json:"goal"`
+	// Mode is "edit" (the default: the child changes files) or "explore"
+	// (read-only tools and run; its finish summary is its findings).
+	Mode   string       `json:"mode,omitempty"`
 	Scope  *SpawnScope  `json:"scope,omitempty"`
 	Budget *SpawnBudget `json:"budget,omitempty"`
 }
@@ -46,9 +49,15 @@ func (b *SpawnBudget) WallDuration() (time.Duration, error) {
 // SpawnName is the sub-agent tool's name.
 const SpawnName = "spawn_agent"
 
-const spawnDesc = "Start a sub-agent on a narrower goal. It works on a copy of the current change set within an optional write scope (inside yours) and a budget share; its changes merge into yours when it ends, and its outcome comes back as this call's result. Several spawn_agent calls in one turn run concurrently."
+// Spawn modes.
+const (
+	SpawnEdit    = "edit"
+	SpawnExplore = "explore"
+)
 
-const spawnSchema = `{"type":"object","properties":{"goal":{"type":"string"},"scope":{"type":"object","properties":{"write":{"type":"array","items":{"type":"string"}}},"additionalProperties":false},"budget":{"type":"object","properties":{"steps":{"type":"integer","minimum":1},"tokens":{"type":"integer","minimum":1},"cost_usd":{"type":"number","minimum":0},"wall":{"type":"string"}},"additionalProperties":false}},"required":["goal"],"additionalProperties":false}`
+const spawnDesc = "Start a sub-agent on a narrower goal. mode explore: it only reads, searches and runs commands, and reports what it found (use it to keep a wide search out of your context); mode edit (the default): it works on a copy of the current change set within an optional write scope (inside yours), and its changes merge into yours when it ends. It gets a share of your budget (by default a quarter of your steps), the project instructions and the context files; its findings or summary and the files it changed come back as this call's result. Several spawn_agent calls in one turn run concurrently."
+
+const spawnSchema = `{"type":"object","properties":{"goal":{"type":"string"},"mode":{"type":"string","enum":["edit","explore"]},"scope":{"type":"object","properties":{"write":{"type":"array","items":{"type":"string"}}},"additionalProperties":false},"budget":{"type":"object","properties":{"steps":{"type":"integer","minimum":1},"tokens":{"type":"integer","minimum":1},"cost_usd":{"type":"number","minimum":0},"wall":{"type":"string"}},"additionalProperties":false}},"required":["goal"],"additionalProperties":false}`
 
 type spawnAgent struct{ sp Spawner }
 
@@ -83,6 +92,11 @@ func ParseSpawn(args json.RawMessage) (SpawnParams, error) {
 	}
 	if _, err := p.Budget.WallDuration(); err != nil {
 		return p, err
+	}
+	switch p.Mode {
+	case "", SpawnEdit, SpawnExplore:
+	default:
+		return p, fmt.Errorf("bad arguments: mode %q is neither %q nor %q", p.Mode, SpawnEdit, SpawnExplore)
 	}
 	return p, nil
 }

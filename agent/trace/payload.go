@@ -85,6 +85,14 @@ type RunStarted struct {
 	// continues (an ACP client's), when it has one.
 	Traceparent string `json:"traceparent,omitempty"`
 	Tracestate  string `json:"tracestate,omitempty"`
+	// RunInstructions names the project instructions the run's prompt
+	// holds (nil: none found).
+	*RunInstructions
+}
+
+// RunInstructions are the project-instruction files a run found.
+type RunInstructions struct {
+	Instructions []InstructionFile `json:"instructions"`
 }
 
 // RunModel is the provider and model a root run starts with.
@@ -356,6 +364,8 @@ type AgentSpawned struct {
 	Steps   int      `json:"steps"`
 	Tokens  int64    `json:"tokens"`
 	CostUSD float64  `json:"cost_usd"`
+	// Mode is "explore" for an exploring child ("" for an editing one).
+	Mode string `json:"mode,omitempty"`
 }
 
 // Outcome: the run ended.
