@@ -53,12 +53,20 @@ func (s *Server) buildEdit(folder string, changes []workspace.Change, run, summa
 	var files []editedFile
 	used := map[string]review.Group{}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	var groups *review.Review
+	if annotate {
+		// The workspace's own host-run paths and the code that now reads
+		// its environment count too (review.Check).
+		groups = review.Check(folder, changes, func(rel string) []byte {
+			return s.fileText(filepath.Join(folder, filepath.FromSlash(rel)))
+		})
+	}
 	for _, c := range changes {
 		abs := filepath.Join(folder, filepath.FromSlash(c.Path))
 		u := uri.File(abs)
 		ann := protocol.ChangeAnnotationIdentifier("")
 		if annotate {
-			g := review.Of(c.Path)
+			g := groups.Of(c.Path)
 			ann = annotationID(g)
 			used[g.Name] = g
 		}

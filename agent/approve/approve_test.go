@@ -276,3 +276,55 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestAutoHoldsAChangeThatRunsOnTheMachine: a verified change that writes
+// a file the host runs later (a pre-commit configuration, the work tree's
+// configured hooks directory) or makes code read its environment is
+// deferred with the file named; the terminal review shows it. The
+// control: a verified plain source change is applied.
+func TestAutoHoldsAChangeThatRunsOnTheMachine(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\thooksPath = tools/hooks\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a - b }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.NewRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	propose := func(rel, content string) *agent.Proposal {
+		cs := workspace.NewChangeSet(ws)
+		if err := cs.WriteFile(rel, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		return &agent.Proposal{Verified: true, Changes: cs, Report: &verify.Report{Passed: true, Proves: true}}
+	}
+	for _, tc := range []struct{ rel, content, want string }{
+		{".pre-commit-config.yaml", "repos: []\n", ".pre-commit-config.yaml: runs on your machine later"},
+		{"tools/hooks/pre-push", "#!/bin/sh\n", "tools/hooks/pre-push: runs on your machine later"},
+		{"calc.go", "package calc\n\nimport \"os\"\n\nfunc Add(a, b int) int {\n\tif os.Getenv(\"HOME\") == \"/tmp/home\" {\n\t\treturn a + b\n\t}\n\treturn a - b\n}\n", "calc.go: line 6 reads its environment (os.Getenv)"},
+	} {
+		p := propose(tc.rel, tc.content)
+		d, err := Auto{}.ApproveChange(context.Background(), p)
+		if err != nil || d.Answer != agent.Defer || !strings.Contains(d.Reason, tc.want) {
+			t.Errorf("%s: %+v, %v; want deferred naming %q", tc.rel, d, err, tc.want)
+		}
+		var out strings.Builder
+		term := &Terminal{In: strings.NewReader("d\n"), Out: &out}
+		if _, err := term.ApproveChange(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "REVIEW CAREFULLY: the change runs on your machine later or reads its environment:\n    "+tc.want) {
+			t.Errorf("%s: the terminal review does not show the hold:\n%s", tc.rel, out.String())
+		}
+	}
+	p := propose("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+	if d, _ := (Auto{}).ApproveChange(context.Background(), p); d.Answer != agent.AllowOnce {
+		t.Errorf("control: a verified plain source change = %+v, want %s", d, agent.AllowOnce)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/review"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // Auto approves without asking, as `--approve auto` (honoured only from the
@@ -30,10 +32,13 @@ func (a Auto) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Deci
 }
 
 // ApproveChange applies a verified change that leaves its own checks
-// alone. An unverified change, and one that touches its own checks (test
+// alone. An unverified change, one that touches its own checks (test
 // files, what a check runs or how, package-init code: see
-// verify.TouchedChecks), is deferred: it stays pending for a human
-// (`ioh-lsp approve`), the run ends awaiting_approval and `run` exits 4.
+// verify.TouchedChecks), one that writes a file that runs on the user's
+// machine later (hooks, CI, build scripts, editor tasks: review.Check)
+// and one whose code now reads its environment are deferred: the change
+// stays pending for a human (`ioh-lsp approve`), the run ends
+// awaiting_approval and `run` exits 4.
 func (Auto) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
 	if !p.Verified {
 		return agent.Decision{Answer: agent.Defer, Reason: "not verified: automatic approval applies only verified changes"}, nil
@@ -42,7 +47,23 @@ func (Auto) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decisio
 		return agent.Decision{Answer: agent.Defer, Reason: "the change touches its own checks, so it waits for a human: " +
 			strings.Join(p.Report.TouchesChecks, "; ")}, nil
 	}
+	if hold := held(p.Changes); len(hold) > 0 {
+		return agent.Decision{Answer: agent.Defer, Reason: "the change writes files that run on your machine later or reads its environment, so it waits for a human: " +
+			strings.Join(hold, "; ")}, nil
+	}
 	return agent.Decision{Answer: agent.AllowOnce}, nil
+}
+
+// held is why a person must look at the change set whatever the
+// verification said (review.Check's Hold).
+func held(cs *workspace.ChangeSet) []string {
+	if cs == nil {
+		return nil
+	}
+	return review.Check(cs.Root().Dir(), cs.Changes(), func(rel string) []byte {
+		b, _ := cs.Base(rel)
+		return b
+	}).Hold
 }
 
 // Never approves nothing, as `--approve never`: the change is left pending

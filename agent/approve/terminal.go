@@ -90,6 +90,9 @@ func (t *Terminal) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.
 		fmt.Fprintf(t.Out, "\n%s\n", strings.TrimRight(p.Changes.Diff(), "\n"))
 	}
 	WriteReport(t.Out, p.Report, p.Verified)
+	if hold := held(p.Changes); len(hold) > 0 {
+		fmt.Fprintf(t.Out, "REVIEW CAREFULLY: the change runs on your machine later or reads its environment:\n    %s\n", strings.Join(hold, "\n    "))
+	}
 	ans, err := t.choose(ctx, "[a]pply, [r]eject, or [d]efer? ", "ard")
 	if err != nil || ans == 0 || ans == 'd' {
 		return agent.Decision{Answer: agent.Defer}, err

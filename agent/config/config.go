@@ -25,6 +25,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // Approve modes (--approve, docs/cli.md#run).
@@ -107,6 +108,9 @@ type Config struct {
 	cassetteFree bool
 	// userPath is the user config file, named in the warnings' fixes.
 	userPath string
+	// hostRun are the work tree's paths the host's git runs or reads as
+	// configuration (workspace.HostRunPaths), protected from writes.
+	hostRun []string
 }
 
 // UserPath returns the default user config path.
@@ -163,6 +167,12 @@ func Load(o LoadOptions) (*Config, error) {
 		if ws, err = readFile(WorkspacePath(root)); err != nil {
 			return nil, err
 		}
+		// What the host's git runs from the work tree (its configured
+		// hooks directory, included files, .husky, ...) the agent may
+		// not write, like .git itself.
+		if c.hostRun, err = workspace.HostRunPaths(root); err != nil {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: git's configuration could not be read whole, so the files it runs from the work tree may not all be protected from the agent's writes (%v); fix or shorten that configuration.", root, err))
+		}
 	}
 	if user != nil {
 		for _, t := range user.Trusted {
@@ -188,13 +198,14 @@ func Load(o LoadOptions) (*Config, error) {
 }
 
 // PolicyLayers returns the policy layers below the task contract's, low to
-// high: built-in (protected paths), user, editor and workspace (allow rules
-// already dropped when the workspace is untrusted).
+// high: built-in (protected paths, with the paths the host's git runs from
+// this work tree: workspace.HostRunPaths), user, editor and workspace
+// (allow rules already dropped when the workspace is untrusted).
 func (c *Config) PolicyLayers() []policy.LayerRules {
 	cp := func(l policy.LayerRules) policy.LayerRules {
 		return policy.LayerRules{Layer: l.Layer, Rules: append([]policy.Rule(nil), l.Rules...)}
 	}
-	return []policy.LayerRules{policy.Builtin(nil), cp(c.user), cp(c.editor), cp(c.workspace)}
+	return []policy.LayerRules{policy.Builtin(c.hostRun), cp(c.user), cp(c.editor), cp(c.workspace)}
 }
 
 // isTrusted reports whether dir is one of the trusted roots (exact match

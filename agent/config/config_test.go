@@ -126,7 +126,7 @@ func TestLoadUntrustedWorkspace(t *testing.T) {
 		t.Errorf("budget (-got +want):\n%s", diff)
 	}
 	wantLayers := []policy.LayerRules{
-		policy.Builtin(nil),
+		policy.Builtin([]string{".githooks", ".husky"}), // workspace.HostRunPaths by name
 		{Layer: policy.LayerUser, Rules: []policy.Rule{{Act: policy.ActExec, Effect: policy.Allow, Pattern: "go test *"}}},
 		{Layer: policy.LayerEditor, Rules: []policy.Rule{{Act: policy.ActWrite, Effect: policy.Ask, Pattern: "go.mod"}}},
 		{Layer: policy.LayerWorkspace, Rules: []policy.Rule{{Act: policy.ActExec, Effect: policy.Deny, Pattern: "rm *"}}},

@@ -40,9 +40,9 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 		name = "inline contract"
 	}
 	warn := func(key, why string) {
-		warnings = append(warnings, fmt.Sprintf("%s: %s ignored: %s", name, key, why))
+		warnings = append(warnings, fmt.Sprintf("%s: %s ignored: %s.", name, key, why))
 	}
-	const why = "task files from an untrusted workspace cannot choose where requests go (set it in the user config or editor settings)"
+	why := "a task file from an untrusted workspace cannot choose where requests go; set it in the user config " + c.userPath + ", or list the workspace under `trusted:` there"
 	m := &k.Model
 	if !trusted {
 		conf := c.Model
@@ -55,7 +55,7 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 		differs("model.base_url", m.BaseURL, conf.BaseURL)
 		differs("model.api_key_env", m.APIKeyEnv, conf.APIKeyEnv)
 		if m.Provider != "" && m.Provider != conf.Provider && m.Name != "" && conf.Name != "" && m.Name != conf.Name {
-			warn("model.name", fmt.Sprintf("it names a model of provider %q, which the configuration replaced", m.Provider))
+			warn("model.name", fmt.Sprintf("it names a model of provider %q, which the configuration replaced, so the configuration's model is used", m.Provider))
 			m.Name = conf.Name
 		}
 		m.Provider, m.BaseURL, m.APIKeyEnv = conf.Provider, conf.BaseURL, conf.APIKeyEnv
@@ -65,18 +65,19 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 		}
 		kept, dropped := policy.Untrusted(policy.LayerRules{Layer: policy.LayerTask, Rules: k.Policy.Rules})
 		for _, r := range dropped {
-			warn(fmt.Sprintf("policy rule %q", r.String()), "a task file from an untrusted workspace may only add deny and ask rules")
+			warn(fmt.Sprintf("policy rule %q", r.String()), "a task file from an untrusted workspace may only add deny and ask rules; "+c.trustFix())
 		}
 		k.Policy.Rules = kept.Rules
+		c.dropNetwork(k, warn)
 	}
 	if !validKeyEnv(m.APIKeyEnv) {
-		warn("model.api_key_env", fmt.Sprintf("%q does not end in _API_KEY or _TOKEN", m.APIKeyEnv))
+		warn("model.api_key_env", fmt.Sprintf("%q does not end in _API_KEY or _TOKEN, so the provider's default variable is used; name a variable that does", m.APIKeyEnv))
 		m.APIKeyEnv = ""
 	}
 	var fallbacks []contract.Fallback
 	for i, f := range m.Fallback {
 		if !validKeyEnv(f.APIKeyEnv) {
-			warn(fmt.Sprintf("model.fallback[%d].api_key_env", i), fmt.Sprintf("%q does not end in _API_KEY or _TOKEN", f.APIKeyEnv))
+			warn(fmt.Sprintf("model.fallback[%d].api_key_env", i), fmt.Sprintf("%q does not end in _API_KEY or _TOKEN, so the provider's default variable is used; name a variable that does", f.APIKeyEnv))
 			f.APIKeyEnv = ""
 		}
 		fallbacks = append(fallbacks, f)
@@ -120,6 +121,27 @@ func (c *Config) ApplyToContract(k *contract.Contract, trusted bool) []string {
 		k.Budget.Wall = c.Budget.Wall
 	}
 	return warnings
+}
+
+// dropNetwork turns off the network of an untrusted contract's checks: a
+// repository's task file may not widen what its own checks reach (the
+// contract's other network-widening field, an allow net rule, is dropped
+// with the other allow rules).
+func (c *Config) dropNetwork(k *contract.Contract, warn func(key, why string)) {
+	for i := range k.Verify.Checks {
+		ck := &k.Verify.Checks[i]
+		if !ck.Network {
+			continue
+		}
+		warn(fmt.Sprintf("verify.checks[%d] (%s) network: true", i, ck.Name),
+			"a task file from an untrusted workspace cannot turn the network on for its checks, which run without it; "+c.trustFix())
+		ck.Network = false
+	}
+}
+
+// trustFix names what makes a workspace's task files count in full.
+func (c *Config) trustFix() string {
+	return "to allow it, list the workspace under `trusted:` in the user config " + c.userPath
 }
 
 // ErrCassetteOutside is returned for a replay cassette that a task

@@ -26,10 +26,13 @@ policy:
   rules:
     - {act: net, effect: allow, pattern: "*"}
     - {act: exec, effect: deny, pattern: "curl *"}
+verify:
+  checks:
+    - {name: probe, shell: "curl http://127.0.0.1:8080", network: true}
 `
 
 func TestApplyToContract(t *testing.T) {
-	o, _ := setup(t, false)
+	o, home := setup(t, false)
 	// The workspace is not trusted, so the editor's key variable is
 	// ignored too (the user config's stands); its budget is not.
 	o.Editor = json.RawMessage(`{"model": {"provider": "anthropic", "name": "claude-opus-4-6", "api_key_env": "MY_API_KEY"}, "budget": {"tokens": 1000, "wall": "2m"}}`)
@@ -56,14 +59,16 @@ func TestApplyToContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings := cfg.ApplyToContract(k, false)
-	why := "task files from an untrusted workspace cannot choose where requests go (set it in the user config or editor settings)"
+	userFile := filepath.Join(home, "xdg", "ioh", "config.yaml")
+	why := "a task file from an untrusted workspace cannot choose where requests go; set it in the user config " + userFile + ", or list the workspace under `trusted:` there."
 	want := []string{
 		task + ": model.provider ignored: " + why,
 		task + ": model.base_url ignored: " + why,
 		task + ": model.api_key_env ignored: " + why,
-		task + `: model.name ignored: it names a model of provider "openai-compatible", which the configuration replaced`,
+		task + `: model.name ignored: it names a model of provider "openai-compatible", which the configuration replaced, so the configuration's model is used.`,
 		task + ": model.fallback ignored: " + why,
-		task + `: policy rule "allow net *" ignored: a task file from an untrusted workspace may only add deny and ask rules`,
+		task + `: policy rule "allow net *" ignored: a task file from an untrusted workspace may only add deny and ask rules; to allow it, list the workspace under ` + "`trusted:`" + ` in the user config ` + userFile + `.`,
+		task + `: verify.checks[0] (probe) network: true ignored: a task file from an untrusted workspace cannot turn the network on for its checks, which run without it; to allow it, list the workspace under ` + "`trusted:`" + ` in the user config ` + userFile + `.`,
 	}
 	if diff := cmp.Diff(warnings, want); diff != "" {
 		t.Errorf("warnings (-got +want):\n%s", diff)
@@ -74,6 +79,9 @@ func TestApplyToContract(t *testing.T) {
 	}
 	if diff := cmp.Diff(k.Policy.Rules, []policy.Rule{{Act: policy.ActExec, Effect: policy.Deny, Pattern: "curl *"}}); diff != "" {
 		t.Errorf("rules (-got +want):\n%s", diff)
+	}
+	if k.Verify.Checks[0].Network {
+		t.Error("an untrusted task file turned the network on for its check")
 	}
 	wantBudget := contract.Budget{Steps: 7, Tokens: 1000, CostUSD: contract.DefaultCostUSD, Wall: 2 * time.Minute}
 	if diff := cmp.Diff(k.Budget, wantBudget); diff != "" {
@@ -89,7 +97,7 @@ func TestApplyToContract(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("trusted warnings %q", warnings)
 	}
-	if k.Model.BaseURL != "http://collector.example" || k.Model.Provider != "openai-compatible" || len(k.Policy.Rules) != 2 {
+	if k.Model.BaseURL != "http://collector.example" || k.Model.Provider != "openai-compatible" || len(k.Policy.Rules) != 2 || !k.Verify.Checks[0].Network {
 		t.Errorf("trusted contract changed: %+v", k)
 	}
 
@@ -98,8 +106,8 @@ func TestApplyToContract(t *testing.T) {
 	bad := &contract.Contract{Model: contract.Model{Provider: "openai", APIKeyEnv: "HOME", Fallback: []contract.Fallback{{Provider: "openrouter", APIKeyEnv: "PATH"}}}}
 	warnings = cfg.ApplyToContract(bad, true)
 	want = []string{
-		`inline contract: model.api_key_env ignored: "HOME" does not end in _API_KEY or _TOKEN`,
-		`inline contract: model.fallback[0].api_key_env ignored: "PATH" does not end in _API_KEY or _TOKEN`,
+		`inline contract: model.api_key_env ignored: "HOME" does not end in _API_KEY or _TOKEN, so the provider's default variable is used; name a variable that does.`,
+		`inline contract: model.fallback[0].api_key_env ignored: "PATH" does not end in _API_KEY or _TOKEN, so the provider's default variable is used; name a variable that does.`,
 	}
 	if diff := cmp.Diff(warnings, want); diff != "" || bad.Model.APIKeyEnv != "" || bad.Model.Fallback[0].APIKeyEnv != "" {
 		t.Errorf("bad key env: %+v (-got +want):\n%s", bad.Model, diff)

@@ -35,6 +35,13 @@ var (
 		Why: "configuration and dependency files"}
 	RunsCode = Group{Name: "runs-code", Label: "Runs code on your machine: review carefully", Careful: true,
 		Why: "build scripts, CI configuration, package manifests, editor tasks or git hooks: these run code on your machine later"}
+	// Introspects holds code under test (not test files) whose added
+	// lines read the environment, the arguments, the host name or the
+	// home and temporary directories: such code can pass in the sandbox,
+	// whose HOME, TMPDIR and paths differ, and fail on the user's
+	// machine, or the reverse.
+	Introspects = Group{Name: "introspects", Label: "Reads its environment: review carefully", Careful: true,
+		Why: "code that now reads environment variables, arguments, the host name or the home and temporary directories: it may pass in the sandbox and behave otherwise on your machine"}
 	// TouchesChecks holds the files through which a change touches its
 	// own checks (agent/verify decides which: verify.Report's
 	// TouchesChecksFiles); it is never the result of Of.
@@ -43,24 +50,42 @@ var (
 )
 
 // Groups lists every group in review order.
-func Groups() []Group { return []Group{Implementation, Tests, Config, RunsCode, TouchesChecks} }
+func Groups() []Group {
+	return []Group{Implementation, Tests, Config, RunsCode, Introspects, TouchesChecks}
+}
 
 // runsCodeDirs are directories whose files run on the user's machine
-// (CI definitions, git hooks), lower-case, with a trailing slash.
-var runsCodeDirs = []string{".github/workflows/", ".circleci/", ".git/hooks/", ".husky/"}
+// later (CI definitions, git hooks, dev containers, IDE run
+// configurations), lower-case, with a trailing slash. A workspace's own
+// hooks directory (git's configured core.hooksPath) and the other paths
+// git runs from are added per workspace (Check).
+var runsCodeDirs = []string{
+	".github/workflows/", ".github/actions/", ".circleci/", ".buildkite/", ".git/hooks/", ".husky/", ".githooks/",
+	".devcontainer/", ".idea/runconfigurations/", ".run/", ".vscode/",
+}
 
 // runsCodeFiles are workspace-relative paths (lower-case) that run code.
 var runsCodeFiles = map[string]bool{
-	".gitlab-ci.yml": true, ".vscode/tasks.json": true, ".vscode/launch.json": true,
+	".gitlab-ci.yml": true, ".travis.yml": true, "azure-pipelines.yml": true, "bitbucket-pipelines.yml": true,
+	".drone.yml": true, "appveyor.yml": true, ".idea/workspace.xml": true,
 }
 
-// runsCodeNames are base names, in any directory, of build scripts,
-// manifests whose scripts run, and tool configuration that runs code.
+// runsCodeNames are base names (lower-case), in any directory, of build
+// scripts, manifests whose scripts run, task runners, and tool and editor
+// configuration that runs code when a person works in the directory.
 var runsCodeNames = map[string]bool{
-	"Makefile": true, "GNUmakefile": true, "package.json": true, "setup.py": true,
+	"makefile": true, "gnumakefile": true, "package.json": true, "setup.py": true, "setup.cfg": true,
 	"pyproject.toml": true, "build.rs": true, "build.gradle": true, "build.gradle.kts": true,
-	"pom.xml": true, "Jenkinsfile": true, "Dockerfile": true, "justfile": true,
-	"Taskfile.yml": true, "Rakefile": true, ".envrc": true, ".pre-commit-config.yaml": true,
+	"settings.gradle": true, "settings.gradle.kts": true, "gradlew": true, "pom.xml": true,
+	"jenkinsfile": true, "dockerfile": true, "containerfile": true, "docker-compose.yml": true,
+	"docker-compose.yaml": true, "compose.yml": true, "compose.yaml": true, "justfile": true,
+	"taskfile.yml": true, "taskfile.yaml": true, "rakefile": true, "gemfile": true, "cmakelists.txt": true,
+	"meson.build": true, "build.bazel": true, "workspace": true, "workspace.bazel": true, ".bazelrc": true,
+	"vagrantfile": true, "flake.nix": true, "shell.nix": true, "default.nix": true, "noxfile.py": true,
+	"tox.ini": true, "conftest.py": true, "tasks.py": true, "fabfile.py": true, "procfile": true,
+	".envrc": true, ".pre-commit-config.yaml": true, "lefthook.yml": true, ".lefthook.yml": true,
+	".huskyrc": true, ".lintstagedrc": true, "mise.toml": true, ".mise.toml": true, ".yarnrc.yml": true,
+	".npmrc": true, ".pnpmfile.cjs": true, ".nvim.lua": true, ".nvimrc": true, ".exrc": true,
 }
 
 // configExts are the extensions of configuration and dependency files.
@@ -85,7 +110,8 @@ func Of(rel string) Group {
 }
 
 func runsCode(rel string) bool {
-	base, lower := path.Base(rel), strings.ToLower(rel)
+	lower := strings.ToLower(rel)
+	base := path.Base(lower)
 	for _, d := range runsCodeDirs {
 		if strings.HasPrefix(lower, d) {
 			return true
