@@ -37,6 +37,9 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 	if a.parent != "" {
 		return tools.Result{Content: "finished"}, &end{outcome: OutcomeUnverified}, nil
 	}
+	if r, ok := a.reviewChange(); ok { // diffreview.go: the diff once, before the checks
+		return r, nil, nil
+	}
 	if a.cs.Len() == 0 && a.st.Denied {
 		return tools.Result{Content: "finished with no change"}, &end{OutcomeDenied, errors.New("finished without a change after acts were denied")}, nil
 	}

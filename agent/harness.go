@@ -80,6 +80,9 @@ type Options struct {
 	Model func(contract.Model) contract.Model
 	// MaxTokens caps each call's output tokens (default 8192).
 	MaxTokens int
+	// ReviewChanges shows a root run's model its diff at its first finish
+	// with a change and verifies only at the next one (diffreview.go).
+	ReviewChanges bool
 	// LeaseTTL is how long a lease lasts between renewals (default 30s,
 	// or $IOH_LEASE_TTL: trace.LeaseTTL).
 	LeaseTTL time.Duration

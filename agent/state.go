@@ -61,6 +61,8 @@ type runState struct {
 	Phase   string         `json:"phase,omitempty"`
 	Summary string         `json:"summary,omitempty"`
 	Report  *verify.Report `json:"report,omitempty"`
+	// Reviewed: the model was shown its diff at a finish (diffreview.go).
+	Reviewed bool `json:"reviewed,omitempty"`
 	// Verifications counts failed verifications fed back to the model.
 	Verifications int  `json:"verifications,omitempty"`
 	Denied        bool `json:"denied,omitempty"`
