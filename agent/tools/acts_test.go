@@ -20,17 +20,7 @@ import (
 func actsWorld(t *testing.T) *workspace.ChangeSet {
 	t.Helper()
 	dir := t.TempDir()
-	for p, c := range map[string]string{
-		"a.txt": "one\n", "src/config": "[core]\n", ".git/config": "[core]\n", "docs/x.md": "x\n",
-	} {
-		abs := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(abs, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, map[string]string{"a.txt": "one\n", "src/config": "[core]\n", ".git/config": "[core]\n", "docs/x.md": "x\n"})
 	if err := os.Symlink("../.git", filepath.Join(dir, "src", "gitlink")); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +113,14 @@ func TestPatchActsAreTheWrites(t *testing.T) {
 		{"newline in a name refused", "--- /dev/null\n+++ \"b/a\\nb\"\n@@ -0,0 +1 @@\n+b\n", nil},
 		{"broken quote refused", "--- /dev/null\n+++ \"b/.git/config\n@@ -0,0 +1 @@\n+b\n", nil},
 		{"rename refused", "--- a/a.txt\n+++ b/.git/config\n@@ -1 +1 @@\n-one\n+1\n", nil},
+		// The *** Begin Patch envelope goes through the same decoding.
+		{"V4A update", "*** Begin Patch\n*** Update File: src/config\n@@\n-[core]\n+[x]\n*** End Patch\n", []string{"src/config"}},
+		{"V4A through a symlink", "*** Begin Patch\n*** Update File: src/gitlink/config\n@@\n-[core]\n+[evil]\n*** End Patch\n", []string{".git/config"}},
+		{"V4A dot-dot", "*** Begin Patch\n*** Add File: docs/../.git/hooks/post-checkout\n+x\n*** End Patch\n", []string{".git/hooks/post-checkout"}},
+		{"V4A add and delete", "*** Begin Patch\n*** Add File: docs/n.md\n+n\n*** Delete File: a.txt\n*** End Patch\n", []string{"a.txt", "docs/n.md"}},
+		{"V4A escape refused", "*** Begin Patch\n*** Add File: ../x\n+x\n*** End Patch\n", nil},
+		{"V4A move refused", "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .git/config\n@@\n-one\n+1\n*** End Patch\n", nil},
+		{"V4A control character refused", "*** Begin Patch\n*** Add File: a\x01b\n+x\n*** End Patch\n", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := actsWorld(t)

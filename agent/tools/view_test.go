@@ -12,10 +12,9 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
-// world writes files into a fresh workspace and returns its tool set.
-func world(t *testing.T, files map[string]string) (map[string]Tool, *workspace.ChangeSet, string) {
+// writeFiles writes files (slash paths) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	dir := t.TempDir()
 	for p, c := range files {
 		abs := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
@@ -25,6 +24,13 @@ func world(t *testing.T, files map[string]string) (map[string]Tool, *workspace.C
 			t.Fatal(err)
 		}
 	}
+}
+
+// world writes files into a fresh workspace and returns its tool set.
+func world(t *testing.T, files map[string]string) (map[string]Tool, *workspace.ChangeSet, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
 	root, err := workspace.NewRoot(dir)
 	if err != nil {
 		t.Fatal(err)
