@@ -40,6 +40,11 @@ type Request struct {
 	Network bool
 	// Timeout is the wall cap; 0 means MaxTimeout.
 	Timeout time.Duration
+	// Withheld are workspace files (slash paths relative to Root) the
+	// command must not read: the read policy denies or asks about them
+	// and nothing allows them in this run (Withheld). Inside they are
+	// empty, and a mechanism names them.
+	Withheld []string
 	// OutputLimit caps the combined stdout+stderr kept in Result.Output:
 	// past it the first and the last half are kept, with a line saying how
 	// many bytes were left out between them; the command runs on. 0:

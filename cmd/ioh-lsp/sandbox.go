@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
@@ -119,8 +120,13 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	if given["output"] || limits.Output == 0 {
 		limits.Output = outCap
 	}
+	// What the host's git runs from a writable work tree stays read-only.
+	protected, err := sandboxexec.HostRunProtected(writes)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v (the paths found are protected)\n", err)
+	}
 	spec := &sandbox.Spec{
-		Argv: pos, Writable: writes, Network: *network, Backend: *backend,
+		Argv: pos, Writable: writes, Protected: protected, Network: *network, Backend: *backend,
 		Masked: set.Masked, Readable: set.Readable, Require: set.Require,
 		Limits: limits,
 		Stdin:  env.stdin, Stdout: env.stdout, Stderr: env.stderr,

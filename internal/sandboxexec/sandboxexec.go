@@ -114,6 +114,7 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	if err != nil {
 		return nil, err
 	}
+	changes, withheld := withhold(changes, req.Withheld)
 	stage, err := sandbox.NewStage(req.Root, changes)
 	if err != nil {
 		return nil, fmt.Errorf("stage changes: %w", err)
@@ -134,9 +135,14 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	if req.OutputLimit > 0 {
 		limits.Output = req.OutputLimit
 	}
+	// A writable cache that is a work tree keeps what its git runs.
+	protected, perr := HostRunProtected(a.opts.Writable)
+	if perr != nil && a.opts.Log != nil {
+		a.opts.Log.Warn("sandbox: git configuration of a writable root", "err", perr)
+	}
 	var buf bytes.Buffer // both writers share the sandbox's output lock
 	out, err := a.runner.Run(ctx, &sandbox.Spec{
-		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable,
+		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable, Protected: protected,
 		Network: req.Network, Limits: limits, Stage: stage, Masked: a.opts.Masked,
 		Readable: a.opts.Readable, Scratch: a.opts.Scratch, Backend: a.opts.Backend, Require: a.opts.Require,
 		Stdout: &buf, Stderr: &buf, Stream: req.Stream,
@@ -152,6 +158,9 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	for _, m := range out.Mechanisms {
 		res.Mechanisms = append(res.Mechanisms, contain.Mechanism{Name: m.Name, State: m.State, Detail: m.Detail})
 	}
+	if m := withheldMechanism(withheld); m != nil {
+		res.Mechanisms = append(res.Mechanisms, *m)
+	}
 	if out.Downgrade != "" && a.opts.OnDowngrade != nil {
 		a.mu.Lock()
 		first := !a.told[out.Backend+out.Downgrade]
@@ -162,6 +171,47 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 		}
 	}
 	return res, err
+}
+
+// withhold stages every withheld workspace file that the change set
+// does not write as an empty file (mode 0600): the command sees that the
+// file exists, not what it holds. A file the change set writes keeps the
+// change's content (the model's own). It returns the changes and the
+// paths withheld.
+func withhold(changes []sandbox.Change, withheld []string) ([]sandbox.Change, []string) {
+	written := make(map[string]bool, len(changes))
+	for _, c := range changes {
+		written[path.Clean(c.Path)] = true
+	}
+	var done []string
+	for _, w := range withheld {
+		rel := path.Clean(filepath.ToSlash(w))
+		if rel == "." || path.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") || written[rel] {
+			continue
+		}
+		written[rel] = true
+		changes = append(changes, sandbox.Change{Path: rel, Content: []byte{}, Mode: 0o600})
+		done = append(done, rel)
+	}
+	return changes, done
+}
+
+// maxNamedWithheld caps the paths the read-policy mechanism names.
+const maxNamedWithheld = 10
+
+// withheldMechanism names the files withheld from the command (nil when
+// none was).
+func withheldMechanism(withheld []string) *contain.Mechanism {
+	if len(withheld) == 0 {
+		return nil
+	}
+	names := withheld
+	more := ""
+	if len(names) > maxNamedWithheld {
+		names, more = names[:maxNamedWithheld], fmt.Sprintf(" and %d more", len(withheld)-maxNamedWithheld)
+	}
+	return &contain.Mechanism{Name: "read-policy", State: sandbox.StateApplied,
+		Detail: fmt.Sprintf("%d workspace file(s) the read policy withholds are empty inside: %s%s; an approval or an allow rule (read PATH) makes one readable", len(withheld), strings.Join(names, ", "), more)}
 }
 
 func command(req *contain.Request) ([]string, error) {
