@@ -3,6 +3,8 @@ package tools
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -150,4 +152,36 @@ func cutAround(line string, lo, hi, width int) string {
 		s += fmt.Sprintf(" [%s bytes …]", thousands(len(line)-end))
 	}
 	return s
+}
+
+// windowFooter is the last line of a partial read_file window (a file's
+// own text never starts a line of a result: numbers do).
+var windowFooter = regexp.MustCompile(`(?:^|\n)\[lines ([0-9,]+)–([0-9,]+) of ([0-9,]+); [^\n]*\]\n?$`)
+
+// ReadWindow says which lines a read_file result shows (1-based, last
+// included) and of how many: from its closing line when the window is
+// partial, else from the numbered lines (the whole file). ok is false for
+// a result that shows no numbered line (an error, a binary or empty file).
+func ReadWindow(content string) (first, last, total int, ok bool) {
+	atoi := func(s string) int { n, _ := strconv.Atoi(strings.ReplaceAll(s, ",", "")); return n }
+	if f := windowFooter.FindStringSubmatch(content); f != nil {
+		return atoi(f[1]), atoi(f[2]), atoi(f[3]), true
+	}
+	lines := fileLines(content)
+	if len(lines) == 0 {
+		return 0, 0, 0, false
+	}
+	n1, ok1 := lineNumber(lines[0])
+	n2, ok2 := lineNumber(lines[len(lines)-1])
+	if !ok1 || !ok2 {
+		return 0, 0, 0, false
+	}
+	return n1, n2, n2, true
+}
+
+// lineNumber is the number a numbered line starts with.
+func lineNumber(l string) (int, bool) {
+	num, _, ok := strings.Cut(l, "\t")
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	return n, ok && err == nil
 }

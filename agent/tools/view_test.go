@@ -105,6 +105,36 @@ func TestNumberLines(t *testing.T) {
 	}
 }
 
+func TestReadWindow(t *testing.T) {
+	var big strings.Builder
+	for i := 1; i <= 4073; i++ {
+		fmt.Fprintf(&big, "line %d\n", i)
+	}
+	for _, tt := range []struct {
+		content            string
+		first, last, total int
+		ok                 bool
+	}{
+		{NumberLines("a\nb\nc\n"), 1, 3, 3, true},
+		{NumberLines("[lines 1–9 of 9; end of file]\n"), 1, 1, 1, true}, // a file's own text is no footer
+		{"   400\tx\n[lines 1–400 of 4,073; continue with offset=401]\n", 1, 400, 4073, true},
+		{"  4073\tx\n[lines 4,000–4,073 of 4,073; end of file]\n", 4000, 4073, 4073, true},
+		{"read a.txt: offset 9 is past the end", 0, 0, 0, false},
+		{"x.png: binary file, 3 bytes (not shown)", 0, 0, 0, false},
+	} {
+		f, l, n, ok := ReadWindow(tt.content)
+		if f != tt.first || l != tt.last || n != tt.total || ok != tt.ok {
+			t.Errorf("ReadWindow(%.40q) = %d, %d, %d, %v; want %d, %d, %d, %v", tt.content, f, l, n, ok, tt.first, tt.last, tt.total, tt.ok)
+		}
+	}
+	// A real window agrees.
+	set, _, _ := world(t, map[string]string{"big.txt": big.String()})
+	r := call(t, set, "read_file", map[string]any{"path": "big.txt", "offset": 401})
+	if f, l, n, ok := ReadWindow(r.Content); f != 401 || l != 800 || n != 4073 || !ok {
+		t.Errorf("ReadWindow of a read = %d, %d, %d, %v", f, l, n, ok)
+	}
+}
+
 func TestGrepSaysWhenItStops(t *testing.T) {
 	var many strings.Builder
 	for i := range 248 {
