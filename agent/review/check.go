@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -84,24 +85,32 @@ func under(rel string, paths []string) bool {
 // through which code learns about the process and the machine it runs
 // on: environment variables, arguments, host and user names, the home,
 // temporary and working directories, whether it runs under a test.
-var introspectors = map[string]*regexp.Regexp{
-	"go": regexp.MustCompile(`\bos\.(Getenv|LookupEnv|Environ|ExpandEnv|Args|Hostname|UserHomeDir|UserCacheDir|UserConfigDir|TempDir|Getwd|Executable)\b|` +
-		`\bsyscall\.(Getenv|Environ)\b|\bflag\.Lookup\(|\bruntime\.Callers?\(|\btesting\.Testing\(|\bos/user\b|\buser\.Current\(`),
-	"py": regexp.MustCompile(`\bos\.(environ|getenv|getcwd|getlogin|uname)\b|\bos\.path\.expanduser\b|\bsys\.argv\b|\bsocket\.gethostname\b|` +
-		`\bgetpass\b|\btempfile\.gettempdir\b|\bplatform\.node\b|\bPath\.(home|cwd)\(|\bfrom os import\b.*\b(environ|getenv)\b`),
-	"js": regexp.MustCompile(`\bprocess\.(env|argv|cwd)\b|\bos\.(hostname|homedir|tmpdir|userInfo)\(|\bimport\.meta\.env\b|\b(Deno|Bun)\.env\b`),
-	"rs": regexp.MustCompile(`\benv::(var|var_os|vars|args|args_os|temp_dir|current_dir|home_dir)\b|\benv!\(|\boption_env!\(`),
-}
+var introspectors = sync.OnceValue(func() map[string]*regexp.Regexp {
+	return map[string]*regexp.Regexp{
+		"go": regexp.MustCompile(`\bos\.(Getenv|LookupEnv|Environ|ExpandEnv|Args|Hostname|UserHomeDir|UserCacheDir|UserConfigDir|TempDir|Getwd|Executable)\b|` +
+			`\bsyscall\.(Getenv|Environ)\b|\bflag\.Lookup\(|\bruntime\.Callers?\(|\btesting\.Testing\(|\bos/user\b|\buser\.Current\(`),
+		"py": regexp.MustCompile(`\bos\.(environ|getenv|getcwd|getlogin|uname)\b|\bos\.path\.expanduser\b|\bsys\.argv\b|\bsocket\.gethostname\b|` +
+			`\bgetpass\b|\btempfile\.gettempdir\b|\bplatform\.node\b|\bPath\.(home|cwd)\(|\bfrom os import\b.*\b(environ|getenv)\b`),
+		"js": regexp.MustCompile(`\bprocess\.(env|argv|cwd)\b|\bos\.(hostname|homedir|tmpdir|userInfo)\(|\bimport\.meta\.env\b|\b(Deno|Bun)\.env\b`),
+		"rs": regexp.MustCompile(`\benv::(var|var_os|vars|args|args_os|temp_dir|current_dir|home_dir)\b|\benv!\(|\boption_env!\(`),
+	}
+})
 
-var languageOf = map[string]string{
-	".go": "go", ".py": "py", ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js",
-	".ts": "js", ".mts": "js", ".cts": "js", ".tsx": "js", ".rs": "rs",
+// languageOf is the introspectors key of a file extension ("" for none).
+func languageOf(ext string) string {
+	switch ext {
+	case ".go", ".py", ".rs":
+		return ext[1:]
+	case ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx":
+		return "js"
+	}
+	return ""
 }
 
 // introspection names the first added line of a code file (not a test)
 // that introspects, as "line N reads its environment (os.Getenv)", or "".
 func introspection(rel string, old, new []byte) string {
-	re := introspectors[languageOf[strings.ToLower(path.Ext(rel))]]
+	re := introspectors()[languageOf(strings.ToLower(path.Ext(rel)))]
 	if re == nil || isTest(rel) {
 		return ""
 	}

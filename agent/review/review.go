@@ -10,6 +10,7 @@ package review
 import (
 	"path"
 	"strings"
+	"sync"
 )
 
 // Group is one review group.
@@ -65,28 +66,32 @@ var runsCodeDirs = []string{
 }
 
 // runsCodeFiles are workspace-relative paths (lower-case) that run code.
-var runsCodeFiles = map[string]bool{
-	".gitlab-ci.yml": true, ".travis.yml": true, "azure-pipelines.yml": true, "bitbucket-pipelines.yml": true,
-	".drone.yml": true, "appveyor.yml": true, ".idea/workspace.xml": true,
-}
+var runsCodeFiles = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		".gitlab-ci.yml": true, ".travis.yml": true, "azure-pipelines.yml": true, "bitbucket-pipelines.yml": true,
+		".drone.yml": true, "appveyor.yml": true, ".idea/workspace.xml": true,
+	}
+})
 
 // runsCodeNames are base names (lower-case), in any directory, of build
 // scripts, manifests whose scripts run, task runners, and tool and editor
 // configuration that runs code when a person works in the directory.
-var runsCodeNames = map[string]bool{
-	"makefile": true, "gnumakefile": true, "package.json": true, "setup.py": true, "setup.cfg": true,
-	"pyproject.toml": true, "build.rs": true, "build.gradle": true, "build.gradle.kts": true,
-	"settings.gradle": true, "settings.gradle.kts": true, "gradlew": true, "pom.xml": true,
-	"jenkinsfile": true, "dockerfile": true, "containerfile": true, "docker-compose.yml": true,
-	"docker-compose.yaml": true, "compose.yml": true, "compose.yaml": true, "justfile": true,
-	"taskfile.yml": true, "taskfile.yaml": true, "rakefile": true, "gemfile": true, "cmakelists.txt": true,
-	"meson.build": true, "build.bazel": true, "workspace": true, "workspace.bazel": true, ".bazelrc": true,
-	"vagrantfile": true, "flake.nix": true, "shell.nix": true, "default.nix": true, "noxfile.py": true,
-	"tox.ini": true, "conftest.py": true, "tasks.py": true, "fabfile.py": true, "procfile": true,
-	".envrc": true, ".pre-commit-config.yaml": true, "lefthook.yml": true, ".lefthook.yml": true,
-	".huskyrc": true, ".lintstagedrc": true, "mise.toml": true, ".mise.toml": true, ".yarnrc.yml": true,
-	".npmrc": true, ".pnpmfile.cjs": true, ".nvim.lua": true, ".nvimrc": true, ".exrc": true,
-}
+var runsCodeNames = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"makefile": true, "gnumakefile": true, "package.json": true, "setup.py": true, "setup.cfg": true,
+		"pyproject.toml": true, "build.rs": true, "build.gradle": true, "build.gradle.kts": true,
+		"settings.gradle": true, "settings.gradle.kts": true, "gradlew": true, "pom.xml": true,
+		"jenkinsfile": true, "dockerfile": true, "containerfile": true, "docker-compose.yml": true,
+		"docker-compose.yaml": true, "compose.yml": true, "compose.yaml": true, "justfile": true,
+		"taskfile.yml": true, "taskfile.yaml": true, "rakefile": true, "gemfile": true, "cmakelists.txt": true,
+		"meson.build": true, "build.bazel": true, "workspace": true, "workspace.bazel": true, ".bazelrc": true,
+		"vagrantfile": true, "flake.nix": true, "shell.nix": true, "default.nix": true, "noxfile.py": true,
+		"tox.ini": true, "conftest.py": true, "tasks.py": true, "fabfile.py": true, "procfile": true,
+		".envrc": true, ".pre-commit-config.yaml": true, "lefthook.yml": true, ".lefthook.yml": true,
+		".huskyrc": true, ".lintstagedrc": true, "mise.toml": true, ".mise.toml": true, ".yarnrc.yml": true,
+		".npmrc": true, ".pnpmfile.cjs": true, ".nvim.lua": true, ".nvimrc": true, ".exrc": true,
+	}
+})
 
 // configExts are the extensions of configuration and dependency files.
 var configExts = map[string]bool{
@@ -117,7 +122,7 @@ func runsCode(rel string) bool {
 			return true
 		}
 	}
-	return runsCodeFiles[lower] || runsCodeNames[base] ||
+	return runsCodeFiles()[lower] || runsCodeNames()[base] ||
 		strings.HasSuffix(base, ".mk") || strings.HasSuffix(base, ".sh")
 }
 
