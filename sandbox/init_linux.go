@@ -72,7 +72,7 @@ func initMain() int {
 		{"user-namespace", StateApplied, fmt.Sprintf("uid %d mapped to 0", cfg.HostUID)},
 		{"mount-namespace", StateApplied, ""},
 		{"pid-namespace", StateApplied, "init dies with the run"},
-		{"ipc-namespace", StateApplied, ""},
+		limitIPC(cfg.Limits.Memory), // init_ipc_linux.go
 		{"uts-namespace", StateApplied, ""},
 	}
 	if cfg.Network {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,6 +52,31 @@ func init() {
 			unix.Close(fd)
 		}
 		return err
+	}
+	// shm-fill N SIZE [rm]: make N private segments of SIZE bytes, each
+	// attached, filled and detached; kept (as a detached segment stays)
+	// unless rm.
+	moreHelpers["shm-fill"] = func(a []string) error {
+		n, _ := strconv.Atoi(a[0])
+		size, _ := strconv.Atoi(a[1])
+		for i := 0; i < n; i++ {
+			id, err := unix.SysvShmGet(unix.IPC_PRIVATE, size, unix.IPC_CREAT|0o600)
+			if err != nil {
+				return fmt.Errorf("segment %d: %w", i, err)
+			}
+			b, err := unix.SysvShmAttach(id, 0, 0)
+			if err != nil {
+				return fmt.Errorf("attach segment %d: %w", i, err)
+			}
+			for j := 0; j < len(b); j += 4096 {
+				b[j] = 1
+			}
+			unix.SysvShmDetach(b)
+			if len(a) > 2 {
+				unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			}
+		}
+		return nil
 	}
 	// shm-make KEY: create a System V segment with KEY and leave it.
 	moreHelpers["shm-make"] = func(a []string) error {
@@ -205,6 +231,9 @@ func TestTierSysVIPC(t *testing.T) {
 			if tier == BackendLandlock && !mechanismSays(out, "seccomp", "System V IPC") {
 				t.Errorf("the landlock tier's seccomp mechanism does not name System V IPC: %+v", out.Mechanisms)
 			}
+			if tier == BackendLinux && out.ExitCode != 0 {
+				t.Errorf("SysV IPC in the linux tier's own IPC namespace failed (exit %d):\n%s", out.ExitCode, output)
+			}
 			control(t, work, mk...)
 			if !exists() {
 				t.Fatal("uncontained control's segment is not there, so the case proves nothing")
@@ -248,4 +277,47 @@ func mqOpen(name string, flags int) (int, error) {
 func mqUnlink(name string) {
 	p, _ := unix.BytePtrFromString(name)
 	unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
+}
+
+// TestLinuxTierIPCBounded: the linux tier's own IPC namespace holds no
+// more SysV shared memory than the memory cap: a detached segment keeps
+// its pages outside the address space an rlimit counts (an ordinary
+// user's run), so PID 1 sets the namespace's shmall and shmmax to the
+// cap. Three filled 100 MiB segments under a 256 MiB cap fail; one fits.
+// Control: the three outside (removed after).
+func TestLinuxTierIPCBounded(t *testing.T) {
+	requireLinuxBackend(t)
+	probe := memProbe(t) // limits_linux_test.go
+	spec := func(count string) Spec {
+		return Spec{Argv: []string{probe, "sysv", fmt.Sprint(100 << 20), count}, Readable: []string{filepath.Dir(probe)}, Limits: Limits{Memory: 256 << 20}}
+	}
+	out, output := run(t, spec("3"))
+	refused(t, out, output)
+	out, output = run(t, spec("1"))
+	if out.ExitCode != 0 {
+		t.Errorf("one 100 MiB segment under a 256 MiB cap failed (exit %d):\n%s", out.ExitCode, output)
+	}
+	if !mechanismSays(out, "ipc-namespace", "at most 256 MiB") {
+		t.Errorf("the ipc-namespace mechanism does not name the bound: %+v", out.Mechanisms)
+	}
+	ctl := exec.Command(probe, "sysv", fmt.Sprint(100<<20), "3")
+	ctlOut, err := ctl.CombinedOutput()
+	removeSegmentsOf(ctl.Process.Pid)
+	if err != nil {
+		t.Fatalf("uncontained control failed, so the case proves nothing: %v\n%s", err, ctlOut)
+	}
+}
+
+// removeSegmentsOf removes the SysV segments process pid created, as
+// /proc/sysvipc/shm lists them (key shmid perms size cpid ...).
+func removeSegmentsOf(pid int) {
+	data, _ := os.ReadFile("/proc/sysvipc/shm")
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 4 && f[4] == strconv.Itoa(pid) {
+			if id, err := strconv.Atoi(f[1]); err == nil {
+				unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			}
+		}
+	}
 }

@@ -36,17 +36,27 @@ type earlyRestrictions struct {
 // that thread touches it.
 var early *earlyRestrictions
 
-// restrictEarly applies the early restrictions to the calling thread.
-func restrictEarly() *earlyRestrictions { return restrictEarlyFor(false) }
+// restrictEarly applies the early restrictions to the calling thread:
+// the linux tier's (its PID 1's fork thread, pid1_fork_linux.go), whose
+// IPC namespace is its own.
+func restrictEarly() *earlyRestrictions { return restrictEarlyWith(seccompOpts{}, false) }
 
-// restrictEarlyFor is restrictEarly; noNet loads the socket filter too.
+// restrictEarlyFor is the landlock runner's restrictEarly: the deny-list
+// refuses System V IPC (no IPC namespace); noNet loads the socket filter
+// too.
 func restrictEarlyFor(noNet bool) *earlyRestrictions {
+	return restrictEarlyWith(seccompOpts{DenySysVIPC: true}, noNet)
+}
+
+// restrictEarlyWith applies no_new_privs, the deny-list with o, with
+// noNet the socket filter, and the bounding-set drop.
+func restrictEarlyWith(o seccompOpts, noNet bool) *earlyRestrictions {
 	e := &earlyRestrictions{}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		e.err = fmt.Errorf("no_new_privs: %w", err)
 		return e
 	}
-	if e.seccomp, e.err = applySeccomp(seccompOpts{DenySysVIPC: true}); e.err != nil {
+	if e.seccomp, e.err = applySeccomp(o); e.err != nil {
 		return e
 	}
 	if noNet {

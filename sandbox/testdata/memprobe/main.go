@@ -1,8 +1,11 @@
 // Command memprobe fills shared memory the memory rlimits must bound
-// (TestContainMemoryShared): "memfd N" grows a memfd to N bytes and
-// touches every page through a shared mapping; "shmanon N" touches N
-// bytes of a MAP_SHARED|MAP_ANONYMOUS mapping. It exits 0 when the
-// memory was had, 1 when it was refused. A program of its own, built
+// (TestContainMemoryShared, TestLinuxTierIPCBounded): "memfd N" grows a
+// memfd to N bytes and touches every page through a shared mapping;
+// "shmanon N" touches N bytes of a MAP_SHARED|MAP_ANONYMOUS mapping;
+// "sysv N [COUNT]" makes COUNT (1) System V segments of N bytes, each
+// attached, filled and detached, and leaves them (a detached segment
+// keeps its pages). It exits 0 when the memory was had, 1 when it was
+// refused. A program of its own, built
 // without the race detector: a race-built test binary reserves more
 // address space than a small cap's backstop leaves for the control.
 package main
@@ -16,13 +19,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: memprobe memfd|shmanon BYTES")
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: memprobe memfd|shmanon|sysv BYTES [COUNT]")
 		os.Exit(2)
 	}
 	n, err := strconv.Atoi(os.Args[2])
-	if err == nil {
-		err = fill(os.Args[1], n)
+	count := 1
+	if err == nil && len(os.Args) > 3 {
+		count, err = strconv.Atoi(os.Args[3])
+	}
+	for i := 0; err == nil && i < count; i++ {
+		if err = fill(os.Args[1], n); err != nil {
+			err = fmt.Errorf("%d of %d: %w", i+1, count, err)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "memprobe %s %s: %v\n", os.Args[1], os.Args[2], err)
@@ -44,6 +53,8 @@ func fill(kind string, n int) error {
 		}
 		flags = unix.MAP_SHARED
 	case "shmanon":
+	case "sysv":
+		return fillSysV(n)
 	default:
 		return fmt.Errorf("unknown kind %q", kind)
 	}
@@ -55,4 +66,19 @@ func fill(kind string, n int) error {
 		m[i] = 1
 	}
 	return nil
+}
+
+func fillSysV(n int) error {
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, n, unix.IPC_CREAT|0o600)
+	if err != nil {
+		return fmt.Errorf("shmget: %w", err)
+	}
+	b, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		return fmt.Errorf("shmat: %w", err)
+	}
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	return unix.SysvShmDetach(b)
 }
