@@ -95,6 +95,21 @@ func (r *Result) Containment() string {
 	return "sandbox: " + r.Backend + " tier (downgraded; " + r.Downgrade + ")"
 }
 
+// MechanismReadPolicy names the mechanism that says which workspace files
+// were withheld from the command (Request.Withheld).
+const MechanismReadPolicy = "read-policy"
+
+// WithheldNote is what the command was not let read (the read-policy
+// mechanism's detail), "" when nothing was withheld.
+func (r *Result) WithheldNote() string {
+	for _, m := range r.Mechanisms {
+		if m.Name == MechanismReadPolicy {
+			return m.Detail
+		}
+	}
+	return ""
+}
+
 // Passed reports a clean exit with the given expected code.
 func (r *Result) Passed(expect int) bool {
 	return r.Signal == "" && r.CapHit == "" && r.ExitCode == expect

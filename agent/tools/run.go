@@ -36,12 +36,16 @@ const (
 )
 
 type run struct {
-	cs *workspace.ChangeSet
-	sb contain.Sandbox
+	cs    *workspace.ChangeSet
+	sb    contain.Sandbox
+	reads ReadCheck
 }
 
-// NewRun returns run over cs in sb.
-func NewRun(cs *workspace.ChangeSet, sb contain.Sandbox) Tool { return run{cs, sb} }
+// NewRun returns run over cs in sb; the files reads does not allow are
+// empty inside (nil: the built-in layer judges).
+func NewRun(cs *workspace.ChangeSet, sb contain.Sandbox, reads ReadCheck) Tool {
+	return run{cs, sb, reads}
+}
 
 func (run) Spec() model.ToolSpec { return spec("run", runDesc, runSchema) }
 func (run) ReadOnly() bool       { return false }
@@ -89,8 +93,10 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	if t.sb == nil {
 		return Errorf("run: no sandbox is configured, commands cannot run"), nil
 	}
+	// What read_file would refuse or ask about, the command reads empty.
+	withheld, werr := contain.Withheld(t.cs.Root().Dir(), newReadFilter(t.cs, t.reads).allow)
 	res, err := t.sb.Exec(ctx, &contain.Request{
-		Argv: p.Argv, Shell: p.Shell, Root: t.cs.Root().Dir(),
+		Argv: p.Argv, Shell: p.Shell, Root: t.cs.Root().Dir(), Withheld: withheld,
 		Changes: t.cs.Changes(), Timeout: d, OutputLimit: RunKeep,
 	})
 	if err != nil {
@@ -100,6 +106,12 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		return Errorf("run: sandbox: %v", err), nil
 	}
 	var b strings.Builder
+	if werr != nil {
+		fmt.Fprintf(&b, "[read policy: %v]\n", werr)
+	}
+	if note := res.WithheldNote(); note != "" {
+		fmt.Fprintf(&b, "[%s]\n", note)
+	}
 	switch {
 	case res.CapHit == "output":
 		b.WriteString("stopped: it wrote more than a gigabyte of output (a runaway); narrow the command\n")

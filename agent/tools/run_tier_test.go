@@ -37,7 +37,7 @@ func TestRunResultNamesTier(t *testing.T) {
 		{contain.Result{Backend: "landlock", Downgrade: "linux: user namespaces unavailable", Output: []byte("ok\n")},
 			"exit code 0\nsandbox: landlock tier (downgraded; linux: user namespaces unavailable)\nok\n"},
 	} {
-		got, err := NewRun(cs, tierSandbox{c.res}).Call(context.Background(), args)
+		got, err := NewRun(cs, tierSandbox{c.res}, nil).Call(context.Background(), args)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,7 +96,7 @@ func Set(env Env, spawner Spawner) map[string]Tool {
 	ts := []Tool{
 		NewReadFile(env.Changes, env.Reads), NewListDir(env.Changes, env.Reads), NewFind(env.Changes, env.Reads), NewGrep(env.Changes, env.Reads),
 		NewEditFile(env.Changes, env.Reads), NewWriteFile(env.Changes), NewApplyPatch(env.Changes, env.Reads), NewDeleteFile(env.Changes, env.Reads),
-		NewRenameFile(env.Changes, env.Reads), NewRun(env.Changes, env.Sandbox), NewFinish(),
+		NewRenameFile(env.Changes, env.Reads), NewRun(env.Changes, env.Sandbox, env.Reads), NewFinish(),
 	}
 	if spawner != nil {
 		ts = append(ts, NewSpawnAgent(spawner))

@@ -210,7 +210,7 @@ func withheldMechanism(withheld []string) *contain.Mechanism {
 	if len(names) > maxNamedWithheld {
 		names, more = names[:maxNamedWithheld], fmt.Sprintf(" and %d more", len(withheld)-maxNamedWithheld)
 	}
-	return &contain.Mechanism{Name: "read-policy", State: sandbox.StateApplied,
+	return &contain.Mechanism{Name: contain.MechanismReadPolicy, State: sandbox.StateApplied,
 		Detail: fmt.Sprintf("%d workspace file(s) the read policy withholds are empty inside: %s%s; an approval or an allow rule (read PATH) makes one readable", len(withheld), strings.Join(names, ", "), more)}
 }
 
