@@ -297,6 +297,7 @@ func (t *translator) verification(e trace.Event, c *trace.CheckRun) []any {
 		for _, p := range c.Problems {
 			body = append(body, "Problem: "+p)
 		}
+		body = append(body, failingTests(c)...)
 		u := toolCall{SessionUpdate: "tool_call", ToolCallID: checkID(e.Run, name, phase), Kind: kindExecute, Status: st, Title: title,
 			RawOutput: map[string]any{"exit_code": c.ExitCode, "duration_ms": c.DurationMS, "backend": c.Backend, "phase": phase}}
 		if len(body) > 0 {
@@ -315,6 +316,29 @@ func (t *translator) verification(e trace.Event, c *trace.CheckRun) []any {
 		return out
 	}
 	return nil
+}
+
+// failingTests are a check run's failing tests at their own locations
+// (at most 10 lines), its flaky tests and its preflight problem.
+func failingTests(c *trace.CheckRun) []string {
+	var out []string
+	if c.Preflight != "" {
+		out = append(out, "Cannot run: "+c.Preflight)
+	}
+	for _, l := range c.Locations {
+		if l.Test == "" {
+			continue
+		}
+		if len(out) == 10 {
+			out = append(out, "(more in the trace)")
+			break
+		}
+		out = append(out, fmt.Sprintf("Failed: %s at %s:%d: %s", l.Test, l.Path, l.Line, l.Message))
+	}
+	if len(c.Flaky) > 0 {
+		out = append(out, "Flaky: "+strings.Join(c.Flaky, ", ")+" failed, then passed on rerun")
+	}
+	return out
 }
 
 func checkID(run, name, phase string) string {

@@ -224,6 +224,9 @@ func (s *Server) publishReport(run string, rep *verify.Report) {
 				}
 			}
 			msg := fmt.Sprintf("run %s: check %q failed: %s", run, c.Name, loc.Message)
+			if loc.Test != "" {
+				msg = fmt.Sprintf("run %s: check %q failed: %s: %s", run, c.Name, loc.Test, loc.Message)
+			}
 			entries = append(entries, diagEntry{abs, newDiag(rng, protocol.DiagnosticSeverityError, msg, diagData{RunID: run, Kind: kindCheck}, "")})
 		}
 	}

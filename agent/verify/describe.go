@@ -45,8 +45,38 @@ func (c CheckResult) Describe() string {
 	} else if c.Tests != nil && len(c.Tests.Failed) > 0 && !c.Passed {
 		b.WriteString(": failing " + names(c.Tests.Failed, c.Tests.FailedMore))
 	}
+	if !c.Passed {
+		b.WriteString(failingAt(c))
+	}
+	if len(c.Flaky) > 0 {
+		b.WriteString("; " + strings.Join(c.Flaky, ", ") + " failed, then passed on rerun: flaky")
+	}
 	if len(c.Fixed) > 0 {
 		b.WriteString("; failed before, pass now: " + names(c.Fixed, c.FixedMore))
+	}
+	return b.String()
+}
+
+// failingAt names the first failing tests with their own location and
+// message: "; TestMean (example.com/stats) at stats_test.go:7: Mean(…) =
+// 2, want 2.5".
+func failingAt(c CheckResult) string {
+	var b strings.Builder
+	shown := 0
+	for _, f := range c.Failures {
+		if len(f.Locations) == 0 {
+			continue
+		}
+		if shown == 3 {
+			fmt.Fprintf(&b, "; and %d more failing", len(c.Failures)+c.FailuresMore-shown)
+			break
+		}
+		l := f.Locations[0]
+		fmt.Fprintf(&b, "; %s at %s:%d: %s", f.Test, l.Path, l.Line, l.Message)
+		if f.Regression {
+			b.WriteString(" (regression)")
+		}
+		shown++
 	}
 	return b.String()
 }

@@ -70,6 +70,9 @@ func TestGoFailureHasItsOwnMessage(t *testing.T) {
 	if strings.Contains(c.Failures[0].Output, "step") {
 		t.Errorf("a passing test's log line joined the failure: %q", c.Failures[0].Output)
 	}
+	if d := c.Describe(); !strings.Contains(d, "TestMean (example.com/stats) at stats_test.go:12: Mean([1 2 3 4]) = 2, want 2.5") {
+		t.Errorf("the evidence line (CLI summary, review, trace) does not name the failure at its place: %q", d)
+	}
 }
 
 // TestGoTextParserTakesOnlyFailingTests: plain `go test -v` text: the

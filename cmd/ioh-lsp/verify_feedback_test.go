@@ -111,6 +111,9 @@ func TestRedPhaseFirstAndFeedbackGo(t *testing.T) {
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}
 	first := cs.userText(0)
+	if os.Getenv("IOH_SHOW") != "" {
+		t.Logf("first request:\n%s\nfeedback:\n%s", first, cs.toolResults(1))
+	}
 	for _, want := range []string{"TestMean (example.com/stats)", "stats_test.go:7", "want 2.5"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the first request does not name %q:\n%s", want, first)
@@ -159,6 +162,9 @@ func TestRedPhaseFirstPytestAndJUnit(t *testing.T) {
 		t.Fatalf("run of an unfixed tree: exit 0: %s", errOut)
 	}
 	first := cs.userText(0)
+	if os.Getenv("IOH_SHOW") != "" {
+		t.Logf("first request:\n%s", first)
+	}
 	for _, want := range []string{"test_stats.test_mean", "assert 2 == 2.5", "calc.divides", "want 0.25", "calc.sh:3"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the first request does not name %q:\n%s", want, first)
