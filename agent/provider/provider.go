@@ -18,6 +18,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/provider/anthropic"
+	"github.com/ioh-lsp/ioh-lsp/agent/provider/internal/wire"
 	"github.com/ioh-lsp/ioh-lsp/agent/provider/openai"
 	"github.com/ioh-lsp/ioh-lsp/agent/provider/replay"
 )
@@ -69,6 +70,35 @@ type Options struct {
 	// Sleep replaces the backoff wait (tests); nil sleeps on a timer that
 	// ends early when the context does.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// FirstByteTimeout bounds the wait for a response to start and
+	// IdleTimeout each wait for more of a stream (model.first_byte_timeout,
+	// model.idle_timeout); zero is the default. A provider that stalls
+	// fails that attempt with class timeout, which the chain retries.
+	FirstByteTimeout, IdleTimeout time.Duration
+}
+
+// Default stall bounds of a provider call (docs/cli.md#timeouts).
+const (
+	DefaultFirstByteTimeout = 60 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+)
+
+// watched returns o with its HTTP client's transport under a Watchdog.
+func (o Options) watched() Options {
+	c := &http.Client{}
+	if o.HTTPClient != nil {
+		*c = *o.HTTPClient
+	}
+	first, idle := o.FirstByteTimeout, o.IdleTimeout
+	if first <= 0 {
+		first = DefaultFirstByteTimeout
+	}
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	c.Transport = &wire.Watchdog{Base: c.Transport, FirstByte: first, Idle: idle}
+	o.HTTPClient = c
+	return o
 }
 
 // ErrNoProvider is returned when nothing names a provider and there is no
@@ -83,6 +113,7 @@ func New(spec contract.Model, retry contract.Retry, o Options) (model.Provider, 
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
+	o = o.watched()
 	primary := contract.Fallback{Provider: spec.Provider, Name: spec.Name, BaseURL: spec.BaseURL, APIKeyEnv: spec.APIKeyEnv}
 	if primary.Provider == "" {
 		if spec.Cassette == "" {
