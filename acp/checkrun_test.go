@@ -13,7 +13,7 @@ import (
 func TestCheckToolCallNamesTheFailingTest(t *testing.T) {
 	tr := newTranslator(nil, false)
 	c := &trace.CheckRun{Check: "unit", Phase: "green", ExitCode: 1, Backend: "linux",
-		Locations: []trace.Location{{Path: "stats_test.go", Line: 7, Message: "Mean([1 2 3 4]) = 2, want 2.5", Test: "TestMean (example.com/stats)"}},
+		Locations:     []trace.Location{{Path: "stats_test.go", Line: 7, Message: "Mean([1 2 3 4]) = 2, want 2.5", Test: "TestMean (example.com/stats)"}},
 		CheckEvidence: trace.CheckEvidence{Evidence: "go test -json", Flaky: []string{"TestSum (example.com/stats)"}}}
 	out := tr.verification(trace.Event{Run: "r-1"}, c)
 	u, ok := out[0].(toolCall)
