@@ -165,3 +165,27 @@ func TestApplyPatchMismatchDetail(t *testing.T) {
 		t.Errorf("no diffs: %v", err)
 	}
 }
+
+// FuzzEditText: any file, old and new: no panic; an exact unique old is
+// replaced exactly; a refusal is a *MatchError or names the problem.
+func FuzzEditText(f *testing.F) {
+	f.Add(goSrc, "    x := 1\n", "    x := 2\n")
+	f.Add("a\r\nb\r\n", "a\nb\n", "c\n")
+	f.Add("\tx \n\tx\n", "x", "y")
+	f.Add("     1\tq\n", "     1\tq", "z")
+	f.Fuzz(func(t *testing.T, file, old, new string) {
+		if old == "" {
+			return
+		}
+		out, e, err := editText("f", []byte(file), old, new, false)
+		if err != nil {
+			return
+		}
+		if strings.Count(file, old) == 1 && string(out) != strings.Replace(file, old, new, 1) {
+			t.Fatalf("exact edit of %q in %q: %q", old, file, out)
+		}
+		if e.Count != 1 || e.Line < 1 {
+			t.Fatalf("edited %+v", e)
+		}
+	})
+}

@@ -1,8 +1,10 @@
 package workspace
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -227,20 +229,56 @@ func numbered(lines []string, from, to int) string {
 }
 
 // closest finds the window of len(pat) lines most like pat (mean line
-// similarity at least minSimilarity); ok false when none is.
+// similarity at least minSimilarity); ok false when none is. Windows are
+// scored whole only where pat's first or last non-blank line resembles
+// the file's line most (maxCandidates places each), so a long old text
+// in a long file costs O(lines + candidates × len(pat)).
 func closest(lines, pat []string) (at int, ok bool) {
-	const minSimilarity = 0.6
-	best, bestAt := 0.0, -1
+	const (
+		minSimilarity = 0.6
+		maxCandidates = 20
+	)
 	np := make([]string, len(pat))
+	var anchors []int // indexes into pat
 	for j, p := range pat {
 		np[j] = norm(Indentation, p)
+		if np[j] != "" && (len(anchors) == 0 || j > anchors[len(anchors)-1]) {
+			if len(anchors) < 2 {
+				anchors = append(anchors, j)
+			} else {
+				anchors[1] = j
+			}
+		}
 	}
-	for i := 0; i+len(pat) <= len(lines); i++ {
+	if len(pat) == 0 || len(pat) > len(lines) || len(anchors) == 0 {
+		return 0, false
+	}
+	cand := map[int]bool{}
+	for _, j := range anchors {
+		type scored struct {
+			at int
+			s  float64
+		}
+		var top []scored
+		for i := j; i+len(pat)-j <= len(lines); i++ {
+			s := similarity(norm(Indentation, lines[i]), np[j])
+			if s == 0 {
+				continue
+			}
+			top = append(top, scored{i - j, s})
+		}
+		slices.SortStableFunc(top, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
+		for _, c := range top[:min(len(top), maxCandidates)] {
+			cand[c.at] = true
+		}
+	}
+	best, bestAt := 0.0, -1
+	for i := range cand {
 		sum := 0.0
 		for j := range np {
 			sum += similarity(norm(Indentation, lines[i+j]), np[j])
 		}
-		if s := sum / float64(len(np)); s > best {
+		if s := sum / float64(len(np)); s > best || (s == best && i < bestAt) {
 			best, bestAt = s, i
 		}
 	}

@@ -120,6 +120,10 @@ func FuzzApplyPatch(f *testing.F) {
 		"",
 		"--- /dev/null\n+++ \"b/\\056git/config\"\n@@ -0,0 +1 @@\n+x\n",
 		"diff --git \"a/x y\" \"b/x y\"\nnew file mode 100644\nindex 0000000..e69de29\n",
+		"*** Begin Patch\n*** Update File: a.txt\n@@ one\n-two\n+2\n*** End Patch\n",
+		"*** Begin Patch\n*** Add File: n.txt\n+x\n*** Delete File: a.txt\n*** End Patch",
+		"*** Begin Patch\n*** Update File: a.txt\n one\n-    two\n+2\n*** End of File\n",
+		"--- a/a.txt\n+++ b/a.txt\n@@ -2 +2 @@\n-  two  \n+2\n",
 	} {
 		f.Add(s)
 	}

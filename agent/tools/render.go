@@ -136,6 +136,7 @@ func cutAround(line string, lo, hi, width int) string {
 	if len(line) <= width {
 		return line
 	}
+	hi = min(hi, lo+width) // a match as long as the line: its start
 	pad := max((width-(hi-lo))/2, 20)
 	start, end := max(lo-pad, 0), min(hi+pad, len(line))
 	for start > 0 && !utf8.RuneStart(line[start]) {
