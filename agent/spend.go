@@ -40,6 +40,10 @@ func (h *Harness) costOf(provider, name string, u model.Usage) (float64, model.C
 
 // checkPriced refuses a dollar budget that cannot be enforced: a model the
 // run may call that has no price and whose provider reports no charge.
+// A default is not a demand: when nobody wrote the dollar limit (the
+// contract omitted it and no configuration layer changed the default),
+// the run goes without one, says so once, and steps, tokens and wall
+// time still bound it (a local model has no price).
 func (h *Harness) checkPriced(c *contract.Contract, targets []model.Target) error {
 	if c.Budget.CostUSD <= 0 {
 		return nil
@@ -54,6 +58,12 @@ func (h *Harness) checkPriced(c *contract.Contract, targets []model.Target) erro
 		name := t.Model
 		if name == "" {
 			name = "(unnamed)"
+		}
+		if c.Omitted.CostUSD && c.Budget.CostUSD == contract.DefaultCostUSD {
+			c.Budget.CostUSD = 0
+			h.log.Warn(fmt.Sprintf("model %q (provider %s) has no price: no dollar limit applies to this run and its cost is unknown; "+
+				"steps, tokens and wall time still bound it (set prices.%q in the user config to count its cost, or budget.cost_usd to require a limit)", name, t.Provider, name))
+			return nil
 		}
 		return fmt.Errorf("%w: model %q (provider %s) has no price, so budget.cost_usd ($%.2f) cannot be enforced: "+
 			"set prices.%q in the user config ($XDG_CONFIG_HOME/ioh/config.yaml: USD per million tokens of input, output, cache_read, cache_write), "+

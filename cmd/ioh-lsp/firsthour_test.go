@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// fakeLocalModel is an OpenAI-compatible server (Ollama, llama.cpp, vLLM)
+// whose model has no price: every request is answered with a finish call.
+func fakeLocalModel(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		h := `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"local-llm",`
+		fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"finish\",\"arguments\":\"{\\\"summary\\\":\\\"done\\\"}\"}}]},\"finish_reason\":null}]}\n\n", h)
+		fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", h)
+		fmt.Fprintf(w, "data: %s\"choices\":[],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":5,\"total_tokens\":35}}\n\n", h)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+// firstHourWorkspace is a fresh `git init` project with a user config
+// (userConfig, "" for none) in its own XDG_CONFIG_HOME, and its task file.
+func firstHourWorkspace(t *testing.T, userConfig, task string, extraEnv ...string) (dir string, env []string) {
+	t.Helper()
+	dir = t.TempDir()
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "task.ioh.yaml"), []byte(task), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if userConfig != "" {
+		if err := os.MkdirAll(filepath.Join(home, ".config", "ioh"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".config", "ioh", "config.yaml"), []byte(userConfig), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "IOH_STATE_DIR=" + t.TempDir()}
+	return dir, append(env, extraEnv...)
+}
+
+func runIn(t *testing.T, bin, dir string, env []string, args ...string) (code int, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), errb.String()
+	} else if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return 0, errb.String()
+}
+
+// TestFirstHourBinary runs the built binary as a new user would.
+func TestFirstHourBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	t.Run("unpriced local model under the default dollar limit", func(t *testing.T) { testUnpricedDefault(t, bin) })
+}
+
+// testUnpricedDefault: a local model (no price) under the dollar limit
+// nobody wrote runs, saying once that no dollar limit applies; the same
+// model under a dollar limit the task file wrote is refused (exit 2)
+// before any request, as before.
+func testUnpricedDefault(t *testing.T, bin string) {
+	srv, n := fakeLocalModel(t)
+	user := fmt.Sprintf("model:\n  provider: openai-compatible\n  base_url: %s/v1\n  name: local-llm\n", srv.URL)
+	dir, env := firstHourWorkspace(t, user, "version: 1\ngoal: say done\n")
+	code, stderr := runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	if code != 0 || n.Load() == 0 {
+		t.Fatalf("default limit: exit %d after %d requests, want 0 after one\n%s", code, n.Load(), stderr)
+	}
+	if c := strings.Count(stderr, "no dollar limit applies"); c != 1 {
+		t.Errorf("the run should say once that no dollar limit applies (%d times):\n%s", c, stderr)
+	}
+	n.Store(0)
+	dir, env = firstHourWorkspace(t, user, "version: 1\ngoal: say done\nbudget:\n  cost_usd: 1\n")
+	code, stderr = runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	if code != 2 || n.Load() != 0 || !strings.Contains(stderr, "has no price") {
+		t.Errorf("a written dollar limit: exit %d after %d requests, want 2 before any, naming the missing price\n%s", code, n.Load(), stderr)
+	}
+}
