@@ -52,6 +52,9 @@ func didYouMean(ctx context.Context, cs *workspace.ChangeSet, reads ReadCheck, r
 // failed is the error result for a workspace error: host paths replaced
 // by workspace ones, and for a missing file a "did you mean".
 func failed(ctx context.Context, cs *workspace.ChangeSet, reads ReadCheck, rel string, err error) Result {
+	if errors.Is(err, workspace.ErrIsDir) {
+		return Result{Content: rel + " is a directory, not a file; list_dir shows what it holds", IsError: true}
+	}
 	msg := hostless(cs, err.Error())
 	if errors.Is(err, fs.ErrNotExist) || strings.Contains(msg, "does not exist") {
 		if s := didYouMean(ctx, cs, reads, rel); s != "" {

@@ -165,6 +165,14 @@ func TestFindAndPathsExplain(t *testing.T) {
 	wantIn(t, "did you mean", r.Content, "did you mean stats/stats.go?")
 	r = call(t, set, "edit_file", map[string]any{"path": "stat/stats.go", "old": "a", "new": "b"})
 	wantIn(t, "edit did you mean", r.Content, "did you mean stats/stats.go?")
+	for tool, a := range map[string]map[string]any{
+		"read_file": {"path": "stats"}, "edit_file": {"path": "stats", "old": "a", "new": "b"}, "delete_file": {"path": "stats"},
+	} {
+		r = call(t, set, tool, a)
+		if !r.IsError || r.Content != "stats is a directory, not a file; list_dir shows what it holds" {
+			t.Errorf("%s of a directory: %+v", tool, r)
+		}
+	}
 	for _, d := range []string{"README", "nope"} {
 		r = call(t, set, "list_dir", map[string]any{"path": d})
 		if !r.IsError || strings.Contains(r.Content, dir) || strings.Count(r.Content, "list ") > 1 {
