@@ -105,12 +105,7 @@ func TestSparePrivateDirChecked(t *testing.T) {
 		}
 		return strings.TrimSpace(output)
 	}
-	spare := func() string {
-		backgroundCleanups.Wait()
-		spareDir.Lock()
-		defer spareDir.Unlock()
-		return spareDir.dir
-	}
+	spare := spareDirNow
 	home()
 	d := spare()
 	if d == "" {
@@ -164,12 +159,7 @@ func TestSparePrivateDirLeftovers(t *testing.T) {
 		}
 		return strings.SplitN(output, "\n", 2)[0], output
 	}
-	spare := func() string {
-		backgroundCleanups.Wait()
-		spareDir.Lock()
-		defer spareDir.Unlock()
-		return spareDir.dir
-	}
+	spare := spareDirNow
 	probe()
 	for _, plant := range []string{"home/.planted", "tmp/planted", "extra"} {
 		d := spare()
@@ -189,4 +179,13 @@ func TestSparePrivateDirLeftovers(t *testing.T) {
 	if got, _ := probe(); got != filepath.Join(d, "home") {
 		t.Errorf("control: the run's HOME is %q, want the intact one made ahead %q", got, filepath.Join(d, "home"))
 	}
+}
+
+// spareDirNow is the private directory made ahead for the next run, once
+// the background work of the last one is done; "" when there is none.
+func spareDirNow() string {
+	backgroundCleanups.Wait()
+	spareDir.Lock()
+	defer spareDir.Unlock()
+	return spareDir.dir
 }
