@@ -52,3 +52,26 @@ func TestFailedCheckDiagnosticsAtTheFailingTest(t *testing.T) {
 		t.Errorf("passing tests' log lines got %d diagnostics, first %q", len(d), d[0].Message)
 	}
 }
+
+// TestPreflightShownInTheEditor: under red/green, a check whose program is
+// missing is said to the user as a warning (before the first model call),
+// naming the program, not left to look like a failing test.
+func TestPreflightShownInTheEditor(t *testing.T) {
+	f := newFixture(t, map[string]string{"a.txt": "a\n"}, lsptest.Config{})
+	ctx := f.ctx()
+	arg := inline("fix it", f.cassette(finish("nothing"), finish("nothing"), finish("nothing")), []string{"no-such-runner-xyz", "--all"})
+	arg["inline"].(map[string]any)["verify"].(map[string]any)["red_green"] = true
+	id := f.start(ctx, "ioh.run", arg)
+	_, err := f.editor.Await(ctx, "preflight warning", func(s lsptest.State) bool {
+		for _, m := range s.Messages {
+			if m.Type == protocol.MessageTypeWarning && strings.Contains(m.Message, "ioh run "+id) && strings.Contains(m.Message, "program not found: no-such-runner-xyz") {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.awaitEnd(ctx, id)
+}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
@@ -69,6 +71,10 @@ func (k sink) Emit(e trace.Event) {
 	}
 	if p, ok := e.Payload.(*trace.Policy); ok {
 		s.onPolicy(e.Run, e.Step, p)
+	}
+	if w, ok := e.Payload.(*trace.Warning); ok && strings.HasPrefix(w.Message, "preflight: ") {
+		// a check that cannot run, found before the first model call
+		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: %s", e.Run, w.Message))
 	}
 	if report {
 		s.progressReport(e.Run)
