@@ -42,8 +42,9 @@ var allowed = map[string][]string{
 	"examples": nil,
 	"schema":   nil,
 	// bench holds measuring programs for `make bench`; they drive the
-	// domain packages directly, never the server's wiring.
-	"bench": {"workspace"},
+	// domain packages (the workspace, the agent's tools) directly, never
+	// the server's wiring.
+	"bench": {"workspace", "agent"},
 }
 
 // protocolFree lists layers that must not depend on go.lsp.dev, even
