@@ -89,6 +89,19 @@ func Headline(e Event) string {
 		if len(p.Problems) > 0 {
 			line += ": " + strings.Join(p.Problems, "; ")
 		}
+		for _, l := range p.Locations {
+			if l.Test != "" { // the first failing test at its own place
+				line += fmt.Sprintf("; %s at %s:%d: %s", l.Test, l.Path, l.Line, OneLine(l.Message, 160))
+				break
+			}
+		}
+		if len(p.Flaky) > 0 {
+			line += "; " + strings.Join(p.Flaky, ", ") + " failed, then passed on rerun: flaky"
+		}
+		if p.Preflight != "" {
+			first, _, _ := strings.Cut(p.Preflight, "\n")
+			line += ": " + OneLine(first, 240)
+		}
 		return line
 	case *AgentSpawned:
 		return fmt.Sprintf("%sspawned %s: %s", who, p.Child, p.Goal)

@@ -195,6 +195,9 @@ func TestPreflightBeforeTheFirstCall(t *testing.T) {
 	if !warned {
 		t.Errorf("no step-0 warning names the missing program; stderr:\n%s", errOut)
 	}
+	if before, _, _ := strings.Cut(errOut, "step 1:"); !strings.Contains(before, "program not found: no-such-runner-xyz") {
+		t.Errorf("stderr does not say the program is missing before the first step:\n%s", errOut)
+	}
 }
 
 // TestRunKeepsTheEnd: `run` of a command that prints 200 KB and then a
