@@ -120,9 +120,13 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	configHome, err := demoUserConfig(tmp, d.layout.Cassette)
+	if err != nil {
+		return err
+	}
 	child := exec.CommandContext(ctx, exe, "serve")
 	child.Dir = d.layout.Project
-	child.Env = append(os.Environ(), "IOH_STATE_DIR="+filepath.Join(tmp, "state"),
+	child.Env = append(os.Environ(), "IOH_STATE_DIR="+filepath.Join(tmp, "state"), "XDG_CONFIG_HOME="+configHome,
 		"GOCACHE="+gocache, "GOFLAGS=", "GOTOOLCHAIN=local", "GOPROXY=off")
 	if verbose {
 		child.Stderr = stderr
@@ -152,12 +156,9 @@ func (d *demoRun) run(ctx context.Context, keep, verbose bool, stderr io.Writer)
 	}()
 	d.say("started `ioh-lsp serve` (pid %d) over stdio", child.Process.Pid)
 
-	settings := map[string]any{
-		"model": map[string]any{"provider": "replay", "name": "demo-cassette", "cassette": d.layout.Cassette},
-	}
 	caps := lspclient.FullCapabilities()
 	d.editor, err = lspclient.Connect(ctx, pipeRWC{stdout, stdin}, lspclient.Config{
-		Root: d.layout.Project, Capabilities: &caps, Settings: settings,
+		Root: d.layout.Project, Capabilities: &caps,
 		Hooks: lspclient.Hooks{OnNotify: d.onNotify, ApplyEdit: d.onApplyEdit},
 	})
 	if err != nil {
@@ -481,4 +482,19 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// demoUserConfig writes the demo server's own user configuration under tmp
+// and returns the directory for its XDG_CONFIG_HOME: the replay provider
+// and the bundled cassette are chosen where a user chooses an endpoint (the
+// user config), since editor settings of a workspace that is not trusted
+// may come from the repository and cannot choose one.
+func demoUserConfig(tmp, cassette string) (string, error) {
+	home := filepath.Join(tmp, "config")
+	dir := filepath.Join(home, "ioh")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	cfg := "model:\n  provider: replay\n  name: demo-cassette\n  cassette: " + strconv.Quote(cassette) + "\n"
+	return home, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600)
 }
