@@ -216,7 +216,6 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	for _, e := range evs {
 		a.emit(e)
 	}
-	a.flushRed(ctx) // redphase.go: the red phase's events, now that the row exists
 	return a, nil
 }
 

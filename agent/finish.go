@@ -20,11 +20,10 @@ import (
 const maxVerifyFeedback = 2
 
 // redCache keeps a run's red-phase check runs for its later finish
-// calls, and the events of those run before the first step until the
-// run's row can take them (redphase.go).
+// calls, and the summary of them the first message shows (redphase.go).
 type redCache struct {
 	verify.RedCache
-	events []trace.Event
+	summary string
 }
 
 // proposeNext marks a finish that leads to the proposal.

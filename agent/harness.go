@@ -344,6 +344,7 @@ func (h *Harness) launch(ctx context.Context, a *agentRun) *Run {
 			cancel()
 		}()
 		stopRenew := h.keepLease(rctx, a.id, cancelCause)
+		a.redFirst(rctx) // redphase.go: the failing checks before the first call
 		r.res = a.drive(rctx)
 		stopRenew()
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/agent/verify"
 )
@@ -14,48 +15,53 @@ import (
 // maxRedSummary bounds the red-phase summary in the first user message.
 const maxRedSummary = 3000
 
-// redSummary runs the contract's checks on the unchanged tree before the
-// first model call, when red/green is on, and returns what the model must
-// know of them for its first message: each failing test with its own
-// messages and location, and each check that could not run (a preflight
-// problem, said in words). The runs stay in the run's red cache, so the
-// first finish does not run them again; their events wait in redEvents
-// for the run's row (flushRed). Sub-agents, contracts without checks or
-// red/green, and runs without a sandbox get "".
-func (a *agentRun) redSummary(ctx context.Context) string {
-	if a.parent != "" || !a.c.Verify.RedGreen || len(a.c.Verify.Checks) == 0 || a.h.opts.Sandbox == nil {
-		return ""
+// redSummary is the first message's section on the red phase, once
+// redFirst has run it ("" before, and for runs that have none).
+func (a *agentRun) redSummary(context.Context) string { return a.red.summary }
+
+// redFirst runs the contract's checks on the unchanged tree before the
+// first model call (also of a resumed run: its first message is built
+// again), when red/green is on, from the run's goroutine (the
+// run's id is already with its caller, so an editor is not kept
+// waiting): the user hears of each check that cannot run (a preflight
+// problem, a warning event) before any call is spent, and the first user
+// message is built again with what the model must know of them: each
+// failing test with its own messages and location, and each preflight
+// problem. The runs stay in the red cache, so the first finish does not
+// run them again. Sub-agents, contracts without checks or red/green, and
+// runs without a sandbox are left alone.
+func (a *agentRun) redFirst(ctx context.Context) {
+	if a.parent != "" || !a.c.Verify.RedGreen || len(a.c.Verify.Checks) == 0 || a.h.opts.Sandbox == nil || a.st.Phase == phaseProposal {
+		return // a finished change under review needs no red phase
 	}
+	var evs []trace.Event
 	results, err := verify.RunRed(ctx, verify.Options{
 		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Verify: a.c.Verify,
 		ContractPath: a.contractRel(), Red: &a.red.RedCache,
-		OnCheck: func(c verify.CheckResult) {
-			a.red.events = append(a.red.events, a.event(checkRunEvent(c)))
-		},
+		OnCheck: func(c verify.CheckResult) { evs = append(evs, a.event(checkRunEvent(c))) },
 	})
-	if err != nil {
-		if ctx.Err() == nil {
-			a.red.events = append(a.red.events, a.event(&trace.Warning{Message: "the checks could not run before the first step: " + err.Error()}))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		evs = append(evs, a.event(&trace.Warning{Message: "the checks could not run before the first step: " + err.Error()}))
+	case err == nil:
+		for _, c := range results {
+			if c.Preflight != "" {
+				evs = append(evs, a.event(&trace.Warning{Message: "preflight: " + c.Preflight}))
+			}
 		}
-		return ""
+		a.red.summary = redSummaryText(results, a.c.Verify)
 	}
-	for _, c := range results {
-		if c.Preflight != "" {
-			a.red.events = append(a.red.events, a.event(&trace.Warning{Message: "preflight: " + c.Preflight}))
-		}
+	a.record(ctx, evs)
+	if a.red.summary != "" && len(a.msgs) > 0 && a.msgs[0].Role == model.RoleUser {
+		a.msgs[0].Text = a.h.redact.String(a.firstMessage(ctx))
 	}
-	return redSummaryText(results, a.c.Verify)
 }
 
-// flushRed stores and emits the events of the red phase redSummary ran,
-// once the run's row exists: the user hears of a preflight problem before
-// any model call is spent.
-func (a *agentRun) flushRed(ctx context.Context) {
-	if len(a.red.events) == 0 {
+// record stores and emits events that belong to no step (step 0).
+func (a *agentRun) record(ctx context.Context, evs []trace.Event) {
+	if len(evs) == 0 {
 		return
 	}
-	evs := a.red.events
-	a.red.events = nil
 	for i := range evs {
 		evs[i].Step = 0
 	}
