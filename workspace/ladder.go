@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The whitespace ladder: an edit's old text or a hunk's context is looked
@@ -194,7 +195,7 @@ func adaptLine(f reindent, line, eol string) string {
 }
 
 // lineNumberPrefix is a copied read_file line number ("    12\t").
-var lineNumberPrefix = regexp.MustCompile(`^ *[0-9]+\t`)
+var lineNumberPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *[0-9]+\t`) })
 
 // StripLineNumbers removes read_file's line-number prefix from every line
 // of s when every non-empty line carries one; ok reports that it did.
@@ -205,7 +206,7 @@ func StripLineNumbers(s string) (string, bool) {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if !lineNumberPrefix.MatchString(l) {
+		if !lineNumberPrefix().MatchString(l) {
 			return s, false
 		}
 		seen = true
@@ -214,7 +215,7 @@ func StripLineNumbers(s string) (string, bool) {
 		return s, false
 	}
 	for i, l := range lines {
-		lines[i] = lineNumberPrefix.ReplaceAllString(l, "")
+		lines[i] = lineNumberPrefix().ReplaceAllString(l, "")
 	}
 	return strings.Join(lines, ""), true
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -157,7 +158,9 @@ func cutAround(line string, lo, hi, width int) string {
 
 // windowFooter is the last line of a partial read_file window (a file's
 // own text never starts a line of a result: numbers do).
-var windowFooter = regexp.MustCompile(`(?:^|\n)\[lines ([0-9,]+)–([0-9,]+) of ([0-9,]+); [^\n]*\]\n?$`)
+var windowFooter = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|\n)\[lines ([0-9,]+)–([0-9,]+) of ([0-9,]+); [^\n]*\]\n?$`)
+})
 
 // ReadWindow says which lines a read_file result shows (1-based, last
 // included) and of how many: from its closing line when the window is
@@ -165,7 +168,7 @@ var windowFooter = regexp.MustCompile(`(?:^|\n)\[lines ([0-9,]+)–([0-9,]+) of 
 // a result that shows no numbered line (an error, a binary or empty file).
 func ReadWindow(content string) (first, last, total int, ok bool) {
 	atoi := func(s string) int { n, _ := strconv.Atoi(strings.ReplaceAll(s, ",", "")); return n }
-	if f := windowFooter.FindStringSubmatch(content); f != nil {
+	if f := windowFooter().FindStringSubmatch(content); f != nil {
 		return atoi(f[1]), atoi(f[2]), atoi(f[3]), true
 	}
 	lines := fileLines(content)
