@@ -33,7 +33,9 @@ type command struct {
 var commands = []command{
 	{"serve", "LSP over stdio (the default)", cmdServe},
 	{"acp", "Agent Client Protocol agent over stdio", cmdAcp},
+	{"init", "write a user config and a starter task file", cmdInit},
 	{"run", "run a task contract headless", cmdRun},
+	{"ask", "run a goal without a task file, verified by the project's tests", cmdAsk},
 	{"resume", "continue an interrupted or deferred run", cmdResume},
 	{"runs", "list runs", cmdRuns},
 	{"trace", "print a run's trace", cmdTrace},
