@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -209,4 +210,32 @@ func hostUnixSockets() []string {
 		}
 	}
 	return out
+}
+
+// dropMasked removes from view, a private copy of the directory lower
+// (the landlock tier's copy stage), every masked path that lies in lower:
+// the copy is not under the masks' paths, so a mask would not hide it.
+// It returns how many it removed.
+func dropMasked(view, lower string, masked []string) (int, error) {
+	n := 0
+	for _, m := range masked {
+		for _, p := range []string{m, resolved(m)} {
+			if p == "" || p == lower || !within(p, lower) {
+				continue
+			}
+			rel, err := filepath.Rel(lower, p)
+			if err != nil {
+				continue
+			}
+			q := filepath.Join(view, rel)
+			if _, err := os.Lstat(q); err != nil {
+				continue
+			}
+			if err := os.RemoveAll(q); err != nil {
+				return n, fmt.Errorf("mask %s in the staged copy: %w", m, err)
+			}
+			n++
+		}
+	}
+	return n, nil
 }

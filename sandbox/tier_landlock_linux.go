@@ -55,6 +55,9 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		if err := s.Stage.materialize(view); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 		}
+		if _, err := dropMasked(view, s.Stage.lower, s.Masked); err != nil { // masks.go
+			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		}
 		rel, err := filepath.Rel(s.Stage.lower, s.Dir)
 		if err != nil || !within(s.Dir, s.Stage.lower) {
 			rel = "."
