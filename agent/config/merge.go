@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
@@ -68,7 +69,7 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 			c.Approve = *a
 		}
 	}
-	if err := c.mergeBudget(p); err != nil {
+	if err := c.mergeBudget(p, kind, untrusted, warn); err != nil {
 		return err
 	}
 	if err := c.mergePolicy(p, kind, untrusted, warn); err != nil {
@@ -157,37 +158,56 @@ func (c *Config) mergeModel(p *parsed, kind source, untrusted bool, warn func(ke
 	return nil
 }
 
-func (c *Config) mergeBudget(p *parsed) error {
+// mergeBudget takes the layer's budget defaults. An untrusted layer may
+// lower a budget but not raise it above the one below (or the default):
+// a repository does not choose how much of the user's money a run spends.
+func (c *Config) mergeBudget(p *parsed, kind source, untrusted bool, warn func(key, why string)) error {
 	b := p.Budget
 	if b == nil {
 		return nil
 	}
+	d := contract.DefaultBudget()
 	if b.Steps != nil {
 		if *b.Steps < 0 {
 			return p.errAt("$.budget.steps", "budget.steps must not be negative")
 		}
-		c.Budget.Steps = *b.Steps
+		c.Budget.Steps = lowerOnly(c, untrusted, kind, warn, "budget.steps", *b.Steps, c.Budget.Steps, d.Steps)
 	}
 	if b.Tokens != nil {
 		if *b.Tokens < 0 {
 			return p.errAt("$.budget.tokens", "budget.tokens must not be negative")
 		}
-		c.Budget.Tokens = *b.Tokens
+		c.Budget.Tokens = lowerOnly(c, untrusted, kind, warn, "budget.tokens", *b.Tokens, c.Budget.Tokens, d.Tokens)
 	}
 	if b.CostUSD != nil {
 		if *b.CostUSD < 0 {
 			return p.errAt("$.budget.cost_usd", "budget.cost_usd must not be negative")
 		}
-		c.Budget.CostUSD = *b.CostUSD
+		c.Budget.CostUSD = lowerOnly(c, untrusted, kind, warn, "budget.cost_usd", *b.CostUSD, c.Budget.CostUSD, d.CostUSD)
 	}
 	if b.Wall != nil {
-		d, err := p.duration("$.budget.wall", b.Wall)
+		w, err := p.duration("$.budget.wall", b.Wall)
 		if err != nil {
 			return err
 		}
-		c.Budget.Wall = d
+		c.Budget.Wall = lowerOnly(c, untrusted, kind, warn, "budget.wall", w, c.Budget.Wall, d.Wall)
 	}
 	return nil
+}
+
+// lowerOnly is the budget value v of a layer over cur (0: unset, so def
+// applies): from an untrusted layer only when it does not raise the
+// budget, else cur with a warning.
+func lowerOnly[T int | int64 | float64 | time.Duration](c *Config, untrusted bool, kind source, warn func(key, why string), key string, v, cur, def T) T {
+	limit := cur
+	if limit == 0 {
+		limit = def
+	}
+	if !untrusted || v <= limit {
+		return v
+	}
+	warn(key, fmt.Sprintf("it would raise the budget above %v, and %s", limit, c.notTrusted(kind)))
+	return cur
 }
 
 func (c *Config) mergePolicy(p *parsed, kind source, untrusted bool, warn func(key, why string)) error {
