@@ -274,7 +274,7 @@ func readGitConfigFile(name string) ([]byte, error) {
 // gitConfigEntries calls visit for each key of the git configuration text
 // data, in order, with the section and key lowercased and the subsection
 // as written ("" for none; the old [section.sub] form lowercased), and the
-// value decoded by configString ("" for a boolean key without "=").
+// value decoded by configString; a boolean key (no "=") is skipped.
 // visit returning false stops the scan. A malformed section header ends
 // it, as git would refuse the file.
 func gitConfigEntries(data []byte, visit func(section, sub, key, value string) bool) {
@@ -299,7 +299,10 @@ func gitConfigEntries(data []byte, visit func(section, sub, key, value string) b
 		if t == "" || t[0] == '#' || t[0] == ';' {
 			continue
 		}
-		k, v, _ := strings.Cut(t, "=")
+		k, v, hasValue := strings.Cut(t, "=")
+		if !hasValue {
+			continue // a boolean key: no value, no path
+		}
 		if !visit(section, sub, strings.ToLower(strings.TrimSpace(k)), configString(v)) {
 			return
 		}

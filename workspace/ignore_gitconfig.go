@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,47 +145,12 @@ func configValue(path, section, key, home string, depth int) (string, bool) {
 		return "", false
 	}
 	value, found := "", false
-	cur := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	var pending string
-	for sc.Scan() {
-		line := pending + sc.Text()
-		pending = ""
-		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
-			pending = line[:len(line)-1]
-			continue
-		}
-		t := strings.TrimSpace(line)
-		if t == "" || t[0] == '#' || t[0] == ';' {
-			continue
-		}
-		if t[0] == '[' {
-			end := strings.IndexByte(t, ']')
-			if end < 0 {
-				return value, found
-			}
-			name := strings.TrimSpace(t[1:end])
-			if strings.ContainsAny(name, " \t\"") {
-				cur = "\x00" // a subsection: never the plain section
-			} else {
-				cur = strings.ToLower(name)
-			}
-			t = strings.TrimSpace(t[end+1:])
-			if t == "" || t[0] == '#' || t[0] == ';' {
-				continue
-			}
-		}
-		k, v, hasValue := strings.Cut(t, "=")
-		k = strings.ToLower(strings.TrimSpace(k))
-		if !hasValue {
-			continue // a boolean key: no path
-		}
-		v = configString(v)
+	gitConfigEntries(data, func(sec, sub, k, v string) bool { // gitprotect.go
 		switch {
-		case cur == section && k == key:
+		case sub != "":
+		case sec == section && k == key:
 			value, found = v, true
-		case cur == "include" && k == "path":
+		case sec == "include" && k == "path":
 			inc := expandHome(v, home)
 			if !filepath.IsAbs(inc) {
 				inc = filepath.Join(filepath.Dir(path), inc)
@@ -196,7 +159,8 @@ func configValue(path, section, key, home string, depth int) (string, bool) {
 				value, found = iv, true
 			}
 		}
-	}
+		return true
+	})
 	return value, found
 }
 
