@@ -24,7 +24,7 @@ const reviewAsk = "If the change is right, call finish again to verify it; other
 // this finish is the one to review at; false otherwise (reviews off, a
 // sub-agent, no change, already reviewed).
 func (a *agentRun) reviewChange() (tools.Result, bool) {
-	if !a.h.opts.ReviewChanges || a.parent != "" || a.st.Reviewed || a.cs.Len() == 0 {
+	if !a.h.opts.ReviewChanges || a.parent != "" || a.st.Reviewed || a.cs.Len() == 0 || a.replaying() {
 		return tools.Result{}, false
 	}
 	a.st.Reviewed = true
@@ -34,6 +34,11 @@ func (a *agentRun) reviewChange() (tools.Result, bool) {
 	}
 	return tools.Result{Content: reviewText(files)}, true
 }
+
+// replaying reports a run that replays a cassette: its turns answer the
+// results of the run it was recorded from, which had no review finish
+// unless it was recorded with one (a second finish is then harmless).
+func (a *agentRun) replaying() bool { return a.provider != nil && a.provider.Name() == "replay" }
 
 // fileDiff is one file's unified diff.
 type fileDiff struct{ path, diff string }

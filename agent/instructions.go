@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
@@ -21,7 +22,10 @@ var instructionNames = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
 
 // pathToken finds words of a goal that look like workspace paths
 // ("stats/stats.go", "cmd/tool/main.go:12:3", "internal/").
-var pathToken = regexp.MustCompile(`[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*/?`)
+// (compiled on first use: no regexp at package init).
+var pathToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*/?`)
+})
 
 // instructionDirs are the directories whose instructions apply: the
 // workspace root, then every directory between it and each file or
@@ -31,7 +35,7 @@ func (a *agentRun) instructionDirs(goal string) []string {
 	for _, d := range a.instrDirs {
 		seen[d] = true
 	}
-	for _, tok := range pathToken.FindAllString(goal, 64) {
+	for _, tok := range pathToken().FindAllString(goal, 64) {
 		tok = strings.TrimRight(tok, ".:")
 		if !strings.Contains(tok, "/") && !strings.Contains(tok, ".") {
 			continue

@@ -166,6 +166,9 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		},
 		Model: o.Overrides.resolve,
 		MCP:   toolSource(mcp),
+		// The model sees its diff once before the checks
+		// (docs/architecture.md#what-the-model-sees).
+		ReviewChanges: true,
 	})
 	if err != nil {
 		stopTelemetry()
