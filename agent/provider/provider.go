@@ -136,6 +136,9 @@ func New(spec contract.Model, retry contract.Retry, o Options) (model.Provider, 
 		}
 		links = append(links, Link{Provider: p, Model: name})
 	}
+	if err := allKeysMissing(links); err != nil {
+		return nil, err
+	}
 	chain := NewChain(links, retry, o.OnRetry)
 	if o.Sleep != nil {
 		chain.sleep = o.Sleep
@@ -201,6 +204,25 @@ func build(f contract.Fallback, cassette string, o Options) (model.Provider, str
 		return openai.New(openai.Config{Kind: KindOpenAICompatible, APIKey: key, BaseURL: f.BaseURL, Model: name, HTTPClient: o.HTTPClient}), name, nil
 	}
 	return nil, "", fmt.Errorf("unknown provider %q (want one of %s)", f.Provider, strings.Join(contract.Providers, ", "))
+}
+
+// ErrNoKey: no provider of the chain has its API key.
+var ErrNoKey = errors.New("no API key")
+
+// allKeysMissing fails when every link of the chain lacks its API key:
+// the run would fail at its first call (a dead run, exit 5), so it is a
+// configuration error before the run instead, naming each variable. One
+// link with a key is enough: the chain falls back to it.
+func allKeysMissing(links []Link) error {
+	var parts []string
+	for _, l := range links {
+		m, ok := l.Provider.(missingKey)
+		if !ok {
+			return nil
+		}
+		parts = append(parts, fmt.Sprintf("%s for %s", m.env, m.kind))
+	}
+	return fmt.Errorf("%w: %s not set in the environment: export it (or name the variable that holds the key with model.api_key_env)", ErrNoKey, strings.Join(parts, ", "))
 }
 
 // missingKey stands in for a provider whose API key is not set.

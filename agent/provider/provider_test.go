@@ -323,6 +323,8 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"record into a missing directory", contract.Model{Provider: "openai"}, filepath.Join(dir, "no", "c.json"), "record cassette " + filepath.Join(dir, "no", "c.json") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
 		{"nothing configured", contract.Model{}, "", ErrNoProvider.Error()},
+		{"no key for any link", contract.Model{Provider: "anthropic", APIKeyEnv: "OTHER_API_KEY", Fallback: []contract.Fallback{{Provider: "openai", APIKeyEnv: "NONE_API_KEY"}}}, "",
+			"no API key: OTHER_API_KEY for anthropic, NONE_API_KEY for openai not set in the environment: export it (or name the variable that holds the key with model.api_key_env)"},
 		{"api_key_env not a key", contract.Model{Provider: "openai", APIKeyEnv: "HOME"}, "", `openai: api_key_env "HOME" must end in _API_KEY or _TOKEN`},
 		{"fallback api_key_env", contract.Model{Provider: "openai", Fallback: []contract.Fallback{{Provider: "anthropic", APIKeyEnv: "AWS_SECRET_ACCESS_KEY"}}}, "", `fallback 1: anthropic: api_key_env "AWS_SECRET_ACCESS_KEY" must end in _API_KEY or _TOKEN`},
 		{"unknown provider", contract.Model{Provider: "gemini"}, "", `unknown provider "gemini" (want one of anthropic, openai, openrouter, openai-compatible, replay)`},

@@ -76,6 +76,7 @@ func TestFirstHourBinary(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	t.Run("unpriced local model under the default dollar limit", func(t *testing.T) { testUnpricedDefault(t, bin) })
+	t.Run("missing API key", func(t *testing.T) { testMissingKey(t, bin) })
 }
 
 // testUnpricedDefault: a local model (no price) under the dollar limit
@@ -90,6 +91,9 @@ func testUnpricedDefault(t *testing.T, bin string) {
 	if code != 0 || n.Load() == 0 {
 		t.Fatalf("default limit: exit %d after %d requests, want 0 after one\n%s", code, n.Load(), stderr)
 	}
+	if !strings.Contains(stderr, "after 1 step, 35 tokens") {
+		t.Errorf("the summary should say \"after 1 step, 35 tokens\":\n%s", stderr)
+	}
 	if c := strings.Count(stderr, "no dollar limit applies"); c != 1 {
 		t.Errorf("the run should say once that no dollar limit applies (%d times):\n%s", c, stderr)
 	}
@@ -98,5 +102,34 @@ func testUnpricedDefault(t *testing.T, bin string) {
 	code, stderr = runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
 	if code != 2 || n.Load() != 0 || !strings.Contains(stderr, "has no price") {
 		t.Errorf("a written dollar limit: exit %d after %d requests, want 2 before any, naming the missing price\n%s", code, n.Load(), stderr)
+	}
+}
+
+// testMissingKey: a provider whose key variable is not set is a
+// configuration error before the run (exit 2, no run row) naming the
+// variable; control: with the key set, the same run starts (and fails at
+// the provider, which is no server here: exit 5 with a run row).
+func testMissingKey(t *testing.T, bin string) {
+	user := "model:\n  provider: openai-compatible\n  base_url: http://127.0.0.1:1/v1\n  name: m\n  api_key_env: LOCAL_API_KEY\n"
+	dir, env := firstHourWorkspace(t, user, "version: 1\ngoal: say done\nretry: {max: 0}\n")
+	code, stderr := runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	if code != 2 || !strings.Contains(stderr, "LOCAL_API_KEY") || strings.Contains(stderr, "run r-") {
+		t.Errorf("missing key: exit %d, want 2 naming LOCAL_API_KEY before any run\n%s", code, stderr)
+	}
+	code, stderr = runIn(t, bin, dir, append(env, "LOCAL_API_KEY=k"), "run", "task.ioh.yaml", "--approve", "never")
+	if code != exitProvider || !strings.Contains(stderr, "run r-") {
+		t.Errorf("control, key set: exit %d, want %d from a started run\n%s", code, exitProvider, stderr)
+	}
+}
+
+// TestVersionWithoutVCS: a binary built without VCS stamping (as this
+// test binary is) says so and how to get it, not "commit unknown".
+func TestVersionWithoutVCS(t *testing.T) {
+	var out strings.Builder
+	if code := cmdVersion(nil, &cliEnv{stdout: &out, stderr: &out}, nil); code != 0 {
+		t.Fatalf("version: exit %d: %s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "commit not recorded: built without VCS stamping (-buildvcs=false") || strings.Contains(out.String(), "unknown") {
+		t.Errorf("version output:\n%s", out.String())
 	}
 }

@@ -184,6 +184,14 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	return code
 }
 
+// plural is "1 step", "2 steps".
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // lockedWriter serialises writes to w.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -264,7 +272,7 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	if res.Unpriced > 0 {
 		cost = fmt.Sprintf("cost unknown (%d calls unpriced)", res.Unpriced)
 	}
-	msg := fmt.Sprintf("%s: %s after %d steps, %d tokens, %s", res.RunID, res.Outcome, res.Steps, res.Usage.Total(), cost)
+	msg := fmt.Sprintf("%s: %s after %s, %s, %s", res.RunID, res.Outcome, plural(res.Steps, "step"), plural(res.Usage.Total(), "token"), cost)
 	if res.Err != nil && res.Outcome != agent.OutcomeApplied && res.Outcome != agent.OutcomeVerified {
 		msg += " (" + res.Err.Error() + ")"
 	}

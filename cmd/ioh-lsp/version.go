@@ -19,12 +19,32 @@ func cmdVersion(_ context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return usageError(env, "version", err)
 	}
-	commit, dirty := "unknown", ""
+	fmt.Fprintf(env.stdout, "ioh-lsp %s\n%s\n%s %s/%s\n", versionOf(version), commitLine(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return exitOK
+}
+
+// versionOf is the linked-in version, else the module version `go
+// install ...@vX` records (a "dev" build of a checkout stays dev).
+func versionOf(linked string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok && linked == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return linked
+}
+
+// commitLine says which commit the binary was built from, when, and
+// whether the tree had edits; without VCS stamping (-buildvcs=false, a
+// build outside a checkout) it says so and how to get it, instead of a
+// bare "unknown".
+func commitLine() string {
+	var commit, at, dirty string
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
 				commit = s.Value
+			case "vcs.time":
+				at = " (" + s.Value + ")"
 			case "vcs.modified":
 				if s.Value == "true" {
 					dirty = "+dirty"
@@ -32,6 +52,8 @@ func cmdVersion(_ context.Context, env *cliEnv, args []string) int {
 			}
 		}
 	}
-	fmt.Fprintf(env.stdout, "ioh-lsp %s\ncommit %s%s\n%s %s/%s\n", version, commit, dirty, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return exitOK
+	if commit == "" {
+		return "commit not recorded: built without VCS stamping (-buildvcs=false, or outside a git checkout); `make build` in a checkout records it"
+	}
+	return "commit " + commit + dirty + at
 }
