@@ -77,7 +77,7 @@ func longRun() (map[string]string, []turn) {
 	files["vendor/app.min.js"] = min.String() + "\n"
 	turns := []turn{
 		say(1000, "list_dir", args{"path": "."}),
-		say(1000, "read_file", args{"path": "big/big.go"}),
+		say(1000, "read_file", args{"path": "big/big.go", "limit": 100000}),
 		say(1000, "grep", args{"pattern": "function a1\\b"}),
 	}
 	for i := 0; i < 20; i++ {
