@@ -84,15 +84,22 @@ func under(rel string, paths []string) bool {
 // introspectors are, per language (by extension), the calls and values
 // through which code learns about the process and the machine it runs
 // on: environment variables, arguments, host and user names, the home,
-// temporary and working directories, whether it runs under a test.
+// temporary and working directories, whether it runs under a test; an
+// import of such a module under another name (so the calls read
+// differently); and, in every language, the process's own /proc files
+// and the sandbox's names.
 var introspectors = sync.OnceValue(func() map[string]*regexp.Regexp {
+	const any = `|/proc/(self|thread-self|[0-9]+)/|ioh-landlock|ioh-sandbox|/tmp/home\b`
 	return map[string]*regexp.Regexp{
 		"go": regexp.MustCompile(`\bos\.(Getenv|LookupEnv|Environ|ExpandEnv|Args|Hostname|UserHomeDir|UserCacheDir|UserConfigDir|TempDir|Getwd|Executable)\b|` +
-			`\bsyscall\.(Getenv|Environ)\b|\bflag\.Lookup\(|\bruntime\.Callers?\(|\btesting\.Testing\(|\bos/user\b|\buser\.Current\(`),
+			`\bsyscall\.(Getenv|Environ)\b|\bflag\.Lookup\(|\bruntime\.Callers?\(|\btesting\.Testing\(|\bos/user\b|\buser\.Current\(|` +
+			`\b[A-Za-z_]\w*\s+"(os|syscall|flag|runtime)"` + any),
 		"py": regexp.MustCompile(`\bos\.(environ|getenv|getcwd|getlogin|uname)\b|\bos\.path\.expanduser\b|\bsys\.argv\b|\bsocket\.gethostname\b|` +
-			`\bgetpass\b|\btempfile\.gettempdir\b|\bplatform\.node\b|\bPath\.(home|cwd)\(|\bfrom os import\b.*\b(environ|getenv)\b`),
-		"js": regexp.MustCompile(`\bprocess\.(env|argv|cwd)\b|\bos\.(hostname|homedir|tmpdir|userInfo)\(|\bimport\.meta\.env\b|\b(Deno|Bun)\.env\b`),
-		"rs": regexp.MustCompile(`\benv::(var|var_os|vars|args|args_os|temp_dir|current_dir|home_dir)\b|\benv!\(|\boption_env!\(`),
+			`\bgetpass\b|\btempfile\.gettempdir\b|\bplatform\.node\b|\bPath\.(home|cwd)\(|\bfrom os import\b.*\b(environ|getenv)\b|` +
+			`\bimport\s+(os|sys|socket|tempfile|platform)\s+as\b|__import__\(` + any),
+		"js": regexp.MustCompile(`\bprocess\.(env|argv|cwd)\b|\bos\.(hostname|homedir|tmpdir|userInfo)\(|\bimport\.meta\.env\b|\b(Deno|Bun)\.env\b|` +
+			`\brequire\(\s*['"](node:)?(os|process)['"]\s*\)|\bfrom\s+['"](node:)?(os|process)['"]` + any),
+		"rs": regexp.MustCompile(`\benv::(var|var_os|vars|args|args_os|temp_dir|current_dir|home_dir)\b|\benv!\(|\boption_env!\(` + any),
 	}
 })
 
@@ -124,7 +131,10 @@ func introspection(rel string, old, new []byte) string {
 			before[t]-- // an unchanged line
 			continue
 		}
-		if m := re.FindString(l); m != "" {
+		for _, m := range re.FindAllString(l, -1) {
+			if strings.HasPrefix(m, "import ") {
+				continue // Go's plain `import "os"`, not an alias
+			}
 			return fmt.Sprintf("line %d reads its environment (%s), which differs between the sandbox and your machine", i+1, strings.TrimRight(m, "("))
 		}
 	}
