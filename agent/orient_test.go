@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"fmt"
 	"os/exec"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,22 @@ func TestFirstMessageOrients(t *testing.T) {
 	}
 	if !strings.Contains(req.System, "# Workflow\n1. Reproduce") || strings.Contains(req.System, "# Tools") {
 		t.Errorf("system prompt without the workflow or with a tool list:\n%s", req.System)
+	}
+}
+
+// The map stays within its bound however wide the tree, and says how
+// much it left out.
+func TestOverviewIsBounded(t *testing.T) {
+	var files []string
+	for i := 0; i < 2000; i++ {
+		files = append(files, fmt.Sprintf("dir%04d/file.go", i), fmt.Sprintf("top%04d.txt", i))
+	}
+	sort.Strings(files)
+	got := overview(files)
+	if len(got) > maxOverviewBytes+200 {
+		t.Errorf("overview %d bytes, want ≤ %d", len(got), maxOverviewBytes)
+	}
+	if !strings.Contains(got, "more directories (list_dir to see them)") || !strings.Contains(got, "more top-level files") {
+		t.Errorf("overview does not say what it left out:\n%s", got[len(got)-300:])
 	}
 }
