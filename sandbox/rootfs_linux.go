@@ -375,7 +375,7 @@ func placeHome(cfg *initConfig, nr func(string) string) (Mechanism, error) {
 		return Mechanism{}, fmt.Errorf("home %s: %w", home, err)
 	}
 	cfg.HostHome = home
-	cfg.Env = append(cfg.Env, "HOME="+home)
+	cfg.Env = append(withoutVar(cfg.Env, "HOME"), "HOME="+home) // scratch.go: libc and Go take the first of duplicates
 	return Mechanism{"home", StateApplied, fmt.Sprintf("HOME=%s, the host's path: a private empty directory there (on the private /tmp), with the %d view paths below it", home, len(below))}, nil
 }
 

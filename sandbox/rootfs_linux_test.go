@@ -196,11 +196,15 @@ func TestContainHomeAtHostPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.work, "in-work.txt"), []byte("work\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := `echo "HOME=$HOME"; cat "$HOME/.home-secret"; echo made >"$HOME/.made" && cat "$HOME/.made"; cat "$HOME/src/proj/in-work.txt" && echo w >"$HOME/src/proj/out.txt"`
-	out, output := run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: w.work, Writable: []string{w.work}})
-	if !strings.Contains(output, "HOME="+w.home+"\n") {
-		t.Errorf("HOME inside is not the host's %s:\n%s", w.home, output)
+	// env, started directly, prints every entry of the command's
+	// environment: one HOME, the host's (libc and Go take the first of
+	// duplicate entries, a shell the last).
+	_, envOut := run(t, Spec{Argv: []string{"env"}, Dir: w.work, Writable: []string{w.work}})
+	if !strings.Contains(envOut, "\nHOME="+w.home+"\n") || strings.Count(envOut, "\nHOME=") != 1 {
+		t.Errorf("the environment inside does not hold one HOME, the host's %s:\n%s", w.home, envOut)
 	}
+	script := `cat "$HOME/.home-secret"; echo made >"$HOME/.made" && cat "$HOME/.made"; cat "$HOME/src/proj/in-work.txt" && echo w >"$HOME/src/proj/out.txt"`
+	out, output := run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: w.work, Writable: []string{w.work}})
 	if strings.Contains(output, w.marker) {
 		t.Errorf("a host file in HOME was read inside:\n%s", output)
 	}
