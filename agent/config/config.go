@@ -80,6 +80,9 @@ const RequireDefault = "landlock"
 type Config struct {
 	// Model is the default model selection for contracts that name none.
 	Model contract.Model
+	// FirstByteTimeout and IdleTimeout are model.first_byte_timeout and
+	// model.idle_timeout; zero is the provider's default.
+	FirstByteTimeout, IdleTimeout time.Duration
 	// Approve is ask, auto or never (ask when unset).
 	Approve string
 	// Budget holds defaults for contracts; a zero field is unset.

@@ -57,6 +57,10 @@ type fileModel struct {
 	APIKeyEnv *string             `yaml:"api_key_env"`
 	Cassette  *string             `yaml:"cassette"`
 	Fallback  []contract.Fallback `yaml:"fallback"`
+	// FirstByteTimeout and IdleTimeout bound a provider call's stalls
+	// (Go durations; docs/cli.md#timeouts).
+	FirstByteTimeout *string `yaml:"first_byte_timeout"`
+	IdleTimeout      *string `yaml:"idle_timeout"`
 }
 
 type fileBudget struct {

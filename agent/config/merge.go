@@ -135,6 +135,24 @@ func (c *Config) mergeModel(p *parsed, kind source, untrusted bool, warn func(ke
 		}
 		*to = *from
 	}
+	for _, d := range []struct {
+		key  string
+		from *string
+		to   *time.Duration
+	}{{"first_byte_timeout", m.FirstByteTimeout, &c.FirstByteTimeout}, {"idle_timeout", m.IdleTimeout, &c.IdleTimeout}} {
+		if d.from == nil {
+			continue
+		}
+		v, err := p.duration("$.model."+d.key, d.from)
+		if err != nil {
+			return err
+		}
+		if untrusted {
+			warn("model."+d.key, c.notTrusted(kind))
+			continue
+		}
+		*d.to = v
+	}
 	set("provider", m.Provider, &c.Model.Provider)
 	set("base_url", m.BaseURL, &c.Model.BaseURL)
 	set("api_key_env", m.APIKeyEnv, &c.Model.APIKeyEnv)

@@ -60,16 +60,18 @@ var Patterns = sync.OnceValue(func() map[string]string {
 // Docs say what a key is for, in the settings schema.
 var Docs = sync.OnceValue(func() map[string]string {
 	return map[string]string{
-		"model":           "the default model of runs whose contract names none",
-		"approve":         "ask: review each change in the editor; never: leave it pending; auto is honoured only from the user config",
-		"budget":          "default budgets of a run (a contract's own budget wins)",
-		"budget.wall":     "a Go duration such as 15m",
-		"policy.rules":    "policy rules of this layer: {act, effect, pattern}",
-		"trusted":         "workspace roots whose .ioh/config.yaml may add allow rules (read from the user config only)",
-		"prices":          "per-model prices in dollars per million tokens, over the built-in table",
-		"sandbox":         "extra masked, writable and readable paths and default limits of the sandbox",
-		"sandbox.require": "the weakest sandbox tier model-produced code may run under (read from the user config only)",
-		"mcp":             "MCP servers whose tools the agent may call (user config and editor settings only)",
-		"telemetry":       "OpenTelemetry export of runs (user config only)",
+		"model":                    "the default model of runs whose contract names none",
+		"model.first_byte_timeout": "how long a provider call may wait for its answer to start before it is retried (a Go duration; default 60s; user config or a trusted workspace)",
+		"model.idle_timeout":       "how long a provider's stream may stay silent before the call is retried (a Go duration; default 60s; user config or a trusted workspace)",
+		"approve":                  "ask: review each change in the editor; never: leave it pending; auto is honoured only from the user config",
+		"budget":                   "default budgets of a run (a contract's own budget wins)",
+		"budget.wall":              "a Go duration such as 15m",
+		"policy.rules":             "policy rules of this layer: {act, effect, pattern}",
+		"trusted":                  "workspace roots whose .ioh/config.yaml may add allow rules (read from the user config only)",
+		"prices":                   "per-model prices in dollars per million tokens, over the built-in table",
+		"sandbox":                  "extra masked, writable and readable paths and default limits of the sandbox",
+		"sandbox.require":          "the weakest sandbox tier model-produced code may run under (read from the user config only)",
+		"mcp":                      "MCP servers whose tools the agent may call (user config and editor settings only)",
+		"telemetry":                "OpenTelemetry export of runs (user config only)",
 	}
 })

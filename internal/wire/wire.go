@@ -159,7 +159,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		Root: root, Store: store, Sandbox: sb, Approver: o.Approver, Events: sink, Logger: o.Logger,
 		Layers:    cfg.PolicyLayers(),
 		Secrets:   Secrets(o.Getenv, o.Environ),
-		Providers: o.providers(),
+		Providers: o.providers(cfg),
 		Prepare:   prepare(cfg, o.Logger),
 		Cost: func(_, name string, u model.Usage) (float64, model.CostSource) {
 			return prices.Cost(name, u)
@@ -243,7 +243,7 @@ func (o Options) withDefaults() Options {
 
 // providers builds each run's provider from its contract, whose model
 // the harness has already resolved (Overrides.resolve).
-func (o Options) providers() agent.ProviderFactory {
+func (o Options) providers(cfg *config.Config) agent.ProviderFactory {
 	return func(c *contract.Contract, report agent.RetryReporter) (model.Provider, error) {
 		m := c.Model
 		onRetry := func(r provider.RetryInfo) {
@@ -253,7 +253,8 @@ func (o Options) providers() agent.ProviderFactory {
 			}
 			report(ev)
 		}
-		p, err := provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record, OnRetry: onRetry})
+		p, err := provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record, OnRetry: onRetry,
+			FirstByteTimeout: cfg.FirstByteTimeout, IdleTimeout: cfg.IdleTimeout})
 		if err != nil {
 			return nil, err
 		}
