@@ -52,6 +52,7 @@ type agentRun struct {
 	// (a sub-agent's include its parent's); instrFiles what was read.
 	instrDirs  []string
 	instrFiles []trace.InstructionFile
+	orient     *string // the first message's orientation, once built
 	cached     int64 // tokens the last call's provider read or wrote in its cache
 
 	retryMu sync.Mutex

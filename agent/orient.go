@@ -37,8 +37,17 @@ var languageOf = map[string]string{
 }
 
 // orientation is the first message's map of the workspace; "" when the
-// workspace cannot be listed.
+// workspace cannot be listed. It is built once per agent: the first
+// message is rebuilt when the red phase's summary comes (redphase.go).
 func (a *agentRun) orientation(ctx context.Context) string {
+	if a.orient == nil {
+		s := a.buildOrientation(ctx)
+		a.orient = &s
+	}
+	return *a.orient
+}
+
+func (a *agentRun) buildOrientation(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	files, err := a.h.opts.Root.Find(ctx, "**")
