@@ -139,9 +139,11 @@ func (a *agentRun) propose(ctx context.Context) end {
 // apply writes the change set to the workspace; conflicts (files changed
 // under the proposal) refuse it as a whole.
 func (a *agentRun) apply() end {
+	snap := a.undoSnapshot()
 	if err := a.cs.Apply(); err != nil {
 		return end{OutcomeRejected, fmt.Errorf("apply change: %w", err)}
 	}
+	a.keepUndo(snap)
 	return end{outcome: OutcomeApplied}
 }
 

@@ -91,7 +91,11 @@ func (c *ChangeSet) Marshal() ([]byte, error) { return c.MarshalSealed(nil) }
 // MarshalSealed is Marshal with every content and base passed through s,
 // so secrets in the files never reach the serialised form;
 // UnmarshalSealed with a sealer that finds the same secrets restores it.
-func (c *ChangeSet) MarshalSealed(s Sealer) ([]byte, error) {
+func (c *ChangeSet) MarshalSealed(s Sealer) ([]byte, error) { return c.marshal(s, false) }
+
+// marshal is MarshalSealed; keepBases stores every base's content, also
+// of bases the workspace still holds (MarshalWithBases).
+func (c *ChangeSet) marshal(s Sealer, keepBases bool) ([]byte, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	w := wireSet{Version: wireVersion, Changes: []wireChange{}, Reads: c.bases}
@@ -100,7 +104,7 @@ func (c *ChangeSet) MarshalSealed(s Sealer) ([]byte, error) {
 		content, holes := seal(s, ch.Content)
 		wc := wireChange{Path: k, Op: ch.Op, From: ch.From, Content: content, Mode: ch.Mode, BaseHash: ch.BaseHash, Holes: holes}
 		if b, ok := c.baseDoc[k]; ok {
-			if c.baseOnDisk(k, ch.BaseHash) {
+			if !keepBases && c.baseOnDisk(k, ch.BaseHash) {
 				wc.BaseOnDisk = true
 			} else {
 				wc.Base, wc.BaseHoles = seal(s, b)

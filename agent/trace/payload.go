@@ -21,6 +21,7 @@ const (
 	EventProposal      = "proposal"
 	EventApproval      = "approval"
 	EventApplyMismatch = "apply_mismatch"
+	EventUndo          = "undo"
 	EventAgentSpawned  = "agent_spawned"
 	EventOutcome       = "outcome"
 )
@@ -65,6 +66,8 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &Approval{}
 	case EventApplyMismatch:
 		return &ApplyMismatch{}
+	case EventUndo:
+		return &Undo{}
 	case EventAgentSpawned:
 		return &AgentSpawned{}
 	case EventOutcome:

@@ -41,6 +41,7 @@ var commands = []command{
 	{"trace", "print a run's trace", cmdTrace},
 	{"approve", "apply a pending verified change", cmdApprove},
 	{"reject", "drop a pending verified change", cmdReject},
+	{"undo", "revert an applied change, keeping later edits", cmdUndo},
 	{"sandbox", "run a command contained (run) or probe the sandbox (doctor)", cmdSandbox},
 	{"grep", "search the workspace (gitignore-aware)", cmdGrep},
 	{"find", "list workspace files matching a glob", cmdFind},

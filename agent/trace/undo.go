@@ -1,0 +1,34 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Undo: `ioh-lsp undo` reverted the run's applied change. Files lists
+// every file put back as it was before the change; Merged those of them
+// whose later edits were kept around the revert.
+type Undo struct {
+	Files  []string `json:"files"`
+	Merged []string `json:"merged,omitempty"`
+}
+
+func (*Undo) EventType() string { return EventUndo }
+
+// SetChanges replaces the change set stored with run id (the snapshot
+// taken before its change was applied, with every base's content, which
+// undo reverts from).
+func (s *Store) SetChanges(ctx context.Context, id string, changes []byte) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET changes = ?, updated = ? WHERE id = ?`, s.redact.Bytes(changes), time.Now().UnixNano(), id)
+		if err != nil {
+			return fmt.Errorf("store the change set of %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("store the change set of %s: %w", id, ErrNotFound)
+		}
+		return nil
+	})
+}
