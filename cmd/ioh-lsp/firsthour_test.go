@@ -10,23 +10,41 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeLocalModel is an OpenAI-compatible server (Ollama, llama.cpp, vLLM)
 // whose model has no price: every request is answered with a finish call.
 func fakeLocalModel(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	return fakeLocalModelHanging(t, 0)
+}
+
+// fakeLocalModelHanging is fakeLocalModel whose first hang requests
+// send one piece of the stream and then nothing until the test ends.
+func fakeLocalModelHanging(t *testing.T, hang int32) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var n atomic.Int32
+	stop := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
+		i := n.Add(1)
 		w.Header().Set("Content-Type", "text/event-stream")
 		h := `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"local-llm",`
+		if i <= hang {
+			fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"thinking\"},\"finish_reason\":null}]}\n\n", h)
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
 		fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"finish\",\"arguments\":\"{\\\"summary\\\":\\\"done\\\"}\"}}]},\"finish_reason\":null}]}\n\n", h)
 		fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", h)
 		fmt.Fprintf(w, "data: %s\"choices\":[],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":5,\"total_tokens\":35}}\n\n", h)
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) })
 	return srv, &n
 }
 
@@ -77,6 +95,7 @@ func TestFirstHourBinary(t *testing.T) {
 	bin := buildBinary(t)
 	t.Run("unpriced local model under the default dollar limit", func(t *testing.T) { testUnpricedDefault(t, bin) })
 	t.Run("missing API key", func(t *testing.T) { testMissingKey(t, bin) })
+	t.Run("hung provider", func(t *testing.T) { testHungProvider(t, bin) })
 }
 
 // testUnpricedDefault: a local model (no price) under the dollar limit
@@ -132,4 +151,33 @@ func TestVersionWithoutVCS(t *testing.T) {
 	if !strings.Contains(out.String(), "commit not recorded: built without VCS stamping (-buildvcs=false") || strings.Contains(out.String(), "unknown") {
 		t.Errorf("version output:\n%s", out.String())
 	}
+}
+
+// testHungProvider: a provider that goes silent mid-stream is noticed
+// within model.idle_timeout (the user config's), retried, and the run
+// ends verified; the retry line names the key. The same key in the
+// untrusted workspace's config is ignored with a warning naming it.
+func testHungProvider(t *testing.T, bin string) {
+	srv, n := fakeLocalModelHanging(t, 1)
+	user := fmt.Sprintf("model:\n  provider: openai-compatible\n  base_url: %s/v1\n  name: local-llm\n  idle_timeout: 500ms\nprices:\n  local-llm: {input: 0, output: 0}\n", srv.URL)
+	dir, env := firstHourWorkspace(t, user, "version: 1\ngoal: say done\n")
+	if err := os.MkdirAll(filepath.Join(dir, ".ioh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".ioh", "config.yaml"), []byte("model:\n  idle_timeout: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, stderr := runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	took := time.Since(start)
+	if code != 0 || n.Load() != 2 {
+		t.Fatalf("exit %d after %d requests, want 0 after a hung one and its retry\n%s", code, n.Load(), stderr)
+	}
+	if !strings.Contains(stderr, "model.idle_timeout") || !strings.Contains(stderr, "sent nothing for 500ms") {
+		t.Errorf("the retry should name the stall and model.idle_timeout:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "model.idle_timeout ignored") {
+		t.Errorf("the untrusted workspace's idle_timeout should be ignored with a warning:\n%s", stderr)
+	}
+	t.Logf("a provider hung mid-stream: noticed, retried and the run ended in %v (idle bound 500ms)", took)
 }
