@@ -70,6 +70,9 @@ type Options struct {
 	// Sleep replaces the backoff wait (tests); nil sleeps on a timer that
 	// ends early when the context does.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Notice, when set, is told what New chose that nobody asked for (a
+	// provider picked from the key in the environment).
+	Notice func(string)
 	// FirstByteTimeout bounds the wait for a response to start and
 	// IdleTimeout each wait for more of a stream (model.first_byte_timeout,
 	// model.idle_timeout); zero is the default. A provider that stalls
@@ -101,9 +104,25 @@ func (o Options) watched() Options {
 	return o
 }
 
-// ErrNoProvider is returned when nothing names a provider and there is no
-// cassette to replay.
-var ErrNoProvider = errors.New("no model provider configured: set model.provider (anthropic, openai, openrouter, openai-compatible) or model.cassette for replay")
+// ErrNoProvider is returned when nothing names a provider, no provider's
+// key is in the environment and there is no cassette to replay.
+var ErrNoProvider = errors.New("no model provider configured: set model.provider (anthropic, openai, openrouter, openai-compatible) in the user config ~/.config/ioh/config.yaml, " +
+	"or export ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY to use that provider, or give --cassette FILE to replay one")
+
+// envOrder is the order FromEnv prefers providers in when several keys
+// are set.
+var envOrder = []string{KindAnthropic, KindOpenAI, KindOpenRouter}
+
+// FromEnv is the provider whose API key variable is set (the first of
+// anthropic, openai, openrouter) and that variable; "" when none is.
+func FromEnv(getenv func(string) string) (kind, env string) {
+	for _, k := range envOrder {
+		if getenv(DefaultKeyEnv[k]) != "" {
+			return k, DefaultKeyEnv[k]
+		}
+	}
+	return "", ""
+}
 
 // New builds the provider for spec: the primary and each fallback, in a
 // Chain configured by retry, recorded when o.Record is set. A missing API
@@ -116,10 +135,19 @@ func New(spec contract.Model, retry contract.Retry, o Options) (model.Provider, 
 	o = o.watched()
 	primary := contract.Fallback{Provider: spec.Provider, Name: spec.Name, BaseURL: spec.BaseURL, APIKeyEnv: spec.APIKeyEnv}
 	if primary.Provider == "" {
-		if spec.Cassette == "" {
+		switch kind, env := FromEnv(o.Getenv); {
+		case spec.Cassette != "":
+			primary.Provider = KindReplay
+		case kind != "":
+			// Nothing chose a provider: the key present picks it, as
+			// other agent CLIs do, and the run says so.
+			primary.Provider = kind
+			if o.Notice != nil {
+				o.Notice(fmt.Sprintf("no model provider configured: using %s (%s) because %s is set; choose one with model.provider in the user config ~/.config/ioh/config.yaml", kind, DefaultModels[kind], env))
+			}
+		default:
 			return nil, ErrNoProvider
 		}
-		primary.Provider = KindReplay
 	}
 	var links []Link
 	for i, f := range append([]contract.Fallback{primary}, spec.Fallback...) {

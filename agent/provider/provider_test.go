@@ -322,7 +322,6 @@ func TestNewErrors(t *testing.T) {
 		want   string
 	}{
 		{"record into a missing directory", contract.Model{Provider: "openai"}, filepath.Join(dir, "no", "c.json"), "record cassette " + filepath.Join(dir, "no", "c.json") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
-		{"nothing configured", contract.Model{}, "", ErrNoProvider.Error()},
 		{"no key for any link", contract.Model{Provider: "anthropic", APIKeyEnv: "OTHER_API_KEY", Fallback: []contract.Fallback{{Provider: "openai", APIKeyEnv: "NONE_API_KEY"}}}, "",
 			"no API key: OTHER_API_KEY for anthropic, NONE_API_KEY for openai not set in the environment: export it (or name the variable that holds the key with model.api_key_env)"},
 		{"api_key_env not a key", contract.Model{Provider: "openai", APIKeyEnv: "HOME"}, "", `openai: api_key_env "HOME" must end in _API_KEY or _TOKEN`},
@@ -418,5 +417,45 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 	if len(c.Turns) != 1 || len(c.Children) != 0 {
 		t.Errorf("after a fresh turn 0: %d turns, %d children; want 1, 0", len(c.Turns), len(c.Children))
+	}
+}
+
+// TestProviderFromEnv: with nothing configured, the key in the
+// environment picks its provider (anthropic before openai before
+// openrouter) and New says so; with no key either, ErrNoProvider names
+// the user config, the variables and --cassette. A cassette still means
+// replay whatever keys are set.
+func TestProviderFromEnv(t *testing.T) {
+	only := func(k string) func(string) string {
+		return func(name string) string {
+			if name == k {
+				return "sk-test"
+			}
+			return ""
+		}
+	}
+	var notes []string
+	p, err := New(contract.Model{}, contract.DefaultRetry(), Options{Getenv: only("OPENAI_API_KEY"), Notice: func(s string) { notes = append(notes, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.(*Chain).links[0]; got.Provider.Name() != KindOpenAI || got.Model != "gpt-5" {
+		t.Errorf("picked %s %s, want openai gpt-5", got.Provider.Name(), got.Model)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "using openai (gpt-5) because OPENAI_API_KEY is set") || !strings.Contains(notes[0], "model.provider in the user config ~/.config/ioh/config.yaml") {
+		t.Errorf("notice %q", notes)
+	}
+	if k, _ := FromEnv(env); k != KindAnthropic {
+		t.Errorf("with every key set FromEnv = %s, want anthropic", k)
+	}
+	_, err = New(contract.Model{}, contract.DefaultRetry(), Options{Getenv: only("NONE")})
+	if !errors.Is(err, ErrNoProvider) || !strings.Contains(err.Error(), "~/.config/ioh/config.yaml") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Errorf("nothing configured: %v", err)
+	}
+	cas := filepath.Join(t.TempDir(), "c.json")
+	os.WriteFile(cas, []byte(`{"version":1,"turns":[]}`), 0o644)
+	p, err = New(contract.Model{Cassette: cas}, contract.DefaultRetry(), Options{Getenv: env})
+	if err != nil || p.(*Chain).links[0].Provider.Name() != KindReplay {
+		t.Errorf("a cassette with keys set: %v, %v", p, err)
 	}
 }

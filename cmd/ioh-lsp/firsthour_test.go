@@ -96,6 +96,7 @@ func TestFirstHourBinary(t *testing.T) {
 	t.Run("unpriced local model under the default dollar limit", func(t *testing.T) { testUnpricedDefault(t, bin) })
 	t.Run("missing API key", func(t *testing.T) { testMissingKey(t, bin) })
 	t.Run("hung provider", func(t *testing.T) { testHungProvider(t, bin) })
+	t.Run("README example in a fresh project", func(t *testing.T) { testReadmeExample(t, bin) })
 }
 
 // testUnpricedDefault: a local model (no price) under the dollar limit
@@ -180,4 +181,30 @@ func testHungProvider(t *testing.T, bin string) {
 		t.Errorf("the untrusted workspace's idle_timeout should be ignored with a warning:\n%s", stderr)
 	}
 	t.Logf("a provider hung mid-stream: noticed, retried and the run ended in %v (idle bound 500ms)", took)
+}
+
+// testReadmeExample: the README's task (with the model line it used to
+// carry) in a fresh `git init` project, no user config, ANTHROPIC_API_KEY
+// set: the ignored model.provider names the user config and `trusted:`,
+// the key picks its provider and the run says so, and the run starts
+// (its one request goes to a proxy that refuses it: no live model is
+// called; exit 5). Without any key the error names the user config and
+// the variables (exit 2).
+func testReadmeExample(t *testing.T, bin string) {
+	task := "version: 1\ngoal: \"Make ParseDuration accept a 'd' suffix for days\"\nretry: {max: 0}\nmodel: { provider: anthropic, name: claude-sonnet-4-6 }\n"
+	dir, env := firstHourWorkspace(t, "", task, "ANTHROPIC_API_KEY=sk-ant-test", "HTTPS_PROXY=http://127.0.0.1:1", "NO_PROXY=")
+	code, stderr := runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	for _, want := range []string{"model.provider ignored", "trusted:", "config.yaml", "using anthropic (claude-sonnet-4-6) because ANTHROPIC_API_KEY is set", "run r-"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != exitProvider {
+		t.Errorf("exit %d, want %d (the refused request)\n%s", code, exitProvider, stderr)
+	}
+	dir, env = firstHourWorkspace(t, "", task)
+	code, stderr = runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	if code != exitUsage || !strings.Contains(stderr, "~/.config/ioh/config.yaml") || !strings.Contains(stderr, "ANTHROPIC_API_KEY") {
+		t.Errorf("no key: exit %d, want 2 naming the user config and the variables\n%s", code, stderr)
+	}
 }

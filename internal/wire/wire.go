@@ -254,7 +254,8 @@ func (o Options) providers(cfg *config.Config) agent.ProviderFactory {
 			report(ev)
 		}
 		p, err := provider.New(m, c.Retry, provider.Options{Getenv: o.Getenv, Record: o.Overrides.Record, OnRetry: onRetry,
-			FirstByteTimeout: cfg.FirstByteTimeout, IdleTimeout: cfg.IdleTimeout})
+			FirstByteTimeout: cfg.FirstByteTimeout, IdleTimeout: cfg.IdleTimeout,
+			Notice: func(s string) { o.Logger.Warn(s) }})
 		if err != nil {
 			return nil, err
 		}
