@@ -131,6 +131,11 @@ func TestContextLongRunFigures(t *testing.T) {
 	if got.largest > 25_000 {
 		t.Errorf("largest request %d tokens, want ≤ 25000 (unmasked: %d)", got.largest, ref.largest)
 	}
+	// The tools bound each result now, so the unmasked run is small too:
+	// masking must still take a quarter off it (it fails without).
+	if got.sum*4 > ref.sum*3 || got.largest >= ref.largest {
+		t.Errorf("masked Σ %d, largest %d: not under 3/4 of the unmasked Σ %d and its largest %d", got.sum, got.largest, ref.sum, ref.largest)
+	}
 	if got.prefixMean < 0.90 {
 		t.Errorf("prefix reuse %.3f, want ≥ 0.90", got.prefixMean)
 	}
