@@ -67,11 +67,11 @@ var Docs = sync.OnceValue(func() map[string]string {
 		"budget":                   "default budgets of a run (a contract's own budget wins)",
 		"budget.wall":              "a Go duration such as 15m",
 		"policy.rules":             "policy rules of this layer: {act, effect, pattern}",
-		"trusted":                  "workspace roots whose .ioh/config.yaml may add allow rules (read from the user config only)",
+		"trusted":                  "workspace roots whose .ioh/config.yaml and editor settings may choose the endpoint, add allow rules and MCP servers and widen the sandbox (read from the user config only)",
 		"prices":                   "per-model prices in dollars per million tokens, over the built-in table",
 		"sandbox":                  "extra masked, writable and readable paths and default limits of the sandbox",
 		"sandbox.require":          "the weakest sandbox tier model-produced code may run under (read from the user config only)",
-		"mcp":                      "MCP servers whose tools the agent may call (user config and editor settings only)",
+		"mcp":                      "MCP servers whose tools the agent may call (the user config, and the editor settings of a trusted workspace)",
 		"telemetry":                "OpenTelemetry export of runs (user config only)",
 	}
 })
