@@ -90,3 +90,20 @@ func TestEditorSettingsOfAnUntrustedWorkspace(t *testing.T) {
 		t.Errorf("user config endpoint: %+v, %v", c.Model, err)
 	}
 }
+
+// TestDroppedSettingsAreStillChecked: a bad value is an error wherever it
+// is written, even in a layer whose key would be ignored (the editor
+// settings of an untrusted workspace), so the settings schema and the
+// server agree.
+func TestDroppedSettingsAreStillChecked(t *testing.T) {
+	for _, editor := range []string{
+		`{"sandbox": {"limits": {"memory": "256 parsecs"}}}`,
+		`{"mcp": {"servers": [{"name": "x"}]}}`,
+		`{"model": {"api_key_env": "HOME"}}`,
+	} {
+		_, err := Load(LoadOptions{UserPath: filepath.Join(t.TempDir(), "none.yaml"), WorkspaceRoot: t.TempDir(), Editor: json.RawMessage(editor), Getenv: func(string) string { return "" }})
+		if err == nil || !strings.HasPrefix(err.Error(), EditorSource) {
+			t.Errorf("%s: err = %v, want an error about the editor settings", editor, err)
+		}
+	}
+}

@@ -66,49 +66,23 @@ func (c *Config) mergeMCP(p *parsed, kind source, untrusted bool, warn func(key,
 	if p.MCP == nil {
 		return nil
 	}
-	switch {
-	case kind == fromWorkspace:
+	if kind == fromWorkspace {
 		if len(p.MCP.Servers) > 0 {
 			warn("mcp", "a repository cannot add an MCP server; list it under mcp.servers in the user config "+c.userPath)
 		}
 		return nil
-	case untrusted:
-		if len(p.MCP.Servers) > 0 {
+	}
+	servers, err := p.mcpServers(getenv)
+	if err != nil {
+		return err // checked even when dropped: a bad entry is an error wherever it is written
+	}
+	if untrusted {
+		if len(servers) > 0 {
 			warn("mcp", c.notTrusted(kind))
 		}
 		return nil
 	}
-	seen := map[string]bool{}
-	for i, f := range p.MCP.Servers {
-		at := fmt.Sprintf("$.mcp.servers[%d]", i)
-		s := MCPServer{Name: f.Name, Command: f.Command, Env: f.Env, Network: f.Network, URL: f.URL, Tools: f.Tools, Source: p.source}
-		if strings.TrimSpace(f.Name) == "" {
-			return p.errAt(at, "mcp.servers[%d]: name is required", i)
-		}
-		if seen[f.Name] {
-			return p.errAt(at+".name", "mcp.servers[%d]: server %q is listed twice", i, f.Name)
-		}
-		seen[f.Name] = true
-		if (len(f.Command) > 0) == (f.URL != "") {
-			return p.errAt(at, "mcp.servers[%d] (%s): give exactly one of command (stdio) and url (streamable HTTP)", i, f.Name)
-		}
-		if f.URL != "" {
-			u, err := url.Parse(f.URL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return p.errAt(at+".url", "mcp.servers[%d] (%s): url %q is not an http(s) URL", i, f.Name, f.URL)
-			}
-		}
-		if f.Dir != "" {
-			s.Dir = expandHome(f.Dir, getenv)
-			if !filepath.IsAbs(s.Dir) {
-				return p.errAt(at+".dir", "mcp.servers[%d] (%s): dir %q is not an absolute path", i, f.Name, f.Dir)
-			}
-		}
-		d, err := p.duration(at+".timeout", f.Timeout)
-		if err != nil {
-			return err
-		}
-		s.Timeout = d
+	for _, s := range servers {
 		replaced := false
 		for j := range c.MCP {
 			if c.MCP[j].Name == s.Name {
@@ -120,6 +94,45 @@ func (c *Config) mergeMCP(p *parsed, kind source, untrusted bool, warn func(key,
 		}
 	}
 	return nil
+}
+
+// mcpServers checks and converts the layer's mcp.servers.
+func (p *parsed) mcpServers(getenv func(string) string) ([]MCPServer, error) {
+	var out []MCPServer
+	seen := map[string]bool{}
+	for i, f := range p.MCP.Servers {
+		at := fmt.Sprintf("$.mcp.servers[%d]", i)
+		s := MCPServer{Name: f.Name, Command: f.Command, Env: f.Env, Network: f.Network, URL: f.URL, Tools: f.Tools, Source: p.source}
+		if strings.TrimSpace(f.Name) == "" {
+			return nil, p.errAt(at, "mcp.servers[%d]: name is required", i)
+		}
+		if seen[f.Name] {
+			return nil, p.errAt(at+".name", "mcp.servers[%d]: server %q is listed twice", i, f.Name)
+		}
+		seen[f.Name] = true
+		if (len(f.Command) > 0) == (f.URL != "") {
+			return nil, p.errAt(at, "mcp.servers[%d] (%s): give exactly one of command (stdio) and url (streamable HTTP)", i, f.Name)
+		}
+		if f.URL != "" {
+			u, err := url.Parse(f.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, p.errAt(at+".url", "mcp.servers[%d] (%s): url %q is not an http(s) URL", i, f.Name, f.URL)
+			}
+		}
+		if f.Dir != "" {
+			s.Dir = expandHome(f.Dir, getenv)
+			if !filepath.IsAbs(s.Dir) {
+				return nil, p.errAt(at+".dir", "mcp.servers[%d] (%s): dir %q is not an absolute path", i, f.Name, f.Dir)
+			}
+		}
+		d, err := p.duration(at+".timeout", f.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		s.Timeout = d
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // mergeTelemetry takes `telemetry` from the user config only: where the

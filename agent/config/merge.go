@@ -309,15 +309,22 @@ func (c *Config) mergeSandbox(p *parsed, kind source, untrusted bool, warn func(
 	if s.Limits == nil {
 		return nil
 	}
+	// An untrusted layer's limits are checked (a bad value is an error
+	// wherever it is written), then dropped.
+	lim := c.Sandbox.Limits
+	if err := mergeLimits(p, s.Limits, &lim); err != nil {
+		return err
+	}
 	if untrusted {
 		warn("sandbox.limits", c.notTrusted(kind))
 		return nil
 	}
-	return c.mergeLimits(p, s.Limits)
+	c.Sandbox.Limits = lim
+	return nil
 }
 
-func (c *Config) mergeLimits(p *parsed, l *fileLimits) error {
-	lim := &c.Sandbox.Limits
+// mergeLimits sets the limits l writes over lim.
+func mergeLimits(p *parsed, l *fileLimits, lim *Limits) error {
 	var err error
 	if l.Wall != nil {
 		if lim.Wall, err = p.duration("$.sandbox.limits.wall", l.Wall); err != nil {
