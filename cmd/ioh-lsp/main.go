@@ -46,6 +46,8 @@ var commands = []command{
 	{"grep", "search the workspace (gitignore-aware)", cmdGrep},
 	{"find", "list workspace files matching a glob", cmdFind},
 	{"demo", "drive a real LSP session offline on a bundled example", cmdDemo},
+	{"completion", "print a shell completion script (bash, zsh, fish)", cmdCompletion},
+	{"man", "print the manual page (roff)", cmdMan},
 	{"version", "print version information", cmdVersion},
 }
 
