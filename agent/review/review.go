@@ -70,6 +70,7 @@ var runsCodeFiles = sync.OnceValue(func() map[string]bool {
 	return map[string]bool{
 		".gitlab-ci.yml": true, ".travis.yml": true, "azure-pipelines.yml": true, "bitbucket-pipelines.yml": true,
 		".drone.yml": true, "appveyor.yml": true, ".idea/workspace.xml": true,
+		".cargo/config.toml": true, ".cargo/config": true, // target runners, build scripts' rustflags
 	}
 })
 

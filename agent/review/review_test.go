@@ -57,6 +57,7 @@ func TestOf(t *testing.T) {
 		{"sub/.envrc", RunsCode},
 		{".github/actions/setup/action.yml", RunsCode},
 		{"docker-compose.yml", RunsCode},
+		{".cargo/config.toml", RunsCode},
 		{".envrc", RunsCode},
 		{"Dockerfile", RunsCode},
 		{"tests/run.sh", RunsCode}, // runs code beats tests
