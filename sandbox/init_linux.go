@@ -54,7 +54,7 @@ func initMain() int {
 	// fixed parts (rootfs_prepare_linux.go), names the host and brings up
 	// the loopback device.
 	ft := startForkThread()
-	exeDir() // before the root changes: protectBinaries (init_program_linux.go)
+	exeDir()                 // before the root changes: protectBinaries (init_program_linux.go)
 	prepareRoot(stageHint()) // stage_hint_linux.go
 	_ = unix.Sethostname([]byte("ioh-sandbox"))
 	// Only a stage with a network namespace of its own can: a stage
