@@ -11,7 +11,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 )
 
-// TestStartCommandsBinary drives init, ask, undo, completion and man through the built
+// TestStartCommandsBinary drives init, config, ask, undo, completion and man through the built
 // binary in worlds of their own (HOME, XDG_CONFIG_HOME, state directory).
 func TestStartCommandsBinary(t *testing.T) {
 	if testing.Short() {
@@ -22,6 +22,7 @@ func TestStartCommandsBinary(t *testing.T) {
 	t.Run("ask and undo", func(t *testing.T) { testAskUndo(t, bin) })
 	t.Run("undo refuses overlapping edits", func(t *testing.T) { testUndoConflict(t, bin) })
 	t.Run("completion and man", func(t *testing.T) { testCompletion(t, bin) })
+	t.Run("config", func(t *testing.T) { testConfig(t, bin) })
 }
 
 // testInit: the provider comes from the key in the environment, the

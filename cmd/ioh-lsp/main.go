@@ -34,6 +34,7 @@ var commands = []command{
 	{"serve", "LSP over stdio (the default)", cmdServe},
 	{"acp", "Agent Client Protocol agent over stdio", cmdAcp},
 	{"init", "write a user config and a starter task file", cmdInit},
+	{"config", "show the merged configuration and where each value comes from", cmdConfig},
 	{"run", "run a task contract headless", cmdRun},
 	{"ask", "run a goal without a task file, verified by the project's tests", cmdAsk},
 	{"resume", "continue an interrupted or deferred run", cmdResume},
