@@ -112,7 +112,10 @@ func TestMemoryFloor(t *testing.T) {
 			t.Errorf("memory cap %d: err %v, want ErrBadSpec naming the 16 MiB floor", mem, err)
 		}
 	}
-	out, output := run(t, Spec{Argv: []string{"sh", "-c", "echo ok >/tmp/x && cat /tmp/x"}, Backend: BackendFloor, Limits: Limits{Memory: minMemory}})
+	// The floor tier's /tmp is the host's: the file goes to a directory of
+	// the test's own.
+	dir := t.TempDir()
+	out, output := run(t, Spec{Argv: []string{"sh", "-c", "echo ok >x && cat x"}, Dir: dir, Writable: []string{dir}, Backend: BackendFloor, Limits: Limits{Memory: minMemory}})
 	if out.ExitCode != 0 || !strings.Contains(output, "ok") {
 		t.Errorf("a run at the floor (%d bytes) under the floor tier: exit %d: %s", int64(minMemory), out.ExitCode, output)
 	}
