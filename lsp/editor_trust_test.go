@@ -101,6 +101,16 @@ func TestEditorSettingsCannotChooseTheEndpoint(t *testing.T) {
 			t.Errorf("the warning does not name the fix %q; logs:\n%s", fix, logs)
 		}
 	}
+	// And once where the user looks (window/showMessage).
+	shown := 0
+	for _, m := range f.editor.Snapshot().Messages {
+		if strings.Contains(m.Message, "editor settings ignored in "+f.dir) && strings.Contains(m.Message, "model.base_url") && strings.Contains(m.Message, "`trusted:`") {
+			shown++
+		}
+	}
+	if shown == 0 {
+		t.Errorf("no message shows the ignored editor settings; messages: %+v", f.editor.Snapshot().Messages)
+	}
 
 	// Control: the user trusts the workspace, and its settings are used.
 	f = settingsFixture(t, "trusted: [%WS%]\n"+prices, settings)

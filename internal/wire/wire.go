@@ -102,8 +102,19 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 			return nil, err
 		}
 	}
+	var fromEditor []string
 	for _, w := range cfg.Warnings {
 		o.Logger.Warn(w)
+		if key, ok := strings.CutPrefix(w, config.EditorSource+": "); ok {
+			key, _, _ = strings.Cut(key, " ignored:")
+			fromEditor = append(fromEditor, key)
+		}
+	}
+	if len(fromEditor) > 0 {
+		// Once, where the user looks: their own settings may be among
+		// those the workspace's trust decides.
+		o.Logger.Warn(fmt.Sprintf("ioh: editor settings ignored in %s: %s. The log says why; most need the user config %s, or the workspace listed under `trusted:` there.",
+			root.Dir(), strings.Join(fromEditor, ", "), config.UserPath(o.Getenv)), "notify", true)
 	}
 	sb := o.Sandbox
 	releaseWarm, built := func() {}, false
