@@ -17,9 +17,11 @@ func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 	env, _ = guardOutput(env)
 	fs := newFlagSet("approve RUN_ID", env.stderr)
 	forRun := fs.Bool("for-run", false, "a deferred act: allow it for the rest of the run, not only once")
+	last := addLast(fs)
 	pos, err := parseFlags(fs, args)
+	var arg string
 	if err == nil {
-		err = wantArgs(pos, 1, 1)
+		arg, err = runArg(pos, *last)
 	}
 	if err != nil {
 		return usageError(env, "approve", err)
@@ -28,7 +30,7 @@ func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 	if *forRun {
 		act.Answer = agent.AllowRun
 	}
-	return settle(ctx, env, "approve", pos[0], act, *forRun, func(h *agent.Harness) (*agent.Result, error) { return h.Approve(ctx, pos[0]) })
+	return settle(ctx, env, "approve", arg, act, *forRun, func(h *agent.Harness, id string) (*agent.Result, error) { return h.Approve(ctx, id) })
 }
 
 // cmdReject answers what a run waits on with no: a pending change is
@@ -38,20 +40,27 @@ func cmdReject(ctx context.Context, env *cliEnv, args []string) int {
 	env, _ = guardOutput(env)
 	fs := newFlagSet("reject RUN_ID", env.stderr)
 	reason := fs.String("reason", "", "why (recorded in the trace; for an act, shown to the agent)")
+	last := addLast(fs)
 	pos, err := parseFlags(fs, args)
+	var arg string
 	if err == nil {
-		err = wantArgs(pos, 1, 1)
+		arg, err = runArg(pos, *last)
 	}
 	if err != nil {
 		return usageError(env, "reject", err)
 	}
 	act := agent.Decision{Answer: agent.Deny, Reason: *reason}
-	return settle(ctx, env, "reject", pos[0], act, false, func(h *agent.Harness) (*agent.Result, error) { return h.Reject(ctx, pos[0], *reason) })
+	return settle(ctx, env, "reject", arg, act, false, func(h *agent.Harness, id string) (*agent.Result, error) { return h.Reject(ctx, id, *reason) })
 }
 
 // settle answers run id: a deferred act with act, a pending change with
 // change. forRun is only meaningful for an act.
-func settle(ctx context.Context, env *cliEnv, name, id string, act agent.Decision, forRun bool, change func(*agent.Harness) (*agent.Result, error)) int {
+func settle(ctx context.Context, env *cliEnv, name, arg string, act agent.Decision, forRun bool, change func(*agent.Harness, string) (*agent.Result, error)) int {
+	id, err := resolveRun(ctx, env, arg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
+		return runErrorExit(err)
+	}
 	cwd, _ := os.Getwd()
 	eng, err := wire.NewHarness(ctx, wire.Options{Root: wire.FindRoot(cwd, cwd), Getenv: env.getenv, Logger: cliLogger(env.stderr)})
 	if err != nil {
@@ -90,7 +99,7 @@ func settle(ctx context.Context, env *cliEnv, name, id string, act agent.Decisio
 		fmt.Fprintf(env.stderr, "ioh-lsp %s: --for-run answers a deferred act, and %s does not wait on one\n", name, id)
 		return exitUsage
 	}
-	res, err := change(eng.Harness)
+	res, err := change(eng.Harness, id)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", name, err)
 		if errors.Is(err, agent.ErrNotPending) {

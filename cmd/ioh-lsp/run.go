@@ -67,11 +67,18 @@ func parseRunArgs(env *cliEnv, cmd, arg string, args []string) (f *runFlags, pos
 	f = new(runFlags)
 	fs := newFlagSet(cmd+" "+arg, env.stderr)
 	f.register(fs)
+	var last *bool
 	if cmd == "resume" {
 		f.registerRaise(fs)
+		last = addLast(fs)
 	}
 	pos, err := parseFlags(fs, args)
-	if err == nil {
+	if err == nil && last != nil {
+		var id string
+		if id, err = runArg(pos, *last); err == nil {
+			pos = []string{id} // "" is --last
+		}
+	} else if err == nil {
 		err = wantArgs(pos, 1, 1)
 	}
 	if err == nil {
@@ -112,9 +119,14 @@ func cmdResume(ctx context.Context, env *cliEnv, args []string) int {
 	if !ok {
 		return code
 	}
+	id, err := resolveRun(ctx, env, pos[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp resume: %v\n", err)
+		return runErrorExit(err)
+	}
 	cwd, _ := os.Getwd()
 	return drive(ctx, env, g, f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
-		return h.ResumeWith(ctx, pos[0], f.raise)
+		return h.ResumeWith(ctx, id, f.raise)
 	})
 }
 

@@ -267,8 +267,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", bad, "--approve", "maybe"}, "bad --approve"},
 		{[]string{"run", bad}, "bogus"},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
-		{[]string{"resume"}, "missing argument"},
-		{[]string{"trace"}, "missing argument"},
+		{[]string{"resume"}, "missing RUN_ID"},
+		{[]string{"trace"}, "missing RUN_ID"},
 		{[]string{"reject", "a", "b"}, "unexpected argument"},
 		// Setup problems are usage errors too, not failed runs (exit 1).
 		{[]string{"run", good, "--approve", "never"}, "no model provider configured"},

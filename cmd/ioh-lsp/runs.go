@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
-	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
 // runSummary is one entry of `runs --json` (docs/cli.md#runs).
@@ -49,19 +47,12 @@ type runLimits struct {
 	Wall    string  `json:"wall,omitempty"`
 }
 
-// openWorkspaceStore opens the trace store of the workspace at the cwd,
-// saying on stderr when it had to move a corrupt database aside.
+// openWorkspaceStore opens the trace store of the workspace at the cwd
+// (workspaceStore), saying on stderr when it had to move a corrupt
+// database aside.
 func openWorkspaceStore(ctx context.Context, env *cliEnv) (*trace.Store, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	s, err := wire.OpenStore(ctx, wire.FindRoot(cwd, cwd), env.getenv, nil)
-	if err != nil {
-		return nil, err
-	}
-	warnRecovered(env.stderr, s)
-	return s, nil
+	s, _, err := workspaceStore(ctx, env)
+	return s, err
 }
 
 // warnRecovered prints, loudly, that the store replaced a corrupt
@@ -175,21 +166,32 @@ func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
 	env, g := guardOutput(env)
 	fs := newFlagSet("trace RUN_ID", env.stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines")
+	last := addLast(fs)
 	pos, err := parseFlags(fs, args)
 	g.printsJSON(*asJSON)
+	var arg string
 	if err == nil {
-		err = wantArgs(pos, 1, 1)
+		arg, err = runArg(pos, *last)
 	}
 	if err != nil {
 		return usageError(env, "trace", err)
 	}
-	store, err := openWorkspaceStore(ctx, env)
+	store, root, err := workspaceStore(ctx, env)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
 		return errorExit(err, exitFailed)
 	}
 	defer store.Close()
-	row, err := store.Run(ctx, pos[0])
+	rows, err := store.Runs(ctx)
+	var id string
+	if err == nil {
+		id, err = pickRun(rows, arg, root)
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
+		return runErrorExit(err)
+	}
+	row, err := store.Run(ctx, id)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
 		return errorExit(err, exitFailed)

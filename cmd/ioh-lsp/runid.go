@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/wire"
+)
+
+// workspaceStore opens the trace store of the workspace at the cwd (the
+// git root above it, else the cwd) and returns that workspace. A cwd
+// whose workspace would be / or $HOME is refused before any store is
+// made for it (config.CheckWorkspace): runs and trace there would create
+// one for a directory that is no project.
+func workspaceStore(ctx context.Context, env *cliEnv) (*trace.Store, string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, "", err
+	}
+	root := wire.FindRoot(cwd, cwd)
+	if err := config.CheckWorkspace(root, env.getenv); err != nil {
+		return nil, root, fmt.Errorf("%w: %w", agent.ErrConfig, err)
+	}
+	s, err := wire.OpenStore(ctx, root, env.getenv, nil)
+	if err != nil {
+		return nil, root, err
+	}
+	warnRecovered(env.stderr, s)
+	return s, root, nil
+}
+
+// addLast registers --last on a command that takes RUN_ID.
+func addLast(fs *flag.FlagSet) *bool {
+	return fs.Bool("last", false, "the newest run of the workspace instead of RUN_ID")
+}
+
+// runArg is the RUN_ID of pos, or none with --last; at most one of them.
+func runArg(pos []string, last bool) (string, error) {
+	switch {
+	case last && len(pos) > 0:
+		return "", fmt.Errorf("give RUN_ID or --last, not both")
+	case !last && len(pos) == 0:
+		return "", fmt.Errorf("missing RUN_ID (a run id from `ioh-lsp runs`, a unique prefix of one, or --last)")
+	case len(pos) > 1:
+		return "", fmt.Errorf("unexpected argument %q", pos[1])
+	}
+	if last {
+		return "", nil
+	}
+	return pos[0], nil
+}
+
+// resolveRun is the id of the workspace's run that arg names: the id
+// itself, a unique prefix of one ("r-1a2b", "1a2b"), or, for "" (--last),
+// the newest root run. Not found says which workspace was searched.
+func resolveRun(ctx context.Context, env *cliEnv, arg string) (string, error) {
+	s, root, err := workspaceStore(ctx, env)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	rows, err := s.Runs(ctx)
+	if err != nil {
+		return "", err
+	}
+	return pickRun(rows, arg, root)
+}
+
+// pickRun resolves arg among rows (resolveRun).
+func pickRun(rows []*trace.RunRow, arg, root string) (string, error) {
+	where := fmt.Sprintf("in the workspace %s (`ioh-lsp runs` lists them; a run is kept by the workspace it ran in: cd there)", root)
+	if arg == "" {
+		var newest *trace.RunRow
+		for _, r := range rows {
+			if r.Parent == "" && (newest == nil || !r.FirstStarted.Before(newest.FirstStarted)) {
+				newest = r
+			}
+		}
+		if newest == nil {
+			return "", fmt.Errorf("--last: %w: no runs %s", trace.ErrNotFound, where)
+		}
+		return newest.ID, nil
+	}
+	var matches []string
+	for _, r := range rows {
+		if r.ID == arg {
+			return r.ID, nil
+		}
+		if strings.HasPrefix(r.ID, arg) || strings.HasPrefix(r.ID, "r-"+arg) {
+			matches = append(matches, r.ID)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return "", fmt.Errorf("run %s: %w %s", arg, trace.ErrNotFound, where)
+	}
+	sort.Strings(matches)
+	if len(matches) > 5 {
+		matches = append(matches[:5], "…")
+	}
+	return "", fmt.Errorf("run %s: %w: the prefix names %s; give more of the id", arg, errAmbiguous, strings.Join(matches, ", "))
+}
+
+// errAmbiguous: a run id prefix names several runs (a usage error).
+var errAmbiguous = errors.New("ambiguous run id")
+
+// runErrorExit is errorExit for a command that names a run: an
+// ambiguous prefix is a usage error too.
+func runErrorExit(err error) int {
+	if errors.Is(err, errAmbiguous) {
+		return exitUsage
+	}
+	return errorExit(err, exitFailed)
+}
