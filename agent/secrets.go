@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -119,8 +120,26 @@ func (h *Harness) marshalChanges(cs *workspace.ChangeSet) ([]byte, error) {
 	return cs.MarshalSealed(h.sealer())
 }
 
+// ChangesOf is the change set of a stored run (its trace row's Changes),
+// secrets put back from the environment: what `ioh-lsp diff` prints.
+func (h *Harness) ChangesOf(data []byte) (*workspace.ChangeSet, error) {
+	return h.unmarshalChanges(data)
+}
+
 // unmarshalChanges restores a change set from the trace, secrets put back
 // from the environment.
 func (h *Harness) unmarshalChanges(data []byte) (*workspace.ChangeSet, error) {
 	return workspace.UnmarshalSealed(h.opts.Root, data, h.sealer())
+}
+
+// withheld lists the workspace files this run's read policy keeps from
+// the model, the list the run tool stages empty (tools.Withheld): the
+// verification redacts their values out of the checks' output
+// (verify.Options.Withheld), which goes to the model and the trace.
+func (a *agentRun) withheld() []string {
+	w, err := tools.Withheld(a.cs, a.checkRead)
+	if err != nil {
+		a.h.log.Warn("withheld files", "run", a.id, "err", err)
+	}
+	return w
 }

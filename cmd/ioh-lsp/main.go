@@ -40,6 +40,7 @@ var commands = []command{
 	{"resume", "continue an interrupted or deferred run", cmdResume},
 	{"runs", "list runs", cmdRuns},
 	{"trace", "print a run's trace", cmdTrace},
+	{"diff", "print a run's change as a unified diff (git apply takes it)", cmdDiff},
 	{"approve", "apply a pending verified change", cmdApprove},
 	{"reject", "drop a pending verified change", cmdReject},
 	{"undo", "revert an applied change, keeping later edits", cmdUndo},

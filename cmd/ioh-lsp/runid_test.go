@@ -46,7 +46,9 @@ func TestRunsOutsideAWorkspace(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	getenv := func(k string) string { return map[string]string{"HOME": home, "IOH_STATE_DIR": state, "XDG_CONFIG_HOME": home}[k] }
+	getenv := func(k string) string {
+		return map[string]string{"HOME": home, "IOH_STATE_DIR": state, "XDG_CONFIG_HOME": home}[k]
+	}
 	wd, _ := os.Getwd()
 	defer os.Chdir(wd)
 	for _, dir := range []string{home, project} {
