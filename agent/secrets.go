@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -130,16 +129,4 @@ func (h *Harness) ChangesOf(data []byte) (*workspace.ChangeSet, error) {
 // from the environment.
 func (h *Harness) unmarshalChanges(data []byte) (*workspace.ChangeSet, error) {
 	return workspace.UnmarshalSealed(h.opts.Root, data, h.sealer())
-}
-
-// withheld lists the workspace files this run's read policy keeps from
-// the model, the list the run tool stages empty (tools.Withheld): the
-// verification redacts their values out of the checks' output
-// (verify.Options.Withheld), which goes to the model and the trace.
-func (a *agentRun) withheld() []string {
-	w, err := tools.Withheld(a.cs, a.checkRead)
-	if err != nil {
-		a.h.log.Warn("withheld files", "run", a.id, "err", err)
-	}
-	return w
 }
