@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,15 +86,6 @@ func flagSetOf(c command, sub string) *flag.FlagSet {
 	return found
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // dash is how a flag is written: -F for a one-letter name, --name else.
 func dash(name string) string {
 	if len(name) == 1 {
@@ -170,7 +163,7 @@ _ioh_lsp() {
 	%s) [ "$COMP_CWORD" -ge 3 ] && cmd="$cmd ${COMP_WORDS[2]}" ;;
 	esac
 	case "$cmd" in
-`, strings.Join(topNames(ss), " "), strings.Join(sortedKeys(subCommands), "|"))
+`, strings.Join(topNames(ss), " "), strings.Join(slices.Sorted(maps.Keys(subCommands)), "|"))
 	for _, s := range ss {
 		words := flagWords(s)
 		if subs := subCommands[s.name]; subs != nil {
