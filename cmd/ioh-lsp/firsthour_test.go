@@ -97,6 +97,7 @@ func TestFirstHourBinary(t *testing.T) {
 	t.Run("missing API key", func(t *testing.T) { testMissingKey(t, bin) })
 	t.Run("hung provider", func(t *testing.T) { testHungProvider(t, bin) })
 	t.Run("README example in a fresh project", func(t *testing.T) { testReadmeExample(t, bin) })
+	t.Run("reader of the output goes away", func(t *testing.T) { testEPIPE(t, bin) })
 }
 
 // testUnpricedDefault: a local model (no price) under the dollar limit
@@ -206,5 +207,61 @@ func testReadmeExample(t *testing.T, bin string) {
 	code, stderr = runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
 	if code != exitUsage || !strings.Contains(stderr, "~/.config/ioh/config.yaml") || !strings.Contains(stderr, "ANTHROPIC_API_KEY") {
 		t.Errorf("no key: exit %d, want 2 naming the user config and the variables\n%s", code, stderr)
+	}
+}
+
+// TestDidYouMean: a mistyped command or flag gets the near one named.
+func TestDidYouMean(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rnu"}, `did you mean "run"?`},
+		{[]string{"run", "t.ioh.yaml", "--aprove", "never"}, "did you mean --approve?"},
+		{[]string{"trace", "--jsno"}, "did you mean --json?"},
+		{[]string{"runs", "--zzzzzz"}, "ioh-lsp runs --help lists the flags"},
+	} {
+		var out, errb strings.Builder
+		code := dispatch(t.Context(), &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, tt.args)
+		if code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}
+
+// testEPIPE: `ioh-lsp run --json | head -1`: the reader leaves after the
+// first line; the run goes on to its end (verified and left pending,
+// exit 0, recorded),
+// not killed by SIGPIPE and left interrupted.
+func testEPIPE(t *testing.T, bin string) {
+	dir, env := newCrashWorkspace(t)
+	cmd := exec.Command(bin, "run", "task.ioh.yaml", "--approve", "never", "--json")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	for b[0] != '\n' {
+		if _, err := out.Read(b); err != nil {
+			t.Fatalf("no first line: %v", err)
+		}
+	}
+	out.Close() // the reader is gone: the next write gets EPIPE
+	err = cmd.Wait()
+	if err != nil {
+		t.Fatalf("run with its reader gone: %v (want exit 0)\n%s", err, errb.String())
+	}
+	runs := exec.Command(bin, "runs", "--json")
+	runs.Dir, runs.Env = dir, env
+	list, _ := runs.Output()
+	// Verified and left pending (--approve never): awaiting approval.
+	if !strings.Contains(string(list), `"outcome": "awaiting_approval"`) {
+		t.Errorf("the run did not reach its end (verified, pending): %s", list)
 	}
 }

@@ -50,7 +50,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 				}
 				return nil, helpRequested{}
 			}
-			return nil, firstLine(err)
+			return nil, firstLine(didYouMeanFlag(fs, err))
 		}
 		rest := fs.Args()
 		// flag.Parse stops at the first non-flag or after "--"; find which.

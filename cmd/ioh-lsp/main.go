@@ -71,6 +71,11 @@ func main() {
 	if finishesAtOnce(args) {
 		os.Exit(dispatch(context.Background(), env, args))
 	}
+	// A reader that goes away (`ioh-lsp run ... | head -3`) must not stop
+	// a run: with SIGPIPE ignored a write to the closed pipe fails with
+	// EPIPE, which the progress output ignores, instead of killing the
+	// process mid-run.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := dispatch(ctx, env, args)
 	stop()
@@ -109,6 +114,14 @@ func dispatch(ctx context.Context, env *cliEnv, args []string) int {
 		if c.name == name {
 			return c.run(ctx, env, args[1:])
 		}
+	}
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	if s := suggest(name, names); s != "" {
+		fmt.Fprintf(env.stderr, "ioh-lsp: unknown command %q; did you mean %q? (ioh-lsp help lists the commands)\n", name, s)
+		return exitUsage
 	}
 	fmt.Fprintf(env.stderr, "ioh-lsp: unknown command %q (try 'ioh-lsp help')\n", name)
 	return exitUsage
