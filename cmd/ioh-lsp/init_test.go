@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ func TestStartCommandsBinary(t *testing.T) {
 	t.Run("init", func(t *testing.T) { testInit(t, bin) })
 	t.Run("ask and undo", func(t *testing.T) { testAskUndo(t, bin) })
 	t.Run("undo refuses overlapping edits", func(t *testing.T) { testUndoConflict(t, bin) })
+	t.Run("undo after auto approval and of a pending change", func(t *testing.T) { testUndoAuto(t, bin) })
 	t.Run("completion and man", func(t *testing.T) { testCompletion(t, bin) })
 	t.Run("config", func(t *testing.T) { testConfig(t, bin) })
 }
@@ -181,4 +183,60 @@ func testUndoConflict(t *testing.T, bin string) {
 	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
 		t.Errorf("notes.txt removed by a refused undo: %v", err)
 	}
+}
+
+// testUndoAuto: a change applied by --approve auto is undone exactly
+// (every byte of x.go back, notes.txt gone); a change still pending is
+// refused (exit 2) pointing at reject, and stays untouched.
+func testUndoAuto(t *testing.T, bin string) {
+	dir, env := goProject(t)
+	orig, _ := os.ReadFile(filepath.Join(dir, "x.go"))
+	if code, stderr := runIn(t, bin, dir, env, "ask", "add a line", "--cassette", "cassette.json", "--approve", "auto"); code != 0 {
+		t.Fatalf("ask --approve auto: exit %d\n%s", code, stderr)
+	}
+	first := newRunID(t, bin, dir, env)
+	if code, stderr := runIn(t, bin, dir, env, "undo", first); code != 0 || strings.Contains(stderr, "kept") {
+		t.Fatalf("undo: exit %d\n%s", code, stderr)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "x.go")); string(now) != string(orig) {
+		t.Errorf("x.go after undo = %q, want %q", now, orig)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); !os.IsNotExist(err) {
+		t.Errorf("notes.txt survived the undo: %v", err)
+	}
+
+	if code, stderr := runIn(t, bin, dir, env, "ask", "add a line", "--cassette", "cassette.json", "--approve", "never"); code != 0 {
+		t.Fatalf("ask --approve never: exit %d\n%s", code, stderr)
+	}
+	id := newRunID(t, bin, dir, env, first)
+	if code, stderr := runIn(t, bin, dir, env, "undo", id); code != 2 || !strings.Contains(stderr, "ioh-lsp reject "+id) {
+		t.Errorf("undo of a pending change: exit %d, want 2 pointing at reject\n%s", code, stderr)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "x.go")); string(now) != string(orig) {
+		t.Errorf("a refused undo changed x.go: %q", now)
+	}
+}
+
+// newRunID is the one run of the workspace at dir that is not in seen.
+func newRunID(t *testing.T, bin, dir string, env []string, seen ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "runs", "--json")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	var rows []struct {
+		ID string `json:"id"`
+	}
+	if jerr := json.Unmarshal(out, &rows); err != nil || jerr != nil {
+		t.Fatalf("runs --json: %v %v\n%s", err, jerr, out)
+	}
+	var fresh []string
+	for _, r := range rows {
+		if !slices.Contains(seen, r.ID) {
+			fresh = append(fresh, r.ID)
+		}
+	}
+	if len(fresh) != 1 {
+		t.Fatalf("want one new run, got %v\n%s", fresh, out)
+	}
+	return fresh[0]
 }
