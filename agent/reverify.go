@@ -34,7 +34,7 @@ func (h *Harness) Reverify(ctx context.Context, id string, changes []workspace.C
 	}
 	rep, err := h.opts.Verify(ctx, verify.Options{
 		Sandbox: h.opts.Sandbox, Root: h.opts.Root.Dir(), Changes: changes, Verify: c.Verify,
-		ContractPath: h.contractRel(st.ContractPath),
+		ContractPath: h.contractRel(st.ContractPath), Withheld: h.withheldOutside(&c),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reverify %s: %w", id, err)

@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -129,4 +132,35 @@ func (h *Harness) ChangesOf(data []byte) (*workspace.ChangeSet, error) {
 // from the environment.
 func (h *Harness) unmarshalChanges(data []byte) (*workspace.ChangeSet, error) {
 	return workspace.UnmarshalSealed(h.opts.Root, data, h.sealer())
+}
+
+// withheld lists the workspace files this run's read policy keeps from
+// the model, the list the run tool stages empty (tools.Withheld): the
+// verification redacts their values out of the checks' output
+// (verify.Options.Withheld), which goes to the model and the trace.
+func (a *agentRun) withheld() []string {
+	w, err := tools.Withheld(a.cs, a.checkRead)
+	if err != nil {
+		a.h.log.Warn("withheld files", "run", a.id, "err", err)
+	}
+	return w
+}
+
+// withheldOutside is what the configured policy and the contract's own
+// rules withhold (tools.Withheld), for a verification outside a run (a
+// rebase): no answer given in the run applies, so more is redacted, not
+// less. The policy was built for the run before, so an error is logged
+// and judged by the built-in layer alone.
+func (h *Harness) withheldOutside(c *contract.Contract) []string {
+	var reads tools.ReadCheck
+	if p, err := h.policyFor(c, nil); err == nil {
+		reads = func(lexical, resolved string) policy.Verdict { return p.CheckPath(policy.ActRead, lexical, resolved) }
+	} else {
+		h.log.Warn("withheld files: the run's policy", "err", err)
+	}
+	w, err := tools.Withheld(workspace.NewChangeSet(h.opts.Root), reads)
+	if err != nil {
+		h.log.Warn("withheld files", "err", err)
+	}
+	return w
 }

@@ -47,6 +47,17 @@ func NewRun(cs *workspace.ChangeSet, sb contain.Sandbox, reads ReadCheck) Tool {
 	return run{cs, sb, reads}
 }
 
+// Withheld lists the workspace files the model may not read through a
+// command: those reads judges as read_file would and does not simply
+// allow (deny, or ask with no allow for this run; nil reads: the built-in
+// layer). run stages them empty; verification, which lets its checks read
+// them, redacts their values out of the checks' output
+// (verify.Options.Withheld). The error says the walk stopped at
+// contain.MaxWithheldWalk.
+func Withheld(cs *workspace.ChangeSet, reads ReadCheck) ([]string, error) {
+	return contain.Withheld(cs.Root().Dir(), newReadFilter(cs, reads).allow)
+}
+
 func (run) Spec() model.ToolSpec { return spec("run", runDesc, runSchema) }
 func (run) ReadOnly() bool       { return false }
 
@@ -94,7 +105,7 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		return Errorf("run: no sandbox is configured, commands cannot run"), nil
 	}
 	// What read_file would refuse or ask about, the command reads empty.
-	withheld, werr := contain.Withheld(t.cs.Root().Dir(), newReadFilter(t.cs, t.reads).allow)
+	withheld, werr := Withheld(t.cs, t.reads)
 	res, err := t.sb.Exec(ctx, &contain.Request{
 		Argv: p.Argv, Shell: p.Shell, Root: t.cs.Root().Dir(), Withheld: withheld,
 		Changes: t.cs.Changes(), Timeout: d, OutputLimit: RunKeep,

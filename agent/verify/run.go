@@ -49,6 +49,13 @@ type Options struct {
 	// same run: the unchanged tree stays unchanged while the agent works on
 	// its change set, so a second finish need not run it again.
 	Red *RedCache
+	// Withheld are the workspace files (slash paths relative to Root) the
+	// read policy keeps from the model in this run, as the run tool lists
+	// them (tools.Withheld). The checks read them, but their values are
+	// redacted out of every result ("[withheld: .env]"); see withheld.go.
+	Withheld []string
+
+	hide *withholder // Withheld's values, read once per verification
 }
 
 // RedCache holds red-phase results between verifications of one run. The
@@ -123,6 +130,7 @@ func RunWith(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("verify: check %d (%s): want exactly one of run and shell", i, c.Name)
 		}
 	}
+	o.hide = newWithholder(o.Root, o.Withheld)
 	rep := &Report{Proves: true}
 	rep.TouchesChecks, rep.TouchesChecksFiles = touchedChecks(o.Verify, o.Changes, o.ContractPath, o.Root)
 	_, _, rep.Warnings = touchedInputs(o.Verify, o.Changes, o.ContractPath)
@@ -192,6 +200,7 @@ func RunRed(ctx context.Context, o Options) ([]CheckResult, error) {
 	if o.Sandbox == nil {
 		return nil, errors.New("verify: no sandbox")
 	}
+	o.hide = newWithholder(o.Root, o.Withheld)
 	var out []CheckResult
 	for i, c := range o.Verify.Checks {
 		if (len(c.Run) == 0) == (c.Shell == "") {
@@ -348,6 +357,7 @@ func runCheck(ctx context.Context, o Options, c contract.Check, name, phase stri
 	if phase == PhaseRed && !cr.Passed {
 		cr.Preflight = preflight(cr, p, tests, unreadable)
 	}
+	o.hide.result(&cr)
 	return cr, tests, nil
 }
 
