@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -130,6 +131,9 @@ func starterTaskText(root string) (string, string, error) {
 	if checks := contract.ProjectChecks(root); len(checks) > 0 {
 		doc = append(doc, yaml.MapItem{Key: "verify", Value: map[string]any{"checks": checks}})
 		what = fmt.Sprintf("runs %s to verify", strings.Join(contract.ProjectTestCommand(root), " "))
+		if warn := npmTestMissing(root); warn != "" {
+			what += "; " + warn
+		}
 	}
 	out, err := yaml.MarshalWithOptions(doc, yaml.IndentSequence(true))
 	if err != nil {
@@ -164,4 +168,30 @@ func writeNew(path, data string, force bool) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// npmTestMissing says what is wrong with a package.json whose test script
+// the starter check runs ("" when it has a real one, or is no npm project).
+func npmTestMissing(root string) string {
+	if contract.ProjectTestCommand(root)[0] != "npm" {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(root, "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		return fmt.Sprintf("package.json does not parse (%v), so npm test will fail: fix it", err)
+	}
+	t := pkg.Scripts["test"]
+	switch {
+	case t == "":
+		return "package.json has no scripts.test, so npm test will fail: add one, or change the check"
+	case strings.Contains(t, "no test specified"):
+		return "package.json's scripts.test is npm's placeholder, which fails: replace it, or change the check"
+	}
+	return ""
 }

@@ -69,6 +69,13 @@ func testInit(t *testing.T, bin string) {
 		t.Errorf("--force: exit %d, .bak %q\n%s", code, b, stderr)
 	}
 
+	dir, env = firstHourWorkspace(t, "", "version: 1\ngoal: x\n", "ANTHROPIC_API_KEY=sk-test")
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}`), 0o644)
+	code, stderr = runIn(t, bin, dir, env, "init")
+	if code != 0 || !strings.Contains(stderr, "runs npm test --silent") || !strings.Contains(stderr, "placeholder") {
+		t.Errorf("init in an npm project with the placeholder test script: exit %d\n%s", code, stderr)
+	}
+
 	dir, env = firstHourWorkspace(t, "", "version: 1\ngoal: x\n")
 	code, stderr = runIn(t, bin, dir, env, "init")
 	if code != 0 || !strings.Contains(stderr, "commented template") || !strings.Contains(stderr, "no checks detected") {
