@@ -21,7 +21,9 @@ import (
 // request (the red summary, the failure feedback) nor the stored trace:
 // there it is "[withheld: .env]". Controls: notes.txt, which the policy
 // lets the model read, reaches the model unchanged; and with an allow rule
-// for reading .env in this run, .env's value reaches it too.
+// for reading .env in this run, .env's value reaches it too. The same
+// attack as a Go test carries the value in its failure's own output and
+// location messages (per-test evidence).
 func TestCheckOutputRedactsWithheldFiles(t *testing.T) {
 	const secret, plain = "SECRET_VALUE_123", "PLAIN_NOTES_456"
 	files := map[string]string{
@@ -31,21 +33,36 @@ func TestCheckOutputRedactsWithheldFiles(t *testing.T) {
 		// the file "fixed" exists
 		"leak_test.sh": "cat .env notes.txt\necho \"key: $(grep API_KEY .env)\"\ntest -f fixed\n",
 	}
+	// the same as a Go test: its failure's own output and location
+	// messages carry the value (per-test evidence, test2json)
+	goFiles := map[string]string{
+		".env":      files[".env"],
+		"notes.txt": files["notes.txt"],
+		"go.mod":    "module example.com/leak\n\ngo 1.21\n",
+		"leak_test.go": "package leak\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" +
+			"func TestLeak(t *testing.T) {\n\tenv, _ := os.ReadFile(\".env\")\n\tnotes, _ := os.ReadFile(\"notes.txt\")\n" +
+			"\tif _, err := os.Stat(\"fixed\"); err != nil {\n\t\tt.Fatalf(\"env %s notes %s\", env, notes)\n\t}\n}\n",
+	}
 	sb, err := sandboxexec.New(sandboxexec.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	allowEnv := policy.LayerRules{Layer: policy.LayerRemembered, Rules: []policy.Rule{{Act: policy.ActRead, Effect: policy.Allow, Pattern: ".env"}}}
+	shCheck := contract.Check{Name: "leak", Shell: "sh leak_test.sh"}
+	goCheck := contract.Check{Name: "leak", Run: []string{"go", "test", "./..."}}
 	for _, c := range []struct {
 		name   string
+		files  map[string]string
+		check  contract.Check
 		layers []policy.LayerRules
 		hidden bool
 	}{
-		{"built-in asks about .env", nil, true},
-		{".env allowed for this run (a remembered answer)", []policy.LayerRules{allowEnv}, false},
+		{"built-in asks about .env", files, shCheck, nil, true},
+		{".env allowed for this run (a remembered answer)", files, shCheck, []policy.LayerRules{allowEnv}, false},
+		{"go test: built-in asks about .env", goFiles, goCheck, nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture(t, files, map[string][]turn{"": {
+			f := newFixture(t, c.files, map[string][]turn{"": {
 				say(10, "write_file", args{"path": "other", "content": "x"}, "finish", args{"summary": "not yet"}),
 				say(10, "write_file", args{"path": "fixed", "content": "x"}, "finish", args{"summary": "fixed"}),
 			}})
@@ -58,7 +75,7 @@ func TestCheckOutputRedactsWithheldFiles(t *testing.T) {
 			}
 			f.h = h
 			ct := goal("fix the leak test")
-			ct.Verify = contract.Verify{RedGreen: true, Checks: []contract.Check{{Name: "leak", Shell: "sh leak_test.sh"}}}
+			ct.Verify = contract.Verify{RedGreen: true, Checks: []contract.Check{c.check}}
 			res := f.run(t, ct)
 			if res.Outcome != OutcomeApplied {
 				t.Fatalf("outcome %s (%v), want applied: the check passes once fixed exists", res.Outcome, res.Err)
