@@ -23,7 +23,7 @@ import (
 // lets the model read, reaches the model unchanged; and with an allow rule
 // for reading .env in this run, .env's value reaches it too. The same
 // attack as a Go test carries the value in its failure's own output and
-// location messages (per-test evidence).
+// location messages (per-test evidence), and in a subtest's name.
 func TestCheckOutputRedactsWithheldFiles(t *testing.T) {
 	const secret, plain = "SECRET_VALUE_123", "PLAIN_NOTES_456"
 	files := map[string]string{
@@ -39,9 +39,30 @@ func TestCheckOutputRedactsWithheldFiles(t *testing.T) {
 		".env":      files[".env"],
 		"notes.txt": files["notes.txt"],
 		"go.mod":    "module example.com/leak\n\ngo 1.21\n",
-		"leak_test.go": "package leak\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" +
-			"func TestLeak(t *testing.T) {\n\tenv, _ := os.ReadFile(\".env\")\n\tnotes, _ := os.ReadFile(\"notes.txt\")\n" +
-			"\tif _, err := os.Stat(\"fixed\"); err != nil {\n\t\tt.Fatalf(\"env %s notes %s\", env, notes)\n\t}\n}\n",
+		// TestLeak prints both files; its subtest is named after the value
+		"leak_test.go": `package leak
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestLeak(t *testing.T) {
+	env, _ := os.ReadFile(".env")
+	notes, _ := os.ReadFile("notes.txt")
+	_, err := os.Stat("fixed")
+	_, key, _ := strings.Cut(strings.Split(string(env), "\n")[1], "=")
+	t.Run(key, func(t *testing.T) {
+		if err != nil {
+			t.Fatal("not fixed")
+		}
+	})
+	if err != nil {
+		t.Fatalf("env %s notes %s", env, notes)
+	}
+}
+`,
 	}
 	sb, err := sandboxexec.New(sandboxexec.Options{})
 	if err != nil {
