@@ -100,6 +100,13 @@ func finishesAtOnce(args []string) bool {
 // dispatch picks the sub-command; no arguments means serve.
 func dispatch(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) == 0 {
+		if isTerminal(env.stdin) {
+			// A person typed `ioh-lsp`: an editor starts it over pipes.
+			// Waiting silently for LSP frames would look hung.
+			fmt.Fprintln(env.stderr, "ioh-lsp is a language server: an editor starts it (ioh-lsp serve) over pipes.\nFrom a shell: ioh-lsp run TASK.ioh.yaml, ioh-lsp demo, ioh-lsp help for every command.")
+			usage(env.stderr)
+			return exitUsage
+		}
 		return cmdServe(ctx, env, nil)
 	}
 	name := args[0]

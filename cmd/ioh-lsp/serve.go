@@ -49,6 +49,9 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 		log.Error("serve", "err", err)
 		return exitFailed
 	}
+	if ctx.Err() != nil {
+		return exitCancelled // Ctrl-C or SIGTERM, not the editor's exit
+	}
 	return exitOK
 }
 
