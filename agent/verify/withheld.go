@@ -29,8 +29,11 @@ const (
 // shorter one (DEBUG=1, PORT=80) is no secret and would mangle the output.
 const MinWithheldValue = 6
 
-// minPartial is the shortest piece of a value redacted where output was
-// cut (a value split by a "bytes left out" marker or a field's end).
+// minPartial is the shortest piece of a value redacted next to a "bytes
+// left out" marker, where output was cut. At a text's own start and end a
+// piece must be MinWithheldValue long: there most texts are whole, and a
+// 3-byte piece such as "---" (a key file's first line) would take "---
+// FAIL" lines too.
 const minPartial = 3
 
 // withheldValue is one value to redact and what it is replaced with.
@@ -157,7 +160,7 @@ func jsonInner(v string) string {
 // String redacts s: every occurrence of a value, and where values overlap
 // the span of all of them, so no prefix or suffix of one stays; at s's
 // ends and around a "left out" marker, where a value may have been cut,
-// a piece of a value (minPartial bytes or more) is redacted too.
+// a piece of a value is redacted too (cutPoints).
 func (w *withholder) String(s string) string {
 	if w == nil || s == "" {
 		return s
@@ -171,8 +174,8 @@ func (w *withholder) String(s string) string {
 			}
 		}
 	}
-	for _, b := range cutPoints(s) {
-		spans = append(spans, w.partials(s, b)...)
+	for _, c := range cutPoints(s) {
+		spans = append(spans, w.partials(s, c.at, c.least)...)
 	}
 	if len(spans) == 0 {
 		return s
@@ -196,10 +199,14 @@ func (w *withholder) String(s string) string {
 // span is a byte range of output to redact, with the value it holds.
 type span struct{ from, to, val int }
 
+// cut is a place where a value may have been cut, and the shortest piece
+// of a value redacted there.
+type cut struct{ at, least int }
+
 // cutPoints are the places of s where a value may have been cut: its
 // start and end, and both sides of each marker of bytes left out.
-func cutPoints(s string) []int {
-	points := []int{0, len(s)}
+func cutPoints(s string) []cut {
+	points := []cut{{0, MinWithheldValue}, {len(s), MinWithheldValue}}
 	for off := 0; ; {
 		i := strings.Index(s[off:], "\n[… ")
 		if i < 0 {
@@ -211,22 +218,23 @@ func cutPoints(s string) []int {
 			off = i + 1
 			continue
 		}
-		points = append(points, i, i+1+end+2)
+		points = append(points, cut{i, minPartial}, cut{i + 1 + end + 2, minPartial})
 		off = i + 1 + end + 2
 	}
 }
 
-// partials are the longest pieces of values that end or begin at b: a
-// piece ending at b is a value's start, one beginning there its end.
-func (w *withholder) partials(s string, b int) []span {
+// partials are the longest pieces of values, least bytes or more, that
+// end or begin at b: a piece ending at b is a value's start, one beginning
+// there its end.
+func (w *withholder) partials(s string, b, least int) []span {
 	var out []span
-	for p := max(0, b-w.maxLen+1); p+minPartial <= b; p++ {
+	for p := max(0, b-w.maxLen+1); p+least <= b; p++ {
 		if i, ok := w.piece(w.first[s[p:p+minPartial]], func(v string) bool { return len(v) > b-p && v[:b-p] == s[p:b] }); ok {
 			out = append(out, span{p, b, i})
 			break
 		}
 	}
-	for q := min(len(s), b+w.maxLen-1); q-minPartial >= b; q-- {
+	for q := min(len(s), b+w.maxLen-1); q-least >= b; q-- {
 		if i, ok := w.piece(w.last[s[q-minPartial:q]], func(v string) bool { return len(v) > q-b && v[len(v)-(q-b):] == s[b:q] }); ok {
 			out = append(out, span{b, q, i})
 			break

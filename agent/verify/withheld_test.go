@@ -24,7 +24,8 @@ func TestWithholderRedactsValues(t *testing.T) {
 	}
 	write(".env", "# comment line here\nexport API_KEY=SECRET_VALUE_123\nQUOTED=\"two words here\"\nDEBUG=1\nPATHY=a\\b\"c_secret\n")
 	write("config/secret.yaml", "password: hunter2hunter2\nVALUE_123_AND_MORE\n")
-	w := newWithholder(root, []string{".env", "config/secret.yaml", "missing.env"})
+	write("id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n")
+	w := newWithholder(root, []string{".env", "config/secret.yaml", "id_ed25519", "missing.env"})
 	for _, c := range []struct{ in, want string }{
 		{"got SECRET_VALUE_123 here", "got [withheld: .env] here"},
 		{"API_KEY=SECRET_VALUE_123\n", "API_KEY=[withheld: .env]\n"},
@@ -37,7 +38,10 @@ func TestWithholderRedactsValues(t *testing.T) {
 		// cut by a marker and at the ends
 		{"head SECRET_V\n[… 100 bytes left out here …]\nLUE_123 tail", "head [withheld: .env]\n[… 100 bytes left out here …]\n[withheld: .env] tail"},
 		{"ends in SECRET_VAL", "ends in [withheld: .env]"},
-		{"_123 starts", "[withheld: .env] starts"},
+		{"UE_123 starts", "[withheld: .env] starts"},
+		// at a text's own ends a piece must be 6 bytes: "--- FAIL" stays
+		{"_123 starts", "_123 starts"},
+		{"--- FAIL: TestX", "--- FAIL: TestX"},
 		{"plain text of the test", "plain text of the test"},
 	} {
 		if got := w.String(c.in); got != c.want {
