@@ -23,7 +23,10 @@ const (
 
 // Setting is one key of the merged configuration and where its value
 // came from: the highest layer that set it and was not ignored, else the
-// default (Layer "default", Source ""; Value "" for a key with none).
+// default (Layer "default", Source ""; Value "" for a key with none). For
+// a key whose layers add up (policy rules, sandbox paths, MCP servers)
+// every honoured layer is named, "user+workspace", and its values joined
+// with " + ".
 type Setting struct {
 	Key    string `json:"key"`    // dotted: model.provider, budget.cost_usd, sandbox.limits.wall
 	Value  string `json:"value"`  // as written in that layer, in YAML flow form
@@ -119,6 +122,18 @@ func Provenance(o LoadOptions) (*Config, []Setting, error) {
 				s.Ignored = append(s.Ignored, IgnoredValue{Layer: l.name, Value: v, Warning: w})
 				continue
 			}
+			if k == "policy.rules" {
+				// An untrusted layer keeps its rules but its allow rules.
+				for _, w := range c.Warnings {
+					if strings.HasPrefix(w, l.source+": policy rule ") {
+						s.Ignored = append(s.Ignored, IgnoredValue{Layer: l.name, Value: strings.SplitN(strings.TrimPrefix(w, l.source+": policy rule "), " ignored: ", 2)[0], Warning: w})
+					}
+				}
+			}
+			if joined[k] && s.Layer != LayerDefault {
+				s.Value, s.Layer, s.Source = s.Value+" + "+v, s.Layer+"+"+l.name, s.Source+", "+l.source
+				continue
+			}
 			s.Value, s.Layer, s.Source = v, l.name, l.source
 		}
 		out = append(out, s)
@@ -126,6 +141,10 @@ func Provenance(o LoadOptions) (*Config, []Setting, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return c, out, nil
 }
+
+// joined are the keys whose layers add up instead of the highest one
+// replacing the others: each honoured layer's value applies.
+var joined = map[string]bool{"policy.rules": true, "sandbox.masked": true, "sandbox.writable": true, "sandbox.readable": true, "mcp.servers": true}
 
 // warningFor is Load's warning about key (or a key above it) in the layer
 // read from source, "" when there is none.

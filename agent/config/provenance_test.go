@@ -38,6 +38,13 @@ func TestProvenance(t *testing.T) {
 		check("budget.steps", "5", LayerWorkspace, 0)
 		check("budget.tokens", "500000", LayerDefault, 0)
 		check("sandbox.limits.cpu", "1m", LayerUser, 0)
+		rules := m["policy.rules"]
+		if rules.Layer != "user+editor+workspace" || !strings.Contains(rules.Value, "go test *") || !strings.Contains(rules.Value, "rm *") {
+			t.Errorf("trusted=%v: policy.rules = %+v, want every layer's rules", trust, rules)
+		}
+		if dropped := len(rules.Ignored); (dropped > 0) == trust {
+			t.Errorf("trusted=%v: policy.rules ignored %+v, want the workspace's allow rules dropped exactly when untrusted", trust, rules.Ignored)
+		}
 		if trust {
 			check("sandbox.limits.memory", "64GiB", LayerWorkspace, 0)
 			check("model.provider", "openai-compatible", LayerWorkspace, 0)
