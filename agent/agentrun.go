@@ -53,7 +53,7 @@ type agentRun struct {
 	instrDirs  []string
 	instrFiles []trace.InstructionFile
 	orient     *string // the first message's orientation, once built
-	cached     int64 // tokens the last call's provider read or wrote in its cache
+	cached     int64   // tokens the last call's provider read or wrote in its cache
 
 	retryMu sync.Mutex
 	retries []trace.Event // reported during a model call, stored with its step
