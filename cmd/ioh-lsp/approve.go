@@ -17,12 +17,7 @@ func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 	env, _ = guardOutput(env)
 	fs := newFlagSet("approve RUN_ID", env.stderr)
 	forRun := fs.Bool("for-run", false, "a deferred act: allow it for the rest of the run, not only once")
-	last := addLast(fs)
-	pos, err := parseFlags(fs, args)
-	var arg string
-	if err == nil {
-		arg, err = runArg(pos, *last)
-	}
+	arg, err := parseRunID(fs, args)
 	if err != nil {
 		return usageError(env, "approve", err)
 	}
@@ -40,12 +35,7 @@ func cmdReject(ctx context.Context, env *cliEnv, args []string) int {
 	env, _ = guardOutput(env)
 	fs := newFlagSet("reject RUN_ID", env.stderr)
 	reason := fs.String("reason", "", "why (recorded in the trace; for an act, shown to the agent)")
-	last := addLast(fs)
-	pos, err := parseFlags(fs, args)
-	var arg string
-	if err == nil {
-		arg, err = runArg(pos, *last)
-	}
+	arg, err := parseRunID(fs, args)
 	if err != nil {
 		return usageError(env, "reject", err)
 	}

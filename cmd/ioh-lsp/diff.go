@@ -16,12 +16,7 @@ import (
 func cmdDiff(ctx context.Context, env *cliEnv, args []string) int {
 	env, _ = guardOutput(env)
 	fs := newFlagSet("diff RUN_ID", env.stderr)
-	last := addLast(fs)
-	pos, err := parseFlags(fs, args)
-	var arg string
-	if err == nil {
-		arg, err = runArg(pos, *last)
-	}
+	arg, err := parseRunID(fs, args)
 	if err != nil {
 		return usageError(env, "diff", err)
 	}

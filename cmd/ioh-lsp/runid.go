@@ -42,6 +42,17 @@ func addLast(fs *flag.FlagSet) *bool {
 	return fs.Bool("last", false, "the newest run of the workspace instead of RUN_ID")
 }
 
+// parseRunID parses the flags of a command whose one argument is RUN_ID
+// (or --last, "" then) and returns that argument.
+func parseRunID(fs *flag.FlagSet, args []string) (string, error) {
+	last := addLast(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return "", err
+	}
+	return runArg(pos, *last)
+}
+
 // runArg is the RUN_ID of pos, or none with --last; at most one of them.
 func runArg(pos []string, last bool) (string, error) {
 	switch {

@@ -166,13 +166,8 @@ func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
 	env, g := guardOutput(env)
 	fs := newFlagSet("trace RUN_ID", env.stderr)
 	asJSON := fs.Bool("json", false, "print JSON Lines")
-	last := addLast(fs)
-	pos, err := parseFlags(fs, args)
+	arg, err := parseRunID(fs, args)
 	g.printsJSON(*asJSON)
-	var arg string
-	if err == nil {
-		arg, err = runArg(pos, *last)
-	}
 	if err != nil {
 		return usageError(env, "trace", err)
 	}

@@ -2,20 +2,7 @@
 
 package main
 
-import (
-	"io"
-	"os"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// isTerminal reports whether r is a terminal (a person typing, not an
-// editor's pipe).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+// termiosReq reads a terminal's attributes (tcgetattr).
+const termiosReq = unix.TCGETS
