@@ -150,7 +150,7 @@ func testAskUndo(t *testing.T, bin string) {
 	}
 	userEdit := strings.Replace(read("x.go"), "// one", "// one (user)", 1)
 	os.WriteFile(filepath.Join(dir, "x.go"), []byte(userEdit), 0o644)
-	code, stderr := runIn(t, bin, dir, env, "undo", id)
+	code, stderr := runIn(t, bin, dir, env, "undo", strings.TrimPrefix(id, "r-")[:6])
 	if code != 0 || !strings.Contains(stderr, "edits made since kept in x.go") {
 		t.Fatalf("undo: exit %d\n%s", code, stderr)
 	}
@@ -160,7 +160,7 @@ func testAskUndo(t *testing.T, bin string) {
 	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); !os.IsNotExist(err) {
 		t.Errorf("notes.txt survived the undo: %v", err)
 	}
-	code, stderr = runIn(t, bin, dir, env, "undo", id)
+	code, stderr = runIn(t, bin, dir, env, "undo", "--last")
 	if code != 2 || !strings.Contains(stderr, "already undone") {
 		t.Errorf("second undo: exit %d, want 2\n%s", code, stderr)
 	}

@@ -17,14 +17,20 @@ import (
 func cmdUndo(ctx context.Context, env *cliEnv, args []string) int {
 	env, _ = guardOutput(env)
 	fs := newFlagSet("undo RUN_ID", env.stderr)
+	last := addLast(fs)
 	pos, err := parseFlags(fs, args)
+	var arg string
 	if err == nil {
-		err = wantArgs(pos, 1, 1)
+		arg, err = runArg(pos, *last)
 	}
 	if err != nil {
 		return usageError(env, "undo", err)
 	}
-	id := pos[0]
+	id, err := resolveRun(ctx, env, arg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp undo: %v\n", err)
+		return runErrorExit(err)
+	}
 	cwd, _ := os.Getwd()
 	eng, err := wire.NewHarness(ctx, wire.Options{Root: wire.FindRoot(cwd, cwd), Getenv: env.getenv, Logger: cliLogger(env.stderr)})
 	if err != nil {
