@@ -106,8 +106,11 @@ func Headline(e Event) string {
 	case *AgentSpawned:
 		return fmt.Sprintf("%sspawned %s: %s", who, p.Child, p.Goal)
 	case *Retry:
-		if p.RetryAttempt != nil {
-			return fmt.Sprintf("%sretry: %s attempt %d (%s)", who, p.Class, p.Attempt, OneLine(p.Error, 160))
+		if a := p.RetryAttempt; a != nil {
+			if a.Next != "" {
+				return fmt.Sprintf("%sretry: %s failed (attempt %d, %s): %s; falling back to %s", who, a.Provider, a.Attempt, p.Class, OneLine(a.Error, 160), a.Next)
+			}
+			return fmt.Sprintf("%sretry: retrying in %s (attempt %d, %s): %s", who, waitText(a.DelayMS), a.Attempt+1, p.Class, OneLine(a.Error, 160))
 		}
 		return fmt.Sprintf("%sretry: %s %s", who, p.Class, p.Action)
 	case *Outcome:
@@ -116,6 +119,14 @@ func Headline(e Event) string {
 		}
 	}
 	return ""
+}
+
+// waitText is a retry's wait as a person reads it: "250 ms", "2.0 s".
+func waitText(ms int64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%d ms", ms)
+	}
+	return fmt.Sprintf("%.1f s", float64(ms)/1000)
 }
 
 // OneLine puts s on one line and cuts it at max bytes (on a character

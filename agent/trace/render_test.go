@@ -37,7 +37,9 @@ func TestLineAndMarkdown(t *testing.T) {
 // Headline: what a person watching a run reads on stderr.
 func TestHeadline(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
-		{`{"attempt":2,"class":"server","delay_ms":10,"error":"503 busy","model":"m","next":"","provider":"p","run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"retry"}`, "retry: server attempt 2 (503 busy)"},
+		{`{"attempt":2,"class":"server","delay_ms":10,"error":"503 busy","model":"m","next":"","provider":"p","run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"retry"}`, "retry: retrying in 10 ms (attempt 3, server): 503 busy"},
+		{`{"attempt":1,"class":"rate_limited","delay_ms":2000,"error":"429 slow down","model":"m","next":"","provider":"p","run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"retry"}`, "retry: retrying in 2.0 s (attempt 2, rate_limited): 429 slow down"},
+		{`{"attempt":3,"class":"server","delay_ms":0,"error":"503 busy","model":"m","next":"openrouter","provider":"anthropic","run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"retry"}`, "retry: anthropic failed (attempt 3, server): 503 busy; falling back to openrouter"},
 		{`{"action":"compacted transcript","class":"context_overflow","run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"retry"}`, "retry: context_overflow compacted transcript"},
 		{`{"act":"write","effect":"deny","layer":"builtin","rule":"deny write .git/**","run":"r","step":1,"target":".git/config","time":"2026-11-30T16:00:00Z","tool":"write_file","type":"policy"}`, "  policy: deny write .git/config (layer builtin deny write .git/**)"},
 		{`{"act":"read","effect":"allow","layer":"default","rule":"","run":"r","step":1,"target":"a","time":"2026-11-30T16:00:00Z","tool":"read_file","type":"policy"}`, ""},

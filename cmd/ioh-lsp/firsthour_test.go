@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -177,6 +178,9 @@ func testHungProvider(t *testing.T, bin string) {
 	}
 	if !strings.Contains(stderr, "model.idle_timeout") || !strings.Contains(stderr, "sent nothing for 500ms") {
 		t.Errorf("the retry should name the stall and model.idle_timeout:\n%s", stderr)
+	}
+	if !regexp.MustCompile(`retry: retrying in \d+(ms| ms|\.\d s) \(attempt 2, timeout\)`).MatchString(stderr) {
+		t.Errorf("the retry line should say how long it waits and which attempt comes next:\n%s", stderr)
 	}
 	if !strings.Contains(stderr, "model.idle_timeout ignored") {
 		t.Errorf("the untrusted workspace's idle_timeout should be ignored with a warning:\n%s", stderr)
