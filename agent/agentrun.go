@@ -182,6 +182,7 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 		return nil, fmt.Errorf("start run: %w", configError{err})
 	}
 	a0.targets = targetsOf(prov, c)
+	written := c.Budget
 	if err := h.checkPriced(c, a0.targets); err != nil {
 		return nil, fmt.Errorf("start run: %w", configError{err})
 	}
@@ -194,6 +195,12 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	}
 	a := a0
 	a.id, a.c, a.st = newID("r-"), c, &runState{ContractPath: cpath}
+	if c.Budget != written {
+		// checkPriced dropped the dollar limit nobody wrote: the stored
+		// contract has it, so the state keeps the budget a resume runs under.
+		b := c.Budget
+		a.st.Budget = &b
+	}
 	a.base, a.pol, a.cs, a.provider = base, base, workspace.NewChangeSet(h.opts.Root), prov
 	a.started, a.ledger = now, NewLedger(c.Budget.Tokens, c.Budget.CostUSD)
 	a.rootID = a.id

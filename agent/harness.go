@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -312,15 +313,28 @@ func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budg
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
 	}
+	var resumed []trace.Event
 	if raised != nil {
+		resumed = append(resumed, *raised)
+	}
+	if Outcome(row.Outcome) == OutcomeProviderFailed {
+		resumed = append(resumed, trace.New(id, "", 0, &trace.Warning{Message: fmt.Sprintf(
+			"resumed after provider_failed (%s): the provider is called again from step %d, the step after the last committed one",
+			oneLineErr(row.Error), a.totals.Steps+1)}))
+	}
+	if len(resumed) > 0 {
 		// Recorded under the lease restore took: the run is in flight
-		// again, with its new limits in its state.
-		raised.Step = a.totals.Steps
-		if err := h.opts.Store.SetOutcome(ctx, id, string(OutcomeRunning), "", "", a.st.encode(), *raised); err != nil {
-			h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
-			return nil, fmt.Errorf("resume %s: record the raised budget: %w", id, err)
+		// again, with its new limits (if raised) in its state.
+		for i := range resumed {
+			resumed[i].Step = a.totals.Steps
 		}
-		a.emit(*raised)
+		if err := h.opts.Store.SetOutcome(ctx, id, string(OutcomeRunning), "", "", a.st.encode(), resumed...); err != nil {
+			h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
+			return nil, fmt.Errorf("resume %s: record the resumption: %w", id, err)
+		}
+		for _, ev := range resumed {
+			a.emit(ev)
+		}
 	}
 	reserved = false
 	return h.launch(ctx, a), nil
@@ -420,4 +434,13 @@ func (h *Harness) storedResult(row *trace.RunRow) *Result {
 		}
 	}
 	return res
+}
+
+// oneLineErr is a recorded error on one line, at most 200 bytes.
+func oneLineErr(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
 }

@@ -29,11 +29,12 @@ const (
 // resumable reports whether Resume continues a run that ended with o: one
 // still running (its process died), one awaiting approval (of an act: the
 // answer comes from the approver or approve/reject; of its change: it is
-// offered again), a cancelled one (from its last committed step), and,
-// with a raised budget, one its budget stopped.
+// offered again), a cancelled one and one whose provider failed (both
+// from their last committed step: the failed call was never committed),
+// and, with a raised budget, one its budget stopped.
 func (o Outcome) resumable(raising bool) bool {
 	switch o {
-	case OutcomeRunning, OutcomeAwaitingApproval, OutcomeCancelled:
+	case OutcomeRunning, OutcomeAwaitingApproval, OutcomeCancelled, OutcomeProviderFailed:
 		return true
 	case OutcomeBudgetExceeded:
 		return raising

@@ -218,7 +218,7 @@ const EventBudgetRaised = trace.EventBudgetRaised
 // approval or stopped by its budget can take one.
 func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event, error) {
 	switch Outcome(row.Outcome) {
-	case OutcomeBudgetExceeded, OutcomeRunning, OutcomeAwaitingApproval:
+	case OutcomeBudgetExceeded, OutcomeRunning, OutcomeAwaitingApproval, OutcomeProviderFailed:
 	default:
 		return nil, configError{fmt.Errorf("the run ended %s; only a run stopped by its budget (or still resumable) can continue with a larger budget", row.Outcome)}
 	}
