@@ -47,7 +47,7 @@ func specs() []cmdSpec {
 		for _, sub := range subs {
 			s := cmdSpec{name: strings.TrimSpace(c.name + " " + sub), summary: c.summary}
 			if fs := flagSetOf(c, sub); fs != nil {
-				s.args = strings.TrimSpace(strings.TrimPrefix(fs.Name(), s.name))
+				s.args = strings.TrimSpace(strings.TrimPrefix(usageLine(fs.Name()), "usage: ioh-lsp "+s.name+" [flags]"))
 				fs.VisitAll(func(f *flag.Flag) { s.flags = append(s.flags, f) })
 			}
 			out = append(out, s)
@@ -265,21 +265,6 @@ func fishCompletion(w io.Writer, ss []cmdSpec) {
 			fmt.Fprintf(w, "complete -c ioh-lsp -n %s -F\n", fishQuote(cond))
 		}
 	}
-}
-
-// exitCodes are the exit codes the man page lists (docs/cli.md#exit-codes-of-run-and-resume).
-var exitCodes = []struct {
-	code int
-	what string
-}{
-	{exitOK, "success: verified (and applied, or left pending with --approve never), or finished unverified with no checks"},
-	{exitFailed, "verification failed, the change was rejected, the run stalled or ended denied"},
-	{exitUsage, "usage, contract or configuration error (the message names the flag, file or key)"},
-	{exitBudget, "a budget ran out (resume --budget-* continues it)"},
-	{exitDeferred, "waiting for an approval (answer with approve or reject, then resume)"},
-	{exitProvider, "provider failure after retries and fallbacks"},
-	{exitStorage, "the trace store failed"},
-	{exitCancelled, "cancelled (Ctrl-C, SIGTERM)"},
 }
 
 // roff escapes text for a roff line.

@@ -24,10 +24,7 @@ func newFlagSet(name string, w io.Writer) *flag.FlagSet {
 	// the usage only when help was asked for (errors stay one line).
 	fs.Usage = func() {}
 	usages.Store(fs, func() {
-		fmt.Fprintf(w, "usage: ioh-lsp %s [flags]\n", name)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printHelp(w, fs)
 	})
 	return fs
 }
@@ -85,7 +82,7 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 // wantArgs checks the number of positional arguments.
 func wantArgs(pos []string, min, max int) error {
 	if len(pos) < min {
-		return fmt.Errorf("missing argument (want at least %d, got %d)", min, len(pos))
+		return missingArg{got: len(pos)}
 	}
 	if max >= 0 && len(pos) > max {
 		return fmt.Errorf("unexpected argument %q", pos[max])

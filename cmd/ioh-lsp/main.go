@@ -137,9 +137,14 @@ func dispatch(ctx context.Context, env *cliEnv, args []string) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: ioh-lsp [command] [flags] [args]")
 	fmt.Fprintln(w, "\ncommands:")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
 	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\n'ioh-lsp COMMAND --help' shows a command's flags, examples and environment.")
 }
 
 // Exit codes shared by the commands (docs/cli.md#exit-codes-of-run-and-resume;
@@ -159,6 +164,10 @@ func usageError(env *cliEnv, cmd string, err error) int {
 	var he helpRequested
 	if errors.As(err, &he) {
 		return exitOK
+	}
+	if text, ok := missingArgText(cmd, err); ok {
+		fmt.Fprintf(env.stderr, "ioh-lsp %s: %s\n", cmd, text)
+		return exitUsage
 	}
 	fmt.Fprintf(env.stderr, "ioh-lsp %s: %v\n", cmd, err)
 	return exitUsage

@@ -263,7 +263,8 @@ func TestRunUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run"}, "missing argument"},
+		// A missing positional is named, and the usage line follows.
+		{[]string{"run"}, "missing FILE\nusage: ioh-lsp run [flags] FILE\n"},
 		{[]string{"run", bad, "--approve", "maybe"}, "bad --approve"},
 		{[]string{"run", bad}, "bogus"},
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
@@ -284,7 +285,7 @@ func TestRunUsageErrors(t *testing.T) {
 		}
 		env := &cliEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr, getenv: getenv}
 		code := dispatch(context.Background(), env, tt.args)
-		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) || strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
+		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) || strings.Count(strings.TrimSpace(stderr.String()), "\n") > strings.Count(tt.want, "\n") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q on one line", tt.args, code, stderr.String(), tt.want)
 		}
 	}
