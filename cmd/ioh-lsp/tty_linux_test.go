@@ -47,37 +47,40 @@ func TestBareOnATerminal(t *testing.T) {
 	_, tty := openPty(t)
 	state := t.TempDir()
 	env := append(os.Environ(), "IOH_STATE_DIR="+state, "HOME="+state, "XDG_CONFIG_HOME="+state)
-	wait := func(cmd *exec.Cmd) (int, string) {
+	// started, when not nil, gets the process once it runs (a goroutine
+	// must not read cmd.Process while Start writes it).
+	wait := func(cmd *exec.Cmd, started func(*os.Process)) (int, string) {
 		var errb strings.Builder
 		cmd.Stderr, cmd.Env, cmd.Dir = &errb, env, state
 		done := make(chan error, 1)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		if started != nil {
+			go started(cmd.Process)
+		}
 		go func() { done <- cmd.Wait() }()
 		return waitCode(t, cmd, done), errb.String()
 	}
 	cmd := exec.Command(bin)
 	cmd.Stdin = tty
-	if code, stderr := wait(cmd); code != exitUsage || !strings.Contains(stderr, "ioh-lsp is a language server") {
+	if code, stderr := wait(cmd, nil); code != exitUsage || !strings.Contains(stderr, "ioh-lsp is a language server") {
 		t.Errorf("bare on a terminal: exit %d, stderr %q; want 2 and the short help", code, stderr)
 	}
 	cmd = exec.Command(bin)
 	cmd.Stdin = strings.NewReader("")
-	if code, stderr := wait(cmd); code != 0 || strings.Contains(stderr, "ioh-lsp is a language server") {
+	if code, stderr := wait(cmd, nil); code != 0 || strings.Contains(stderr, "ioh-lsp is a language server") {
 		t.Errorf("control, bare over a pipe: exit %d, stderr %q; want it to serve", code, stderr)
 	}
 	cmd = exec.Command(bin, "serve")
 	r, w, _ := os.Pipe()
 	defer w.Close()
 	cmd.Stdin = r
-	go func() {
+	ctrlC := func(p *os.Process) {
 		time.Sleep(300 * time.Millisecond)
-		if cmd.Process != nil {
-			cmd.Process.Signal(syscall.SIGINT)
-		}
-	}()
-	if code, stderr := wait(cmd); code != exitCancelled {
+		p.Signal(syscall.SIGINT)
+	}
+	if code, stderr := wait(cmd, ctrlC); code != exitCancelled {
 		t.Errorf("serve after Ctrl-C: exit %d, want 130\n%s", code, stderr)
 	}
 	r.Close()
