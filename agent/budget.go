@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
@@ -73,10 +74,24 @@ func (a *agentRun) checkBudget(req *model.Request) *end {
 	}
 	if leftCost >= 0 {
 		if est := a.estimateCost(req); est > leftCost {
-			return &end{OutcomeBudgetExceeded, fmt.Errorf("cost budget: the next call may cost $%.4f, $%.4f is left", est, leftCost)}
+			err := fmt.Errorf("cost budget: the next call may cost $%.4f, $%.4f is left", est, leftCost)
+			if a.parent == "" {
+				// The root's ledger is the run's limit: the least raise is
+				// what it spent plus this call.
+				a.st.NeedCostUSD = minCostRaise(a.c.Budget.CostUSD - leftCost + est)
+				err = fmt.Errorf("%w; raise the limit to at least $%.2f with `ioh-lsp resume %s --budget-usd %.2f`",
+					err, a.st.NeedCostUSD, a.id, a.st.NeedCostUSD)
+			}
+			return &end{OutcomeBudgetExceeded, err}
 		}
 	}
 	return nil
+}
+
+// minCostRaise is usd rounded up to the cent (a float's noise below a
+// cent does not round up).
+func minCostRaise(usd float64) float64 {
+	return math.Ceil(usd*100-1e-6) / 100
 }
 
 // isOverdraw reports a ledger refusal (a sibling drew first).

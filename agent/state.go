@@ -72,6 +72,10 @@ type runState struct {
 	// Budget is the run's budget after a resume raised it (nil: the
 	// contract's).
 	Budget *contract.Budget `json:"budget,omitempty"`
+	// NeedCostUSD is the least dollar limit the next call needs, when the
+	// cost pre-check refused it (minCostRaise): a resume may not raise
+	// the limit to less.
+	NeedCostUSD float64 `json:"need_cost_usd,omitempty"`
 }
 
 // pendingTurn is an assistant turn whose tool calls were cut short by a

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,6 +42,7 @@ func TestDeadEndsBinary(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	t.Run("resume after a 429 storm", func(t *testing.T) { testResumeProviderFailed(t, bin) })
+	t.Run("dollar pre-check names the least raise", func(t *testing.T) { testMinimumRaise(t, bin) })
 }
 
 // testResumeProviderFailed: a run whose provider answered 429 ends
@@ -68,5 +71,35 @@ func testResumeProviderFailed(t *testing.T, bin string) {
 	}
 	if !strings.Contains(string(out), "resumed after provider_failed") || !strings.Contains(string(out), "verified") {
 		t.Errorf("the trace should record the resumption and the verified end:\n%s", out)
+	}
+}
+
+// testMinimumRaise: a priced model whose first call may cost more than
+// the dollar limit is refused before the call (exit 3), naming the least
+// limit and the resume command that gives it; a resume below it is refused
+// naming it (exit 2, no request, the run still resumable); a resume with
+// it sends the call and completes.
+func testMinimumRaise(t *testing.T, bin string) {
+	srv, sent := fakeLocalModel(t)
+	// 8192 output tokens at $10 per million: the first call may cost
+	// about $0.082, over a limit of $0.05.
+	user := fmt.Sprintf("model:\n  provider: openai-compatible\n  base_url: %s/v1\n  name: local-llm\nprices:\n  local-llm: {input: 1, output: 10}\n", srv.URL)
+	dir, env := firstHourWorkspace(t, user, "version: 1\ngoal: say done\nbudget:\n  cost_usd: 0.05\n")
+	code, stderr := runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	m := regexp.MustCompile("raise the limit to at least \\$([0-9.]+) with `ioh-lsp resume (r-[0-9a-f]+) --budget-usd ([0-9.]+)`").FindStringSubmatch(stderr)
+	if code != 3 || sent.Load() != 0 || m == nil || m[1] != m[3] {
+		t.Fatalf("pre-check: exit %d after %d requests, want 3 before any, naming the least raise and the command\n%s", code, sent.Load(), stderr)
+	}
+	least, _ := strconv.ParseFloat(m[1], 64)
+	if least < 0.08 || least > 0.10 {
+		t.Errorf("the least raise $%s should be the estimate ($0.082 or so) rounded up to the cent", m[1])
+	}
+	code, stderr = runIn(t, bin, dir, env, "resume", m[2], "--budget-usd", "0.06", "--approve", "never")
+	if code != 2 || sent.Load() != 0 || !strings.Contains(stderr, "at least $"+m[1]) || !strings.Contains(stderr, "--budget-usd "+m[1]) {
+		t.Fatalf("a raise below the least: exit %d after %d requests, want 2 before any, naming $%s\n%s", code, sent.Load(), m[1], stderr)
+	}
+	code, stderr = runIn(t, bin, dir, env, "resume", m[2], "--budget-usd", m[1], "--approve", "never")
+	if code != 0 || sent.Load() != 1 {
+		t.Fatalf("the least raise: exit %d after %d requests, want 0 after one\n%s", code, sent.Load(), stderr)
 	}
 }
