@@ -142,8 +142,10 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	// The run's events, the logger (ignored settings first of all), the
 	// terminal approver and the lines below write from several goroutines:
 	// one lock keeps each write whole and in order.
-	stderr := &lockedWriter{w: env.stderr}
-	out := &cliSink{stderr: stderr}
+	st := startStatus(env, g)
+	defer st.stop()
+	stderr := &lockedWriter{w: st.writer(env.stderr)}
+	out := &cliSink{stderr: stderr, status: st}
 	if f.json {
 		out.stdout = env.stdout
 	}
@@ -162,6 +164,7 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
 		return exitUsage
 	}
+	appr = statusApprover{Approver: appr, st: st}
 	for _, p := range []*string{&f.cassette, &f.record} {
 		if *p != "" {
 			if abs, err := filepath.Abs(*p); err == nil {
@@ -192,8 +195,20 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	if res.Pending && mode == "never" {
 		code = exitOK // a change left pending on purpose (docs/cli.md#exit-codes-of-run-and-resume)
 	}
+	st.stop()
 	out.summary(res, code)
 	return code
+}
+
+// startStatus starts the status line on the command's stderr: live on a
+// terminal, plain lines elsewhere.
+func startStatus(env *cliEnv, g *outGuard) *statusLine {
+	raw := env.stderr
+	if gw, ok := raw.(*guardedWriter); ok {
+		raw = gw.w // the line's own escapes pass; its text is cleaned below
+	}
+	clean := func(s string) string { return g.clean(s, true) }
+	return newStatusLine(raw, liveTerminal(raw, env.getenv), env.getenv("NO_COLOR") == "", clean)
 }
 
 // plural is "1 step", "2 steps".
@@ -261,10 +276,14 @@ func (h cliHandler) WithGroup(string) slog.Handler { return h }
 type cliSink struct {
 	mu     sync.Mutex
 	stderr io.Writer
-	stdout io.Writer // nil without --json
+	stdout io.Writer   // nil without --json
+	status *statusLine // nil: none
 }
 
 func (s *cliSink) Emit(e trace.Event) {
+	if s.status != nil {
+		s.status.observe(e)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stdout != nil {
