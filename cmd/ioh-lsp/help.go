@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // helpText is what a command's --help shows besides its flags: the
@@ -19,59 +20,69 @@ type helpText struct {
 	exits    bool
 }
 
-// envRun is what a command that talks to a model reads.
-var envRun = []string{"IOH_STATE_DIR", "XDG_CONFIG_HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "NO_COLOR"}
+// helpTable is each command's help, keyed by its name as helpName gives
+// it; built on first use (nothing allocates while the binary starts).
+var helpTable = sync.OnceValue(func() map[string]helpText {
+	// what a command that talks to a model reads, and one that reads the
+	// trace store
+	envRun := []string{"IOH_STATE_DIR", "XDG_CONFIG_HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "NO_COLOR"}
+	envStore := []string{"IOH_STATE_DIR", "XDG_CONFIG_HOME"}
+	return map[string]helpText{
+		"serve":  {examples: []string{"ioh-lsp serve --log-level debug   # what an editor starts"}, env: envRun},
+		"acp":    {examples: []string{"ioh-lsp acp   # what an ACP client (Zed, …) starts"}, env: envRun},
+		"init":   {examples: []string{"ioh-lsp init", "ioh-lsp init --provider openai", "ioh-lsp init --force   # replace, keeping the old file as .bak"}, env: []string{"XDG_CONFIG_HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}},
+		"config": {examples: []string{"ioh-lsp config", "ioh-lsp config --json"}, env: envStore},
+		"run": {args: "FILE", exits: true, env: envRun, examples: []string{
+			"ioh-lsp run .ioh/tasks/check.yaml",
+			"ioh-lsp run task.ioh.yaml --approve never --json > events.jsonl",
+			"ioh-lsp run task.ioh.yaml --cassette demo.json   # offline replay"}},
+		"ask": {args: "GOAL", exits: true, env: envRun, examples: []string{
+			`ioh-lsp ask "make the failing test in parser_test.go pass"`,
+			`ioh-lsp ask "add a --verbose flag" --approve never`}},
+		"resume": {args: "RUN_ID|--last", exits: true, env: envRun, examples: []string{
+			"ioh-lsp resume --last",
+			"ioh-lsp resume r-4f2a --budget-usd 2"}},
+		"runs":    {examples: []string{"ioh-lsp runs", "ioh-lsp runs --json"}, env: envStore},
+		"trace":   {args: "RUN_ID|--last", examples: []string{"ioh-lsp trace --last", "ioh-lsp trace r-4f2a --json"}, env: envStore},
+		"diff":    {args: "RUN_ID|--last", examples: []string{"ioh-lsp diff --last", "ioh-lsp diff r-4f2a | git apply"}, env: envStore},
+		"approve": {args: "RUN_ID|--last", examples: []string{"ioh-lsp approve --last", "ioh-lsp approve r-4f2a --for-run"}, env: envStore},
+		"reject":  {args: "RUN_ID|--last", examples: []string{"ioh-lsp reject --last", `ioh-lsp reject r-4f2a --reason "keep the old API"`}, env: envStore},
+		"undo":    {args: "RUN_ID|--last", examples: []string{"ioh-lsp undo --last", "ioh-lsp undo r-4f2a"}, env: envStore},
+		"sandbox run": {args: "-- COMMAND [ARG...]", examples: []string{
+			"ioh-lsp sandbox run -- go test ./...",
+			"ioh-lsp sandbox run --net --timeout 2m -- npm ci"}},
+		"sandbox doctor": {examples: []string{"ioh-lsp sandbox doctor", "ioh-lsp sandbox doctor --json"}},
+		"grep": {args: "PATTERN [DIR]", examples: []string{
+			`ioh-lsp grep 'func New' ./agent`,
+			`ioh-lsp grep -F -i todo --glob '*.go'`,
+			`ioh-lsp grep Error --glob '!*_test.go' --max 20`}, env: []string{"IOH_STATE_DIR"}},
+		"find": {args: "GLOB [DIR]", examples: []string{
+			`ioh-lsp find '*.go'`,
+			`ioh-lsp find '**/testdata/*' ./agent`}},
+		"demo":       {examples: []string{"ioh-lsp demo", "ioh-lsp demo --keep --verbose"}},
+		"completion": {args: "bash|zsh|fish", examples: []string{"source <(ioh-lsp completion bash)", "ioh-lsp completion fish > ~/.config/fish/completions/ioh-lsp.fish"}},
+		"man":        {examples: []string{"ioh-lsp man | man -l -"}},
+		"version":    {examples: []string{"ioh-lsp version"}},
+	}
+})
 
-// envStore is what a command that reads the trace store reads.
-var envStore = []string{"IOH_STATE_DIR", "XDG_CONFIG_HOME"}
-
-// helps is each command's help, keyed by its name as helpName gives it.
-var helps = map[string]helpText{
-	"serve":  {examples: []string{"ioh-lsp serve --log-level debug   # what an editor starts"}, env: envRun},
-	"acp":    {examples: []string{"ioh-lsp acp   # what an ACP client (Zed, …) starts"}, env: envRun},
-	"init":   {examples: []string{"ioh-lsp init", "ioh-lsp init --provider openai", "ioh-lsp init --force   # replace, keeping the old file as .bak"}, env: []string{"XDG_CONFIG_HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}},
-	"config": {examples: []string{"ioh-lsp config", "ioh-lsp config --json"}, env: envStore},
-	"run": {args: "FILE", exits: true, env: envRun, examples: []string{
-		"ioh-lsp run .ioh/tasks/check.yaml",
-		"ioh-lsp run task.ioh.yaml --approve never --json > events.jsonl",
-		"ioh-lsp run task.ioh.yaml --cassette demo.json   # offline replay"}},
-	"ask": {args: "GOAL", exits: true, env: envRun, examples: []string{
-		`ioh-lsp ask "make the failing test in parser_test.go pass"`,
-		`ioh-lsp ask "add a --verbose flag" --approve never`}},
-	"resume": {args: "RUN_ID|--last", exits: true, env: envRun, examples: []string{
-		"ioh-lsp resume --last",
-		"ioh-lsp resume r-4f2a --budget-usd 2"}},
-	"runs":    {examples: []string{"ioh-lsp runs", "ioh-lsp runs --json"}, env: envStore},
-	"trace":   {args: "RUN_ID|--last", examples: []string{"ioh-lsp trace --last", "ioh-lsp trace r-4f2a --json"}, env: envStore},
-	"diff":    {args: "RUN_ID|--last", examples: []string{"ioh-lsp diff --last", "ioh-lsp diff r-4f2a | git apply"}, env: envStore},
-	"approve": {args: "RUN_ID|--last", examples: []string{"ioh-lsp approve --last", "ioh-lsp approve r-4f2a --for-run"}, env: envStore},
-	"reject":  {args: "RUN_ID|--last", examples: []string{"ioh-lsp reject --last", `ioh-lsp reject r-4f2a --reason "keep the old API"`}, env: envStore},
-	"undo":    {args: "RUN_ID|--last", examples: []string{"ioh-lsp undo --last", "ioh-lsp undo r-4f2a"}, env: envStore},
-	"sandbox run": {args: "-- COMMAND [ARG...]", examples: []string{
-		"ioh-lsp sandbox run -- go test ./...",
-		"ioh-lsp sandbox run --net --timeout 2m -- npm ci"}},
-	"sandbox doctor": {examples: []string{"ioh-lsp sandbox doctor", "ioh-lsp sandbox doctor --json"}},
-	"grep": {args: "PATTERN [DIR]", examples: []string{
-		`ioh-lsp grep 'func New' ./agent`,
-		`ioh-lsp grep -F -i todo --glob '*.go'`,
-		`ioh-lsp grep Error --glob '!*_test.go' --max 20`}, env: []string{"IOH_STATE_DIR"}},
-	"find": {args: "GLOB [DIR]", examples: []string{
-		`ioh-lsp find '*.go'`,
-		`ioh-lsp find '**/testdata/*' ./agent`}},
-	"demo":       {examples: []string{"ioh-lsp demo", "ioh-lsp demo --keep --verbose"}},
-	"completion": {args: "bash|zsh|fish", examples: []string{"source <(ioh-lsp completion bash)", "ioh-lsp completion fish > ~/.config/fish/completions/ioh-lsp.fish"}},
-	"man":        {examples: []string{"ioh-lsp man | man -l -"}},
-	"version":    {examples: []string{"ioh-lsp version"}},
-}
-
-// envDoc says what each environment variable does.
-var envDoc = map[string]string{
-	"IOH_STATE_DIR":      "where runs and traces are kept (absolute; default $XDG_STATE_HOME/ioh, else ~/.local/state/ioh)",
-	"XDG_CONFIG_HOME":    "the user config is $XDG_CONFIG_HOME/ioh/config.yaml (default ~/.config/ioh/config.yaml)",
-	"ANTHROPIC_API_KEY":  "the anthropic provider's key",
-	"OPENAI_API_KEY":     "the openai provider's key",
-	"OPENROUTER_API_KEY": "the openrouter provider's key",
-	"NO_COLOR":           "set and not empty: no colour on a terminal",
+// envDoc says what an environment variable does.
+func envDoc(name string) string {
+	switch name {
+	case "IOH_STATE_DIR":
+		return "where runs and traces are kept (absolute; default $XDG_STATE_HOME/ioh, else ~/.local/state/ioh)"
+	case "XDG_CONFIG_HOME":
+		return "the user config is $XDG_CONFIG_HOME/ioh/config.yaml (default ~/.config/ioh/config.yaml)"
+	case "ANTHROPIC_API_KEY":
+		return "the anthropic provider's key"
+	case "OPENAI_API_KEY":
+		return "the openai provider's key"
+	case "OPENROUTER_API_KEY":
+		return "the openrouter provider's key"
+	case "NO_COLOR":
+		return "set and not empty: no colour on a terminal"
+	}
+	return ""
 }
 
 // helpName is the command a flag set belongs to: its leading words of
@@ -91,7 +102,7 @@ func helpName(fsName string) string {
 // usageLine is a command's usage: its name, [flags], its positionals.
 func usageLine(fsName string) string {
 	name := helpName(fsName)
-	args := helps[name].args
+	args := helpTable()[name].args
 	if args == "" {
 		args = strings.TrimSpace(strings.TrimPrefix(fsName, name))
 	}
@@ -101,7 +112,7 @@ func usageLine(fsName string) string {
 // printHelp is a command's --help: usage line, flags with double dashes,
 // examples, exit codes, environment.
 func printHelp(w io.Writer, fs *flag.FlagSet) {
-	h := helps[helpName(fs.Name())]
+	h := helpTable()[helpName(fs.Name())]
 	fmt.Fprintln(w, usageLine(fs.Name()))
 	fmt.Fprintln(w, "\nflags:")
 	printFlags(w, fs)
@@ -121,7 +132,7 @@ func printHelp(w io.Writer, fs *flag.FlagSet) {
 	if len(h.env) > 0 {
 		fmt.Fprintln(w, "\nenvironment:")
 		for _, v := range h.env {
-			fmt.Fprintf(w, "  %-19s %s\n", v, envDoc[v])
+			fmt.Fprintf(w, "  %-19s %s\n", v, envDoc(v))
 		}
 	}
 }
@@ -181,7 +192,7 @@ func missingArgText(cmd string, err error) (string, bool) {
 		return "", false
 	}
 	line := usageLine(cmd)
-	if h, ok := helps[cmd]; ok && h.args != "" {
+	if h, ok := helpTable()[cmd]; ok && h.args != "" {
 		var names []string
 		for _, a := range strings.Fields(h.args) {
 			if a != "--" && !strings.HasPrefix(a, "[") {
