@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
@@ -102,10 +103,14 @@ func (Deferral) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Dec
 }
 
 // ForMode returns the approver for an --approve mode: ask (a Terminal on
-// in and out), auto, or never.
+// in and out; NoTerminal when in is a file that is not a terminal, as a
+// pipe, a closed stdin or /dev/null), auto, or never.
 func ForMode(mode string, in io.Reader, out io.Writer) (agent.Approver, error) {
 	switch mode {
 	case "ask", "":
+		if _, file := in.(*os.File); file && TerminalsKnown && !IsTerminal(in) {
+			return &NoTerminal{Out: out}, nil
+		}
 		return &Terminal{In: in, Out: out}, nil
 	case "auto":
 		return Auto{}, nil
