@@ -319,6 +319,7 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 		}
 		a.msgs = append(a.msgs, ms...)
 	}
+	a.replayFeedback()
 	// The whole tree's committed spend counts against the ledger; runs of
 	// the tree left in flight by the crash are closed as cancelled.
 	treeRows, err := h.opts.Store.Tree(ctx, row.ID)

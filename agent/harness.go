@@ -271,6 +271,12 @@ func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
 // nothing is charged twice and no tool call repeats. The raised budget is
 // recorded with the run (a later resume keeps it) and in the trace.
 func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budget) (*Run, error) {
+	return h.resume(ctx, id, raise, "")
+}
+
+// resume is ResumeWith; feedback, when not "", rejects the run's pending
+// change with it and continues the run (RejectWithFeedback).
+func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, feedback string) (*Run, error) {
 	row, err := h.opts.Store.Run(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
@@ -316,6 +322,9 @@ func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budg
 	var resumed []trace.Event
 	if raised != nil {
 		resumed = append(resumed, *raised)
+	}
+	if feedback != "" {
+		resumed = append(resumed, a.takeFeedback(feedback))
 	}
 	if Outcome(row.Outcome) == OutcomeProviderFailed {
 		resumed = append(resumed, trace.New(id, "", 0, &trace.Warning{Message: fmt.Sprintf(

@@ -76,6 +76,9 @@ type runState struct {
 	// cost pre-check refused it (minCostRaise): a resume may not raise
 	// the limit to less.
 	NeedCostUSD float64 `json:"need_cost_usd,omitempty"`
+	// Feedback is what the user said rejecting a change to continue the
+	// run, each added to a committed user message (resumefeedback.go).
+	Feedback []userFeedback `json:"feedback,omitempty"`
 }
 
 // pendingTurn is an assistant turn whose tool calls were cut short by a

@@ -30,17 +30,56 @@ func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 
 // cmdReject answers what a run waits on with no: a pending change is
 // dropped; a deferred Ask-tier act is denied with the reason (the model
-// sees it when `resume` continues the run).
+// sees it when `resume` continues the run). With --feedback (or
+// --continue) the run goes on at once: a pending change is kept for the
+// model to revise, with the feedback as the user's next message (a
+// deferred act is denied with the feedback as the reason); the run's
+// flags (--approve, --json, …) apply as for resume.
 func cmdReject(ctx context.Context, env *cliEnv, args []string) int {
-	env, _ = guardOutput(env)
+	env, g := guardOutput(env)
 	fs := newFlagSet("reject RUN_ID", env.stderr)
 	reason := fs.String("reason", "", "why (recorded in the trace; for an act, shown to the agent)")
+	var feedback string
+	fs.StringVar(&feedback, "feedback", "", "continue the run: the agent revises its change as this text asks (the change is kept, not dropped)")
+	fs.StringVar(&feedback, "continue", "", "the same as --feedback")
+	f := new(runFlags)
+	f.register(fs)
 	arg, err := parseRunID(fs, args)
+	if err == nil {
+		err = f.check()
+	}
 	if err != nil {
 		return usageError(env, "reject", err)
 	}
+	if feedback != "" {
+		return rejectContinuing(ctx, env, g, f, arg, feedback)
+	}
 	act := agent.Decision{Answer: agent.Deny, Reason: *reason}
 	return settle(ctx, env, "reject", arg, act, false, func(h *agent.Harness, id string) (*agent.Result, error) { return h.Reject(ctx, id, *reason) })
+}
+
+// rejectContinuing rejects what run arg waits on with feedback and drives
+// the run on, as resume does.
+func rejectContinuing(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, arg, feedback string) int {
+	id, err := resolveRun(ctx, env, arg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp reject: %v\n", err)
+		return runErrorExit(err)
+	}
+	cwd, _ := os.Getwd()
+	return drive(ctx, env, g, f, wire.FindRoot(cwd, cwd), func(ctx context.Context, h *agent.Harness) (*agent.Run, error) {
+		waiting, err := h.Waiting(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if waiting == "act" {
+			if _, err := h.AnswerAct(ctx, id, agent.Decision{Answer: agent.Deny, Reason: feedback}); err != nil {
+				return nil, err
+			}
+			return h.Resume(ctx, id)
+		}
+		return h.RejectWithFeedback(ctx, id, feedback)
+	})
 }
 
 // settle answers run id: a deferred act with act, a pending change with

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -43,6 +48,7 @@ func TestDeadEndsBinary(t *testing.T) {
 	bin := buildBinary(t)
 	t.Run("resume after a 429 storm", func(t *testing.T) { testResumeProviderFailed(t, bin) })
 	t.Run("dollar pre-check names the least raise", func(t *testing.T) { testMinimumRaise(t, bin) })
+	t.Run("reject with feedback continues the run", func(t *testing.T) { testRejectFeedback(t, bin) })
 }
 
 // testResumeProviderFailed: a run whose provider answered 429 ends
@@ -101,5 +107,81 @@ func testMinimumRaise(t *testing.T, bin string) {
 	code, stderr = runIn(t, bin, dir, env, "resume", m[2], "--budget-usd", m[1], "--approve", "never")
 	if code != 0 || sent.Load() != 1 {
 		t.Fatalf("the least raise: exit %d after %d requests, want 0 after one\n%s", code, sent.Load(), stderr)
+	}
+}
+
+// toolCallStream is an OpenAI-compatible stream whose answer is one call
+// of tool with args (a JSON object).
+func toolCallStream(w http.ResponseWriter, tool, args string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	h := `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"local-llm",`
+	q, _ := json.Marshal(args)
+	fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":%q,\"arguments\":%s}}]},\"finish_reason\":null}]}\n\n", h, tool, q)
+	fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", h)
+	fmt.Fprintf(w, "data: %s\"choices\":[],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":5,\"total_tokens\":35}}\n\n", h)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// testRejectFeedback: a pending change rejected with --feedback continues
+// the run: the next request carries the feedback, the change set is kept
+// (the model's revision edits it), and the revised change is offered
+// again; the trace records the rejection. Control: reject without
+// feedback ends the run rejected and sends nothing.
+func testRejectFeedback(t *testing.T, bin string) {
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		switch {
+		case strings.Contains(string(b), "do X instead") && !strings.Contains(string(b), "revised"):
+			toolCallStream(w, "write_file", `{"path":"notes.txt","content":"revised: X\n"}`)
+		case !strings.Contains(string(b), "first try"):
+			toolCallStream(w, "write_file", `{"path":"notes.txt","content":"first try\n"}`)
+		default:
+			toolCallStream(w, "finish", `{"summary":"wrote notes.txt"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	sent := func() int { mu.Lock(); defer mu.Unlock(); return len(bodies) }
+	user := fmt.Sprintf("model:\n  provider: openai-compatible\n  base_url: %s/v1\n  name: local-llm\n", srv.URL)
+	dir, env := firstHourWorkspace(t, user, "version: 1\ngoal: write notes.txt\nbudget: {cost_usd: 0}\n")
+	code, stderr := runIn(t, bin, dir, env, "run", "task.ioh.yaml", "--approve", "never")
+	if code != 0 || !strings.Contains(stderr, "notes.txt") {
+		t.Fatalf("first run: exit %d, want 0 with the change pending\n%s", code, stderr)
+	}
+	before := sent()
+	code, stderr = runIn(t, bin, dir, env, "reject", "--last", "--feedback", "no, do X instead", "--approve", "never")
+	if code != 0 || sent() <= before {
+		t.Fatalf("reject --feedback: exit %d after %d new requests, want 0 after some\n%s", code, sent()-before, stderr)
+	}
+	mu.Lock()
+	next := bodies[before]
+	mu.Unlock()
+	if !strings.Contains(next, "no, do X instead") || !strings.Contains(next, "kept") {
+		t.Errorf("the first request after the rejection should carry the feedback:\n%s", next)
+	}
+	cmd := exec.Command(bin, "diff", "--last")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "+revised: X") {
+		t.Errorf("the revised change should be pending (%v):\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err == nil {
+		t.Errorf("nothing should be applied while the revised change is pending")
+	}
+	cmd = exec.Command(bin, "trace", "--last", "--json")
+	cmd.Dir, cmd.Env = dir, env
+	out, _ = cmd.CombinedOutput()
+	if !strings.Contains(string(out), "feedback: no, do X instead") {
+		t.Errorf("the trace should record the rejection with its feedback:\n%s", out)
+	}
+	// Control: without feedback the run ends rejected, nothing sent.
+	before = sent()
+	code, stderr = runIn(t, bin, dir, env, "reject", "--last", "--reason", "not wanted")
+	if code != 0 || sent() != before || !strings.Contains(stderr, "rejected") {
+		t.Errorf("reject without feedback: exit %d after %d requests, want 0 and rejected after none\n%s", code, sent()-before, stderr)
 	}
 }
