@@ -56,4 +56,8 @@ const (
 type Decision struct {
 	Answer Answer
 	Reason string
+	// By is who gave a denial, as the model reads it ("denied by BY"):
+	// an approval mode for an automatic one ("--approve never"); empty
+	// is the user.
+	By string `json:",omitempty"`
 }

@@ -135,7 +135,7 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			if ctx.Err() != nil {
 				return model.ToolResult{}, nil, false, false, ctx.Err()
 			}
-			d = Decision{Answer: Deny, Reason: "the approver failed: " + err.Error()}
+			d = Decision{Answer: Deny, Reason: err.Error(), By: "the approver, which failed"}
 		}
 		// recorded: answered by approve/reject while the run was stopped
 		sc.add(a.event(&trace.Approval{Tool: c.Name, Act: string(v.Act), Target: v.Target, Answer: string(d.Answer), Reason: d.Reason, Recorded: recorded}))
@@ -154,7 +154,11 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			if reason == "" {
 				reason = "no reason given"
 			}
-			return errResult(c, "denied by the user: %s %s: %s", v.Act, v.Target, reason), nil, false, false, nil
+			by := d.By
+			if by == "" {
+				by = "the user"
+			}
+			return errResult(c, "denied by %s: %s %s: %s", by, v.Act, v.Target, reason), nil, false, false, nil
 		}
 	}
 	return model.ToolResult{}, acts, true, false, nil

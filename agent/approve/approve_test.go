@@ -34,7 +34,7 @@ func TestTerminalApproveAct(t *testing.T) {
 		{"Once\n", agent.Decision{Answer: agent.AllowOnce}},
 		{"r\n", agent.Decision{Answer: agent.AllowRun}},
 		{"d\nnot on this network\n", agent.Decision{Answer: agent.Deny, Reason: "not on this network"}},
-		{"d\n\n", agent.Decision{Answer: agent.Deny, Reason: "denied by the user"}},
+		{"d\n\n", agent.Decision{Answer: agent.Deny}},
 		{"x\n\nmaybe\nr\n", agent.Decision{Answer: agent.AllowRun}},
 		{"", agent.Decision{Answer: agent.Defer}},
 		{"x\nx\nx\nx\nx\no\n", agent.Decision{Answer: agent.Defer}},

@@ -27,7 +27,7 @@ func (a Auto) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Deci
 	if a.AllowActs {
 		return agent.Decision{Answer: agent.AllowOnce}, nil
 	}
-	return agent.Decision{Answer: agent.Deny, Reason: fmt.Sprintf(
+	return agent.Decision{Answer: agent.Deny, By: "--approve auto", Reason: fmt.Sprintf(
 		"%s %s needs approval and automatic approval does not grant acts; add an allow rule to the policy to permit it",
 		req.Verdict.Act, req.Verdict.Target)}, nil
 }
@@ -76,7 +76,7 @@ var _ agent.Approver = Never{}
 
 // ApproveAct denies.
 func (Never) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.Decision, error) {
-	return agent.Decision{Answer: agent.Deny, Reason: fmt.Sprintf(
+	return agent.Decision{Answer: agent.Deny, By: "--approve never", Reason: fmt.Sprintf(
 		"%s %s needs approval and no approver is available (--approve never); add an allow rule to the policy to permit it",
 		req.Verdict.Act, req.Verdict.Target)}, nil
 }

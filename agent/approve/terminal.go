@@ -67,12 +67,11 @@ func (t *Terminal) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent
 	case 'r':
 		return agent.Decision{Answer: agent.AllowRun}, nil
 	}
+	// The model reads "denied by the user: ACT TARGET: REASON"; no reason
+	// given reads as such.
 	reason, err := t.readLine(ctx, "Reason (shown to the agent): ")
 	if err != nil {
-		return agent.Decision{Answer: agent.Deny, Reason: "denied by the user"}, ignoreEOF(err)
-	}
-	if reason == "" {
-		reason = "denied by the user"
+		return agent.Decision{Answer: agent.Deny}, ignoreEOF(err)
 	}
 	return agent.Decision{Answer: agent.Deny, Reason: reason}, nil
 }
