@@ -37,7 +37,7 @@ func guardOutput(env *cliEnv) (*cliEnv, *outGuard) {
 	g.stdout = &guardedWriter{g: g, w: env.stdout, terminal: true}
 	out := *env
 	out.stdout = g.stdout
-	out.stderr = &guardedWriter{g: g, w: env.stderr, terminal: true}
+	out.stderr = &guardedWriter{g: g, w: env.stderr, terminal: true, colour: wantColour(env.stderr, env.getenv)}
 	return &out, g
 }
 
@@ -91,6 +91,7 @@ type guardedWriter struct {
 	g        *outGuard
 	w        io.Writer
 	terminal bool
+	colour   bool // a terminal without NO_COLOR (colour.go)
 	mu       sync.Mutex
 }
 
@@ -98,6 +99,9 @@ func (w *guardedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.g.clean(string(p), w.terminal)
+	if w.colour {
+		s = paint(s)
+	}
 	if _, err := io.WriteString(w.w, s); err != nil {
 		return 0, err
 	}
