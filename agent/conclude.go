@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
@@ -127,9 +128,12 @@ func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, 
 }
 
 // keepOnConflict checks the pending change against the workspace before
-// it is approved: when files it changes were changed since, it records
-// the conflict and returns the run as it stays, pending (nil, nil when
-// there is no conflict).
+// it is approved. Files it changes that were edited since are rebased
+// onto their current text by the editor path's three-way merge
+// (ChangeSet.Rebase) and, when the change was verified, verified again;
+// a.cs becomes the rebased change (nil, nil: go on and apply it). Where
+// the user's hunks overlap the agent's, or the rebased change fails its
+// checks, it records why and returns the run as it stays, pending.
 func (a *agentRun) keepOnConflict(ctx context.Context, row *trace.RunRow) (*Result, error) {
 	files, err := a.cs.Conflicts()
 	if err != nil {
@@ -138,15 +142,57 @@ func (a *agentRun) keepOnConflict(ctx context.Context, row *trace.RunRow) (*Resu
 	if len(files) == 0 {
 		return nil, nil
 	}
-	cerr := &workspace.ConflictError{Files: files}
-	w := a.event(&trace.Warning{Message: fmt.Sprintf("approve: %v: changed in the workspace since the agent read them; nothing was applied and the change stays pending (approve again once they are as the agent saw them, or reject)", cerr)})
+	ncs, rebased, conflicts, err := a.cs.Rebase()
+	if err != nil {
+		return nil, fmt.Errorf("rebase %s onto the workspace: %w", a.id, err)
+	}
+	if len(conflicts) > 0 {
+		var where []string
+		files = files[:0]
+		for _, c := range conflicts {
+			files = append(files, c.Path)
+			where = append(where, c.Describe())
+		}
+		cerr := fmt.Errorf("%w; your edits overlap the agent's at %s", &workspace.ConflictError{Files: files}, strings.Join(where, "; "))
+		return a.keepPending(ctx, row, cerr, fmt.Sprintf("approve: %v; nothing was applied and the change stays pending "+
+			"(make those lines as the agent saw them, or edit elsewhere, and approve again; or reject)", cerr))
+	}
+	note := "approve: " + strings.Join(rebased, ", ") + " changed since the agent read them; the change was rebased onto your edits (three-way merge, no overlapping hunks)"
+	if a.st.Report != nil {
+		rep, err := a.h.Reverify(ctx, a.id, ncs.Changes())
+		if err != nil {
+			return nil, fmt.Errorf("verify %s rebased onto your edits: %w", a.id, err)
+		}
+		if rep != nil && !rep.Passed {
+			msg := "rebased onto your edits of " + strings.Join(rebased, ", ") + ", the change fails its checks: " + strings.Join(rep.Evidence(), " | ")
+			return a.keepPending(ctx, row, errors.New(msg), "approve: "+msg+"; nothing was applied and the change stays pending (approve again once it passes, or reject)")
+		}
+		if rep != nil {
+			a.st.Report = rep
+			note += " and verified again"
+		}
+	}
+	w := a.event(&trace.Warning{Message: note})
+	w.Step = row.Totals.Steps
+	if err := a.h.opts.Store.AppendEvents(ctx, w); err != nil {
+		return nil, err
+	}
+	a.emit(w)
+	a.cs = ncs
+	return nil, nil
+}
+
+// keepPending records why an approval applied nothing and returns the
+// run as it stays, its change pending, with err.
+func (a *agentRun) keepPending(ctx context.Context, row *trace.RunRow, err error, why string) (*Result, error) {
+	w := a.event(&trace.Warning{Message: why})
 	w.Step = row.Totals.Steps
 	if err := a.h.opts.Store.AppendEvents(ctx, w); err != nil {
 		return nil, err
 	}
 	a.emit(w)
 	res := a.h.storedResult(row)
-	res.Err = cerr
+	res.Err = err
 	res.Changes = a.cs
 	return res, nil
 }

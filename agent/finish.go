@@ -127,6 +127,8 @@ func (a *agentRun) propose(ctx context.Context) end {
 		out = end{OutcomeRejected, fmt.Errorf("change rejected: %s", orNone(d.Reason))}
 	default:
 		out = end{OutcomeAwaitingApproval, errors.New("the change awaits approval")}
+		// With its bases, so approve can merge it onto later edits.
+		a.keepUndo(a.undoSnapshot())
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

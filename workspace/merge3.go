@@ -236,8 +236,13 @@ func (c *ChangeSet) Rebase() (*ChangeSet, []string, []FileConflict, error) {
 			n.changes[k] = &cp
 			continue
 		}
+		// A base restored as a stand-in (a snapshot that kept only its
+		// hash, the file changed since) is not what the agent read.
+		hadBase = hadBase && hashOf(base) == ch.BaseHash
 		switch {
-		case ch.Op == OpModify && ch.From == "" && exists && hadBase:
+		case ch.Op == OpModify && ch.From == "" && exists && !hadBase:
+			conflicts = append(conflicts, FileConflict{Path: k, Reason: "its content when the agent read it was not recorded, so your edits cannot be merged: put the file back as the agent saw it, or reject"})
+		case ch.Op == OpModify && ch.From == "" && exists:
 			merged, hunks := Merge3(base, cur, ch.Content)
 			if len(hunks) > 0 {
 				conflicts = append(conflicts, FileConflict{Path: k, Hunks: hunks})

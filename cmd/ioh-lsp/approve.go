@@ -142,7 +142,7 @@ func settle(ctx context.Context, env *cliEnv, name, arg string, act agent.Decisi
 	}
 	if res.Pending {
 		// A conflict: nothing was applied and the change still waits.
-		msg += fmt.Sprintf("\nnothing was applied; the change is still pending: put those files back as the agent saw them and run ioh-lsp approve %s again, or ioh-lsp reject %s", res.RunID, res.RunID)
+		msg += fmt.Sprintf("\nnothing was applied; the change is still pending: change the lines named above so they no longer overlap the agent's (edits elsewhere are merged) and run ioh-lsp approve %s again, or ioh-lsp reject %s (--feedback TEXT to have the agent revise it)", res.RunID, res.RunID)
 		fmt.Fprintln(env.stderr, msg)
 		return exitDeferred
 	}
