@@ -273,3 +273,48 @@ func TestMerge3Properties(t *testing.T) {
 		}
 	}
 }
+
+// TestRebaseWithoutRecordedBase: a change set restored from a snapshot
+// that kept only its base's hash, the file edited since, has the edited
+// text as a stand-in base; merging against it would drop the user's
+// edit, so Rebase refuses it. Control: the snapshot with its bases
+// (MarshalWithBases) merges.
+func TestRebaseWithoutRecordedBase(t *testing.T) {
+	for _, withBases := range []bool{false, true} {
+		dir := t.TempDir()
+		writeTestFile(t, dir, "a.txt", "line 1\nline 2\nline 3\n")
+		r, err := NewRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := NewChangeSet(r)
+		if _, err := cs.Edit("a.txt", "line 3", "LINE 3", false); err != nil {
+			t.Fatal(err)
+		}
+		data, err := cs.MarshalSealed(nil)
+		if withBases {
+			data, err = cs.MarshalWithBases(nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeTestFile(t, dir, "a.txt", "line 1 (user)\nline 2\nline 3\n")
+		back, err := UnmarshalChangeSet(r, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _, conflicts, err := back.Rebase()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !withBases {
+			if n != nil || len(conflicts) != 1 || !strings.Contains(conflicts[0].Reason, "not recorded") {
+				t.Errorf("hash-only snapshot: want a conflict saying the base was not recorded, got %v %+v", n, conflicts)
+			}
+			continue
+		}
+		if got, _ := n.ReadFile("a.txt"); string(got) != "line 1 (user)\nline 2\nLINE 3\n" {
+			t.Errorf("with bases: a.txt = %q, want both edits", got)
+		}
+	}
+}
