@@ -125,11 +125,14 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp sandbox run: %v (the paths found are protected)\n", err)
 	}
+	// The Go caches as an agent run's commands get them: the build cache
+	// readable in place, its writes kept in a layer discarded with the run.
+	goEnv, scratch := wire.Toolchain(env.getenv)
 	spec := &sandbox.Spec{
 		Argv: pos, Writable: writes, Protected: protected, Network: *network, Backend: *backend,
 		Masked: set.Masked, Readable: set.Readable, Require: set.Require,
-		Limits: limits,
-		Stdin:  env.stdin, Stdout: env.stdout, Stderr: env.stderr,
+		Env: goEnv, Scratch: scratch, Limits: limits,
+		Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr,
 	}
 	if wd, err := os.Getwd(); err == nil {
 		spec.Dir = wd

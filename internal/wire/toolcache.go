@@ -125,3 +125,10 @@ func userCacheDir(getenv func(string) string) (string, error) {
 	}
 	return os.UserCacheDir()
 }
+
+// Toolchain is the Go cache setup every sandboxed command of a run gets
+// (toolchainEnv's environment, toolchainScratch's layer over the build
+// cache), for commands the CLI sandboxes itself (`ioh-lsp sandbox run`).
+func Toolchain(getenv func(string) string) (env, scratch []string) {
+	return toolchainEnv(getenv), toolchainScratch(getenv)
+}
