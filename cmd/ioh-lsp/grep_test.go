@@ -62,8 +62,9 @@ func TestGrepFindCommands(t *testing.T) {
 				t.Errorf("stdout (-got +want):\n%s", diff)
 			}
 			if code == exitUsage {
+				// The error's line; a missing argument adds the usage line.
 				lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-				if last := lines[len(lines)-1]; !strings.HasPrefix(last, "ioh-lsp "+tt.args[0]+": ") {
+				if !strings.HasPrefix(lines[0], "ioh-lsp "+tt.args[0]+": ") || (len(lines) > 1 && !strings.HasPrefix(lines[1], "usage: ioh-lsp "+tt.args[0]+" ")) {
 					t.Errorf("no one-line error on stderr: %q", stderr.String())
 				}
 			}
