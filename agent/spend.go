@@ -226,11 +226,15 @@ func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event,
 	if err != nil {
 		return nil, err
 	}
-	if raise.CostUSD > 0 && raise.CostUSD < st.NeedCostUSD {
-		return nil, configError{fmt.Errorf("budget.cost_usd $%.2f is too little: the run's next call needs a limit of at least $%.2f "+
-			"(what the run spent plus what that call may cost); resume with `--budget-usd %.2f` or more", raise.CostUSD, st.NeedCostUSD, st.NeedCostUSD)}
-	}
 	nb, err := raiseBudget(cur, raise, row.FirstStarted, time.Now())
+	if need := st.NeedCostUSD; raise.CostUSD > 0 && raise.CostUSD < need {
+		hint := fmt.Sprintf("the run's next call needs a limit of at least $%.2f (what the run spent plus what that call may cost); resume with `--budget-usd %.2f` or more", need, need)
+		if err != nil {
+			err = fmt.Errorf("%w; %s", err, hint)
+		} else {
+			err = fmt.Errorf("budget.cost_usd $%.2f is too little: %s", raise.CostUSD, hint)
+		}
+	}
 	if err != nil {
 		return nil, configError{err}
 	}
