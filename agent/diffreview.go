@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 // Review before verifying: at a root run's first finish with a change,
@@ -74,7 +75,7 @@ func reviewText(files []fileDiff) string {
 			for j, h := range hidden {
 				names[j] = h.path
 			}
-			fmt.Fprintf(&b, "… the diffs of %d more files are not shown (read_file them): %s\n", len(hidden), cut(strings.Join(names, ", "), 400))
+			fmt.Fprintf(&b, "… the diffs of %d more files are not shown (read_file them): %s\n", len(hidden), trace.OneLine(strings.Join(names, ", "), 400))
 		}
 		break
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
 // Observation masking: once a request passes maskPolicy.threshold, tool
@@ -252,18 +253,18 @@ func describeCall(c model.ToolCall) string {
 	}
 	switch {
 	case str("path") != "" && str("pattern") != "":
-		return fmt.Sprintf("%s %q in %s", name, cut(str("pattern"), 60), str("path"))
+		return fmt.Sprintf("%s %q in %s", name, trace.OneLine(str("pattern"), 60), str("path"))
 	case str("pattern") != "":
-		return fmt.Sprintf("%s %q", name, cut(str("pattern"), 60))
+		return fmt.Sprintf("%s %q", name, trace.OneLine(str("pattern"), 60))
 	case str("path") != "":
 		return name + " " + str("path")
 	case str("shell") != "":
-		return fmt.Sprintf("%s %q", name, cut(str("shell"), 60))
+		return fmt.Sprintf("%s %q", name, trace.OneLine(str("shell"), 60))
 	case p["argv"] != nil:
 		b, _ := json.Marshal(p["argv"])
-		return name + " " + cut(string(b), 60)
+		return name + " " + trace.OneLine(string(b), 60)
 	case str("goal") != "":
-		return fmt.Sprintf("%s %q", name, cut(str("goal"), 60))
+		return fmt.Sprintf("%s %q", name, trace.OneLine(str("goal"), 60))
 	}
 	return name
 }
@@ -274,13 +275,19 @@ func describeResult(c model.ToolCall, r model.ToolResult) string {
 	size := sizeText(len(r.Content))
 	if r.IsError {
 		first, _, _ := strings.Cut(r.Content, "\n")
-		return fmt.Sprintf("error %q", cut(first, 100))
+		return fmt.Sprintf("error %q", trace.OneLine(first, 100))
 	}
 	lines := strings.Count(r.Content, "\n")
 	if r.Content != "" && !strings.HasSuffix(r.Content, "\n") {
 		lines++
 	}
 	if c.Name == "read_file" {
+		if first, last, total, ok := tools.ReadWindow(r.Content); ok {
+			if total > last {
+				return fmt.Sprintf("lines %d–%d of %d, %s", first, last, total, size)
+			}
+			return fmt.Sprintf("lines %d–%d, %s", first, last, size)
+		}
 		var p tools.ReadFileParams
 		_ = json.Unmarshal(c.Arguments, &p)
 		from := max(p.Offset, 1)
@@ -295,21 +302,6 @@ func sizeText(n int) string {
 	}
 	return fmt.Sprintf("%.1f KB", float64(n)/1024)
 }
-
-// cut shortens s to at most n bytes on a character boundary, with "…".
-func cut(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // maskOff turns masking off: the unmasked reference of the context
 // figures (tests only).

@@ -67,6 +67,10 @@ func TestStubNamesTheCall(t *testing.T) {
 	}{
 		{model.ToolCall{Name: "read_file", Arguments: json.RawMessage(`{"path":"stats/stats.go","offset":10}`)},
 			model.ToolResult{Content: "a\nb\n"}, "read_file stats/stats.go → lines 10–11, 4 B"},
+		// a partial window: its footer is not a line of the file, and the
+		// stub says how long the file is.
+		{model.ToolCall{Name: "read_file", Arguments: json.RawMessage(`{"path":"big.go"}`)},
+			model.ToolResult{Content: "     1\ta\n     2\tb\n[lines 1–2 of 4,073; continue with offset=3]\n"}, "read_file big.go → lines 1–2 of 4073, "},
 		{model.ToolCall{Name: "grep", Arguments: json.RawMessage(`{"pattern":"err"}`)},
 			model.ToolResult{Content: strings.Repeat("x.go:1:err\n", 200)}, `grep "err" → 200 lines, 2.1 KB`},
 		{model.ToolCall{Name: "edit_file", Arguments: json.RawMessage(`{"path":"a.go"}`)},
