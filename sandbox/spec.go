@@ -47,9 +47,17 @@ type Spec struct {
 	// Writable roots: absolute directories the command may write. Everything
 	// else is read-only (or invisible when masked).
 	Writable []string
-	// Network enables the host network; off means no network at all.
+	// Network enables the whole host network; off means no network at
+	// all, or only NetProxy when that is set.
 	Network bool
-	Limits  Limits
+	// NetProxy, with Network off, gives the command a network that
+	// reaches only this proxy (an egress proxy the caller started outside
+	// the sandbox, package netproxy): the tier confines every connection
+	// to it and points HTTP_PROXY and its kin at it (docs/sandbox.md#network).
+	// A tier that cannot confine the network to the proxy refuses the
+	// run; none ever grants the whole network instead.
+	NetProxy *NetProxy
+	Limits   Limits
 	// Stage, when set, is mounted at its Lower directory: the command sees
 	// Lower with the staged changes on top, and its writes there are
 	// discarded.
@@ -91,6 +99,15 @@ type Spec struct {
 	// (up to the runaway cap), besides Stdout and Stderr's bounded copy:
 	// a reader of test evidence judges a suite of any size from it.
 	Stream io.Writer
+}
+
+// NetProxy is the proxy a restricted-network run reaches: one proxy
+// listening on both addresses.
+type NetProxy struct {
+	// Socket is the host path of the proxy's unix socket.
+	Socket string
+	// TCP is the proxy's host address on loopback, 127.0.0.1:PORT.
+	TCP string
 }
 
 // Limits caps a run; zero means the default (see DefaultLimits) or none.
@@ -275,6 +292,9 @@ func (s *Spec) validate() (*Spec, error) {
 	}
 	c.Dir = abs
 	if _, err := checkEnv(c.Env); err != nil {
+		return nil, err
+	}
+	if err := c.validateNetProxy(); err != nil {
 		return nil, err
 	}
 	switch c.Require {
