@@ -57,6 +57,7 @@ type agentRun struct {
 
 	retryMu sync.Mutex
 	retries []trace.Event // reported during a model call, stored with its step
+	stream  *textStream   // the model call's streamed text, while it runs
 }
 
 // reportRetry traces a provider's failed attempt: emitted now, stored
@@ -69,7 +70,11 @@ func (a *agentRun) reportRetry(r RetryEvent) {
 		Attempt: r.Attempt, Error: a.h.redact.String(r.Err), DelayMS: r.Delay.Milliseconds(), Next: r.Next}})
 	a.retryMu.Lock()
 	a.retries = append(a.retries, e)
+	stream := a.stream
 	a.retryMu.Unlock()
+	if stream != nil {
+		stream.retry()
+	}
 	a.emit(e)
 }
 

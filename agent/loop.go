@@ -184,17 +184,19 @@ func (a *agentRun) request() *model.Request {
 // price is counted as unpriced (in the ledger and the run's state, which
 // the step commits).
 func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Response, model.Usage, float64, model.CostSource, error) {
-	compacted := false
+	compacted, attempt := false, 1
 	for {
 		res, err := a.ledger.Reserve(a.estimateTokens(req), a.estimateCost(req))
 		if err != nil {
 			return nil, model.Usage{}, 0, "", err
 		}
-		resp, err := a.provider.Complete(ctx, req)
+		sctx, stream := a.streamText(ctx, attempt)
+		resp, err := a.provider.Complete(sctx, req)
+		stream.end(err == nil)
 		if err != nil {
 			res.Settle(0, 0)
 			if model.ClassOf(err) == model.ClassContextOverflow && !compacted && a.maskAll() {
-				compacted = true
+				compacted, attempt = true, stream.attempt+1
 				a.emit(a.event(&trace.Retry{Class: string(model.ClassContextOverflow), Action: "masked older tool results"}))
 				req = a.request()
 				if e := a.checkBudget(req); e != nil {

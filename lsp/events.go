@@ -21,6 +21,9 @@ type sink struct {
 
 // Emit records e on its run and queues a progress report.
 func (k sink) Emit(e trace.Event) {
+	if trace.Transient(e.Type) {
+		return // streamed text: the model_turn that follows holds it whole
+	}
 	s := k.s
 	report := false
 	s.runs.with(e.Run, func(st *runState) {

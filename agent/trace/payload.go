@@ -72,6 +72,8 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &AgentSpawned{}
 	case EventOutcome:
 		return &Outcome{}
+	case EventTextDelta:
+		return &TextDelta{}
 	}
 	return nil
 }

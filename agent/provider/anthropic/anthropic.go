@@ -85,7 +85,10 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 		if err := msg.Accumulate(ev); err != nil {
 			return nil, p.fail(ctx, &cap, fmt.Errorf("accumulate stream: %w", err), model.ClassMalformed)
 		}
-		if ev.Type == "message_stop" {
+		switch {
+		case ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta":
+			model.EmitTextDelta(ctx, ev.Delta.Text)
+		case ev.Type == "message_stop":
 			stopped = true
 		}
 	}

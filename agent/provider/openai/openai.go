@@ -134,6 +134,7 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 				continue
 			}
 			text.WriteString(ch.Delta.Content)
+			model.EmitTextDelta(ctx, ch.Delta.Content)
 			for _, tc := range ch.Delta.ToolCalls {
 				idx := 0
 				if tc.Index != nil {

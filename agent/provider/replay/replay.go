@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent/model"
 )
@@ -58,6 +59,9 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 			Err: fmt.Errorf("cassette ran out of turns: %s has %d, the agent asked for turn %d", where, len(turns), i+1)}
 	}
 	t := turns[i]
+	for _, piece := range pieces(t.Text, streamPieces) {
+		model.EmitTextDelta(ctx, piece)
+	}
 	resp := &model.Response{
 		Text:       t.Text,
 		Usage:      t.Usage,
@@ -87,4 +91,28 @@ func (p *Provider) Complete(ctx context.Context, req *model.Request) (*model.Res
 		})
 	}
 	return resp, nil
+}
+
+// streamPieces is how many pieces a replayed turn's text streams in, at
+// most, as a real provider's would arrive.
+const streamPieces = 4
+
+// pieces cuts text into at most n pieces, each ending after a space where
+// there is one, that add up to text.
+func pieces(text string, n int) []string {
+	var out []string
+	for len(out) < n-1 && len(text) > 0 {
+		cut := len(text) / (n - len(out))
+		if sp := strings.IndexByte(text[cut:], ' '); sp >= 0 {
+			cut += sp + 1
+		} else {
+			break
+		}
+		out = append(out, text[:cut])
+		text = text[cut:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
 }

@@ -172,3 +172,23 @@ func TestSaveLoad(t *testing.T) {
 		t.Errorf("Load(bad) = %v, want an error naming the file", err)
 	}
 }
+
+// A replayed turn's text streams in a few pieces that add up to it.
+func TestReplayStreamsText(t *testing.T) {
+	text := "I will fix the parser by handling the empty input first."
+	p := New(&Cassette{Turns: []Turn{{Text: text}}})
+	var got []string
+	ctx := model.WithTextDelta(context.Background(), func(s string) { got = append(got, s) })
+	resp, err := p.Complete(ctx, after(0, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || len(got) > streamPieces || strings.Join(got, "") != text || resp.Text != text {
+		t.Errorf("pieces %q of %q", got, text)
+	}
+	for _, s := range []string{"", "oneword", "a b"} {
+		if got := strings.Join(pieces(s, streamPieces), ""); got != s {
+			t.Errorf("pieces of %q add up to %q", s, got)
+		}
+	}
+}

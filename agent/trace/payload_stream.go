@@ -1,0 +1,23 @@
+package trace
+
+// EventTextDelta is a piece of the model's text as it arrives, before the
+// turn's model_turn event holds the whole text. It is transient: emitted
+// to the live sinks (the CLI, `run --json`, ACP) and never stored, so a
+// stored run's trace has none (docs/trace-json.md).
+const EventTextDelta = "text_delta"
+
+// TextDelta: the model streamed a piece of its text. The pieces of one
+// step and attempt add up to the step's model_turn text; a retry
+// (a retry event after them) discards the pieces of the attempt before.
+type TextDelta struct {
+	Text string `json:"text"`
+	// Attempt counts the provider calls of this step: 1, then one more
+	// for each retry.
+	Attempt int `json:"attempt"`
+}
+
+// EventType implements Payload.
+func (*TextDelta) EventType() string { return EventTextDelta }
+
+// Transient reports an event type that is emitted live and never stored.
+func Transient(typ string) bool { return typ == EventTextDelta }
