@@ -35,16 +35,19 @@ var allowed = map[string][]string{
 	// acp is the Agent Client Protocol agent, lsp's sibling: the same
 	// engine, a different wire; neither imports the other.
 	"acp": {"agent", "workspace"},
-	"cmd": {"agent", "workspace", "sandbox", "lsp", "acp", "internal", "examples", "schema"},
+	"cmd": {"agent", "workspace", "sandbox", "lsp", "acp", "internal", "examples", "schema", "netproxy"},
 	// internal holds the wiring shared by cmd and by integration tests
 	// (the sandbox adapter, harness construction).
-	"internal": {"agent", "workspace", "sandbox", "lsp", "schema", "examples"},
+	"internal": {"agent", "workspace", "sandbox", "lsp", "schema", "examples", "netproxy"},
 	"examples": nil,
 	"schema":   nil,
 	// bench holds measuring programs for `make bench`; they drive the
 	// domain packages (the workspace, the agent's tools) directly, never
 	// the server's wiring.
-	"bench": {"workspace", "agent"},
+	"bench": {"workspace", "agent", "netproxy"},
+	// netproxy is the egress proxy of a run, started by the wiring
+	// outside the sandbox: a leaf like sandbox.
+	"netproxy": nil,
 }
 
 // protocolFree lists layers that must not depend on go.lsp.dev, even
