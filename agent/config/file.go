@@ -48,6 +48,7 @@ type file struct {
 	Sandbox   *fileSandbox   `yaml:"sandbox"`
 	MCP       *fileMCP       `yaml:"mcp"`
 	Telemetry *fileTelemetry `yaml:"telemetry"`
+	Network   *fileNetwork   `yaml:"network"`
 }
 
 type fileModel struct {

@@ -75,6 +75,9 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 	if err := c.mergePolicy(p, kind, untrusted, warn); err != nil {
 		return err
 	}
+	if err := c.mergeNetwork(p, kind, untrusted, warn); err != nil {
+		return err
+	}
 	if len(p.Trusted) > 0 && kind != fromUser {
 		warn("trusted", c.userOnly())
 	}

@@ -73,5 +73,8 @@ var Docs = sync.OnceValue(func() map[string]string {
 		"sandbox.require":          "the weakest sandbox tier model-produced code may run under (read from the user config only)",
 		"mcp":                      "MCP servers whose tools the agent may call (the user config, and the editor settings of a trusted workspace)",
 		"telemetry":                "OpenTelemetry export of runs (user config only)",
+		"network":                  "the hosts sandboxed commands (a check's network: true, the run tool) may reach through the run's egress proxy; nothing by default",
+		"network.allow":            "host or host:port globs, or presets (preset:go, preset:npm, preset:pypi, preset:crates), allowed through the proxy (dropped from an untrusted workspace's layers)",
+		"network.deny":             "host or host:port globs refused through the proxy in every case (a deny wins)",
 	}
 })
