@@ -37,7 +37,11 @@ type Request struct {
 	// the command sees workspace ⊕ change set. Nil: the bare workspace.
 	// Writes the command makes go to a private layer and are discarded.
 	Changes []workspace.Change
-	Network bool
+	// Network gives the command the whole host network. NetProxy, with
+	// Network off, gives it a network that reaches only that proxy (an
+	// Egress's): a sandbox that cannot confine it so refuses the run.
+	Network  bool
+	NetProxy *NetProxy
 	// Timeout is the wall cap; 0 means MaxTimeout.
 	Timeout time.Duration
 	// Withheld are workspace files (slash paths relative to Root) the

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"path"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,9 @@ type Adapter struct {
 
 	mu   sync.Mutex
 	told map[string]bool // downgrades already reported
+	// resolve is the egress proxies' name lookup (nil: the system's);
+	// tests give their loopback servers names.
+	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 var _ contain.Sandbox = (*Adapter)(nil)
@@ -143,7 +147,7 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	var buf bytes.Buffer // both writers share the sandbox's output lock
 	out, err := a.runner.Run(ctx, &sandbox.Spec{
 		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable, Protected: protected,
-		Network: req.Network, Limits: limits, Stage: stage, Masked: a.opts.Masked,
+		Network: req.Network, NetProxy: specProxy(req.NetProxy), Limits: limits, Stage: stage, Masked: a.opts.Masked,
 		Readable: a.opts.Readable, Scratch: a.opts.Scratch, Backend: a.opts.Backend, Require: a.opts.Require,
 		Stdout: &buf, Stderr: &buf, Stream: req.Stream,
 	})
