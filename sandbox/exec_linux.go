@@ -217,7 +217,7 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 		return nil, err
 	}
 	mechs = append(mechs, lm...)
-	fm, err := filterAndDropCaps(cfg, !cfg.Network)
+	fm, err := filterAndDropCaps(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -235,17 +235,18 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 // filterAndDropCaps is the last part of restricting the thread that will
 // exec the command, shared by both tiers: the seccomp deny-list, then an
 // empty capability set. The landlock tier, which has no network or IPC
-// namespace, gets the deny-list's System V IPC and (with noNet) network
-// rules, and its socket filter with the network on or off.
-func filterAndDropCaps(cfg *initConfig, noNet bool) ([]Mechanism, error) {
+// namespace, gets the deny-list's System V IPC and (without any network)
+// network rules, and its socket filter for the run's network.
+func filterAndDropCaps(cfg *initConfig) ([]Mechanism, error) {
 	ll := cfg.Tier == BackendLandlock
-	m, err := applySeccomp(seccompOpts{DenyNetwork: ll && noNet, DenySysVIPC: ll})
+	mode := netModeOf(cfg) // netproxy.go
+	m, err := applySeccomp(seccompOpts{DenyNetwork: ll && mode == netNone, DenySysVIPC: ll})
 	if err != nil {
 		return nil, err
 	}
 	mechs := []Mechanism{m}
 	if ll {
-		m, err := applySocketFilter(!noNet) // socketfilter_linux.go
+		m, err := applySocketFilter(mode) // socketfilter_linux.go
 		if err != nil {
 			return nil, err
 		}

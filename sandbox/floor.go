@@ -34,6 +34,9 @@ type wrapFunc func(cmd *exec.Cmd, s *Spec, tmp string) ([]Mechanism, error)
 // runProcess runs s as an ordinary child process in its own group, the
 // shared body of the floor, macOS and Windows backends.
 func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*Outcome, error) {
+	if s.NetProxy != nil {
+		return nil, refuseNetProxy(backend, processTierNet[backend])
+	}
 	start := time.Now()
 	tmp, err := os.MkdirTemp("", "ioh-floor-")
 	if err != nil {

@@ -80,6 +80,14 @@ func initMain() int {
 	} else {
 		mechs = append(mechs, Mechanism{"net-namespace", StateApplied, "loopback only"})
 	}
+	if cfg.NetProxySocket != "" && !cfg.Network {
+		// Before the root is built: the proxy's socket is a host path.
+		m, err := startForwarder(&cfg, loErr) // netforward_linux.go
+		if err != nil {
+			return fail(err)
+		}
+		mechs = append(mechs, m)
+	}
 	fsMechs, detach, err := setupRoot(&cfg)
 	if err != nil {
 		return fail(err)

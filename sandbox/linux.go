@@ -22,6 +22,9 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Protected: s.Protected, Network: s.Network, Limits: s.Limits,
 		Env: BuildEnv(parentEnv(), privateHome, s.Env),
 	}
+	if s.NetProxy != nil {
+		cfg.NetProxyPort, cfg.NetProxySocket = proxyPort(s.NetProxy), s.NetProxy.Socket
+	}
 	// The masks and the read view are independent lookups of the host's
 	// tree (0.2-0.3 ms each): side by side on two CPUs.
 	masked := make(chan []string, 1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"strings"
 )
 
 // ErrNetProxyUnsupported: the tier cannot confine the network to
@@ -32,11 +33,67 @@ func (s *Spec) validateNetProxy() error {
 	c := *p
 	c.Socket = filepath.Clean(p.Socket)
 	s.NetProxy = &c
-	return refuseNetProxy("chosen", "does not confine a network to a proxy yet")
+	s.Env = append(append([]string{}, s.Env...), proxyEnv(int(ap.Port()))...)
+	return nil
+}
+
+// proxyEnv points the proxy variables, both spellings, at the proxy on
+// 127.0.0.1:port, where both Linux tiers put it: the linux tier's
+// forwarder in the sandbox's own network namespace, the landlock tier's
+// proxy itself. They come after the caller's Env, so a value there does
+// not win. NO_PROXY names only loopback: what the command serves itself.
+// GOPROXY is left as it is: the go command reaches it through these.
+func proxyEnv(port int) []string {
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+		env = append(env, k+"="+url, strings.ToLower(k)+"="+url)
+	}
+	return append(env, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
+}
+
+// netMode is what a run's sockets may reach.
+type netMode int
+
+const (
+	netNone  netMode = iota // no network: loopback of the sandbox's own at most
+	netProxy                // only the proxy's port on 127.0.0.1
+	netAll                  // the whole network
+)
+
+// netModeOf is cfg's network.
+func netModeOf(cfg *initConfig) netMode {
+	switch {
+	case cfg.Network:
+		return netAll
+	case cfg.NetProxyPort != 0:
+		return netProxy
+	}
+	return netNone
+}
+
+// proxyPort is p's TCP port (validated), 0 for no proxy.
+func proxyPort(p *NetProxy) int {
+	if p == nil {
+		return 0
+	}
+	ap, err := netip.ParseAddrPort(p.TCP)
+	if err != nil {
+		return 0
+	}
+	return int(ap.Port())
 }
 
 // refuseNetProxy is the error of a tier named tier that cannot confine the
 // network to the proxy, with why.
 func refuseNetProxy(tier, why string) error {
 	return fmt.Errorf("%w: the %s tier %s; run it where the linux or landlock tier works (`ioh-lsp sandbox doctor`), or grant the whole network (--net, a check's network: true) knowingly", ErrNetProxyUnsupported, tier, why)
+}
+
+// processTierNet says why each tier built on runProcess cannot confine
+// the network to a proxy.
+var processTierNet = map[string]string{
+	BackendFloor:   "bounds resources only and leaves the whole network open",
+	BackendMacOS:   "has no rule for the proxy's port in its Seatbelt profile yet (network is all or nothing there)",
+	BackendWindows: "cannot deny the network",
 }

@@ -19,13 +19,20 @@ import (
 // pathname unix sockets (a terminal multiplexer's, a container
 // runtime's, a session bus, an editor's), and a network namespace, which
 // the tier lacks, would not either. socketpair(2), which pipes between a
-// command's own processes use, still works.
-func applySocketFilter(network bool) (Mechanism, error) {
+// command's own processes use, still works. A run that reaches only a
+// proxy (netProxy) gets TCP sockets of AF_INET besides: Landlock lets
+// them connect to the proxy's port only (tierRuleset), and UDP (DNS),
+// raw, netlink and IPv6 sockets stay refused.
+func applySocketFilter(mode netMode) (Mechanism, error) {
 	info, ok := syscallTable(runtime.GOARCH)
 	if !ok {
 		return Mechanism{}, fmt.Errorf("socket filter: no syscall table for %s", runtime.GOARCH)
 	}
+	network := mode == netAll
 	prog, err := socketFilterProg(info, socketFamilies(network, unixSocketsConfined()))
+	if mode == netProxy {
+		prog, err = socketFilterTCPProg(info, socketFamilies(false, unixSocketsConfined()))
+	}
 	if err != nil {
 		return Mechanism{}, err
 	}
@@ -33,7 +40,11 @@ func applySocketFilter(network bool) (Mechanism, error) {
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return Mechanism{}, fmt.Errorf("load socket filter: %w", err)
 	}
-	return Mechanism{"socket-filter", StateApplied, socketFilterDetail(network, landlockABI())}, nil
+	detail := socketFilterDetail(network, landlockABI())
+	if mode == netProxy {
+		detail = "TCP over AF_INET besides (Landlock lets it connect to the proxy's port only); " + detail
+	}
+	return Mechanism{"socket-filter", StateApplied, detail}, nil
 }
 
 // socketFamily is one address family socket(2) may create.
@@ -80,6 +91,48 @@ func socketFilterProg(info *sysTable, fams []socketFamily) ([]unix.SockFilter, e
 	}
 	for _, f := range fams {
 		prog = append(prog, bpfJump(unix.BPF_JEQ, f.af, toAllow(len(prog)), 0))
+	}
+	return append(prog, bpfRet(deny), bpfRet(retAllow)), nil
+}
+
+// socketFilterTCPProg is socketFilterProg's program for a run that
+// reaches only the proxy: socket(2) of AF_INET works only with the type
+// SOCK_STREAM (SOCK_NONBLOCK and SOCK_CLOEXEC aside) and the protocol 0
+// or IPPROTO_TCP, so no UDP, raw, SCTP or MPTCP socket; the families of
+// fams work whole; everything else fails with EACCES.
+func socketFilterTCPProg(info *sysTable, fams []socketFamily) ([]unix.SockFilter, error) {
+	nr, ok := info.nr["socket"]
+	if !ok {
+		return nil, fmt.Errorf("socket filter: no socket(2) on %s", info.name)
+	}
+	deny := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	// 14 instructions before the families, then one per family, the
+	// denying return and the allowing one.
+	const famsAt, protoAt = 14, 11
+	denyAt := famsAt + len(fams)
+	allowAt := denyAt + 1
+	to := func(at, pc int) uint8 { return uint8(at - pc - 1) }
+	const nb, ce = unix.SOCK_NONBLOCK, unix.SOCK_CLOEXEC
+	prog := []unix.SockFilter{
+		bpfLoad(offArch),
+		bpfJump(unix.BPF_JEQ, info.audit, 0, to(allowAt, 1)),
+		bpfLoad(offNr),
+		bpfJump(unix.BPF_JEQ, nr, 0, to(allowAt, 3)),
+		bpfLoad(argLowOffset(0)),
+		bpfJump(unix.BPF_JEQ, unix.AF_INET, 0, to(famsAt, 5)),
+		// The type: SOCK_STREAM with or without the two flags (any
+		// other bit is EINVAL to the kernel anyway).
+		bpfLoad(argLowOffset(1)),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM, to(protoAt, 7), 0),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|nb, to(protoAt, 8), 0),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|ce, to(protoAt, 9), 0),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|nb|ce, 0, to(denyAt, 10)),
+		bpfLoad(argLowOffset(2)),
+		bpfJump(unix.BPF_JEQ, 0, to(allowAt, 12), 0),
+		bpfJump(unix.BPF_JEQ, unix.IPPROTO_TCP, to(allowAt, 13), to(denyAt, 13)),
+	}
+	for _, f := range fams {
+		prog = append(prog, bpfJump(unix.BPF_JEQ, f.af, to(allowAt, len(prog)), 0))
 	}
 	return append(prog, bpfRet(deny), bpfRet(retAllow)), nil
 }

@@ -61,6 +61,14 @@ type initConfig struct {
 	// Protected are more paths kept read-only inside the writable roots
 	// (Spec.Protected; protectedIn).
 	Protected []string `json:"protected,omitempty"`
+	// NetProxyPort, with Network off, is the one TCP port on 127.0.0.1
+	// the command reaches (Spec.NetProxy): in the landlock tier the
+	// proxy's own, in the linux tier the forwarder's in the sandbox's
+	// network namespace. 0: no proxy.
+	NetProxyPort int `json:"net_proxy_port,omitempty"`
+	// NetProxySocket is the host path of the proxy's unix socket, which
+	// the linux tier's forwarder relays to (netforward_linux.go).
+	NetProxySocket string `json:"net_proxy_socket,omitempty"`
 }
 
 // initStatus is one JSON line the init child writes on fd 4.
@@ -140,7 +148,9 @@ func appendStageConfig(b []byte, c *initConfig) []byte {
 	b = appendStr(b, c.ReadViewTypes)
 	b = appendLinks(b, c.ViewLinks)
 	b = appendStr(b, c.HostHome)
-	return appendStrs(b, c.Protected)
+	b = appendStrs(b, c.Protected)
+	b = binary.AppendVarint(b, int64(c.NetProxyPort))
+	return appendStr(b, c.NetProxySocket)
 }
 
 func appendLinks(b []byte, links map[string]string) []byte {
@@ -218,6 +228,8 @@ func decodeStageConfig(body []byte) (initConfig, error) {
 	}
 	c.HostHome = r.str()
 	c.Protected = r.strs()
+	c.NetProxyPort = int(r.varint())
+	c.NetProxySocket = r.str()
 	if r.err == nil && r.s != "" {
 		r.err = fmt.Errorf("%d bytes after the last field", len(r.s))
 	}

@@ -60,7 +60,7 @@ func restrictEarlyWith(o seccompOpts, noNet bool) *earlyRestrictions {
 		return e
 	}
 	if noNet {
-		m, err := applySocketFilter(false)
+		m, err := applySocketFilter(netNone)
 		if err != nil {
 			e.err = err
 			return e
@@ -85,14 +85,14 @@ func restrictRest(cfg *initConfig) ([]Mechanism, error) {
 	e := early
 	early = nil
 	if e == nil {
-		return filterAndDropCaps(cfg, !cfg.Network) // exec_linux.go
+		return filterAndDropCaps(cfg) // exec_linux.go
 	}
 	if e.err != nil {
 		return nil, e.err
 	}
 	mechs := []Mechanism{e.seccomp}
 	switch {
-	case cfg.Network && e.socket != nil:
+	case netModeOf(cfg) != netNone && e.socket != nil:
 		// runnerThread gives such a run to the exec stage.
 		return nil, errors.New("the runner thread refuses sockets, and the run asks for network")
 	case e.socket != nil:
@@ -100,7 +100,7 @@ func restrictRest(cfg *initConfig) ([]Mechanism, error) {
 		m.Detail += "; loaded before the run, on its hint"
 		mechs = append(mechs, m)
 	default: // with the network too: it refuses AF_UNIX below ABI 9
-		m, err := applySocketFilter(cfg.Network)
+		m, err := applySocketFilter(netModeOf(cfg))
 		if err != nil {
 			return nil, err
 		}

@@ -41,6 +41,9 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list)", ErrSetup)
 	}
+	if abi := landlockABI(); s.NetProxy != nil && abi < 4 {
+		return nil, refuseNetProxy(BackendLandlock, fmt.Sprintf("has Landlock ABI %d on this kernel, without TCP rules (needs 4, Linux 6.7)", abi))
+	}
 	tmp, err := takePrivateDir() // private_linux.go
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -91,6 +94,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
 		Writable: append(append([]string{}, rv.writable...), tmp),
 		ReadView: view, ReadViewTypes: rv.types, Env: env,
+		NetProxyPort: proxyPort(s.NetProxy),
 	}
 	if len(bins) > 0 {
 		mechs = append(mechs, Mechanism{"binaries-dir", StateApplied, "not writable inside the writable root: " + strings.Join(bins, ":") + " (the stages' programs)"})

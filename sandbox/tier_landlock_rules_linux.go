@@ -225,11 +225,22 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 			return -1, nil, err
 		}
 	}
+	if port := cfg.NetProxyPort; port != 0 && !cfg.Network {
+		// The ruleset handles TCP connect (newTierRuleset): this one
+		// port is all it grants (tier_landlock_linux.go refused the run
+		// below ABI 4).
+		if err := llsys.LandlockAddNetPortRule(fd, &llsys.NetPortAttr{AllowedAccess: llsys.AccessNetConnectTCP, Port: uint64(port)}, 0); err != nil {
+			unix.Close(fd)
+			return -1, nil, fmt.Errorf("landlock: rule for the proxy's port %d: %w", port, err)
+		}
+	}
 	ms := []Mechanism{{"landlock-fs", StateApplied,
 		fmt.Sprintf("ABI %d: reads only the read view (%d paths), writes only %d roots and a private temporary directory%s; Landlock has no right for mode, owner, times or extended attributes: those calls go to the metadata supervisor", abi, len(cfg.ReadView), len(cfg.Writable), ahead)}}
 	switch {
 	case cfg.Network:
 		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, "network requested"})
+	case cfg.NetProxyPort != 0:
+		ms = append(ms, Mechanism{"landlock-net", StateApplied, fmt.Sprintf("TCP bind refused; TCP connect only to port %d, the proxy's on 127.0.0.1 (Landlock's rule names a port, not an address)", cfg.NetProxyPort)})
 	case abi >= 4:
 		ms = append(ms, Mechanism{"landlock-net", StateApplied, "TCP bind and connect refused"})
 	default:

@@ -111,12 +111,12 @@ func runnerThread(phase *atomic.Int32, reaperErr error, hint []string, out chan<
 		s.err = errors.New("caller gone")
 	default:
 		sub := Mechanism{"subreaper", StateApplied, "every descendant is killed when the command ends"}
-		if needsExecStage(&cfg) || (cfg.Network && early.refusesSockets()) {
+		if needsExecStage(&cfg) || (netModeOf(&cfg) != netNone && early.refusesSockets()) {
 			// The address-space and process rlimits are process-wide:
 			// they would bind this runner too, so the command gets a
 			// stage of its own to take them, started from the main
 			// thread, which the early restrictions do not bind. So does
-			// a run with network when this thread loaded the socket
+			// a run with network (or a proxy) when this thread loaded the socket
 			// filter ahead on its hint's word.
 			report(initStatus{Mechanisms: []Mechanism{sub}})
 			dropPrebuilt()

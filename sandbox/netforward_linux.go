@@ -1,0 +1,93 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// The linux tier's way to the proxy (Spec.NetProxy). The command keeps a
+// network namespace of its own with only lo; PID 1, which lives in that
+// namespace and outlives the command, listens on 127.0.0.1:PORT there and
+// relays each connection to the proxy's unix socket on the host. It
+// holds the socket by an O_PATH descriptor opened before the root is
+// built (the host's tree is gone after) and connects through
+// /proc/self/fd/N, so the socket is never in the command's view: from
+// inside, the one way out is the forwarder's port, and every other
+// address has no route (ENETUNREACH) or nothing listening (ECONNREFUSED).
+
+// maxForwarded bounds the connections relayed at once: each holds two
+// goroutines of PID 1, charged to the run's memory cap. More wait in the
+// listener's backlog.
+const maxForwarded = 256
+
+// startForwarder opens the proxy's socket and listens on the forwarder's
+// port; loErr is why lo did not come up, if it did not.
+func startForwarder(cfg *initConfig, loErr error) (Mechanism, error) {
+	if loErr != nil {
+		return Mechanism{}, fmt.Errorf("net proxy forwarder: %w", loErr)
+	}
+	fd, err := unix.Open(cfg.NetProxySocket, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Mechanism{}, fmt.Errorf("net proxy socket %s: %w (is the proxy running? Spec.NetProxy.Socket)", cfg.NetProxySocket, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		unix.Close(fd)
+		return Mechanism{}, fmt.Errorf("net proxy socket %s: not a unix socket (Spec.NetProxy.Socket)", cfg.NetProxySocket)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.NetProxyPort))
+	ln, err := net.Listen("tcp4", addr)
+	if err != nil {
+		unix.Close(fd)
+		return Mechanism{}, fmt.Errorf("net proxy forwarder: %w", err)
+	}
+	go serveForwarded(ln, "/proc/self/fd/"+strconv.Itoa(fd)) // ends with PID 1
+	return Mechanism{"net-proxy", StateApplied, fmt.Sprintf("only %s inside, which PID 1 relays to the proxy's unix socket %s; no other route out of the network namespace", addr, cfg.NetProxySocket)}, nil
+}
+
+// serveForwarded accepts on ln until it fails and relays each connection
+// to the unix socket at target.
+func serveForwarded(ln net.Listener, target string) {
+	slots := make(chan struct{}, maxForwarded)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // a connection reset before accept, EMFILE: try the next
+		}
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots }()
+			relay(c, target)
+		}()
+	}
+}
+
+// relay copies between the command's connection c and a new connection
+// to the proxy, each way until its end, passing each half-close on. A
+// proxy that cannot be reached closes c: the client sees the connection
+// end before any answer.
+func relay(c net.Conn, target string) {
+	defer c.Close()
+	p, err := net.Dial("unix", target)
+	if err != nil {
+		return
+	}
+	defer p.Close()
+	up := make(chan struct{})
+	go func() {
+		defer close(up)
+		_, _ = io.Copy(p, c)
+		_ = p.(*net.UnixConn).CloseWrite()
+	}()
+	_, _ = io.Copy(c, p)
+	_ = c.(*net.TCPConn).CloseWrite()
+	<-up
+}

@@ -1,0 +1,238 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// netCase is one paired case of a run that reaches only the proxy: the
+// contained command reaches its target or not (reach), and the control,
+// the same command uncontained with the same proxy environment, reaches
+// it unless noControl says why it cannot.
+type netCase struct {
+	name      string
+	argv      []string
+	reach     bool
+	noControl string
+}
+
+// netWorld is what the cases aim at: an allowed web server (plain and
+// TLS) the proxy reaches by name, loopback echo services, a DNS server,
+// a host unix socket, a listener on a non-loopback address, and the
+// proxy.
+type netWorld struct {
+	marker                    string
+	web, tlsWeb, echo, dns    string
+	sock, raw                 string
+	proxy                     *testProxy
+	work                      string
+	allowedURL, allowedTLSURL string
+	deniedURL                 string
+	directURL                 string
+}
+
+func newNetWorld(t *testing.T) *netWorld {
+	t.Helper()
+	w := &netWorld{marker: fmt.Sprintf("NETPROXY-MARKER-%d", os.Getpid())}
+	w.web = markerServer(t, w.marker, false)
+	w.tlsWeb = markerServer(t, w.marker, true)
+	w.echo, _, w.dns, w.sock = echoServers(t, outsideDir(t))
+	if ip := hostIPv4(); ip != "" {
+		ln, err := net.Listen("tcp4", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go acceptEcho(ln) // ends when the listener closes
+		w.raw = ln.Addr().String()
+	}
+	w.proxy = startTestProxy(t, hostsFor(map[string]string{"allowed.test": w.web, "allowed-tls.test": w.tlsWeb}))
+	w.work = outsideDir(t)
+	w.allowedURL = "http://allowed.test:" + portOf(w.web) + "/"
+	w.allowedTLSURL = "https://allowed-tls.test:" + portOf(w.tlsWeb) + "/"
+	w.deniedURL = "http://denied.test:" + portOf(w.web) + "/"
+	w.directURL = "http://" + w.web + "/"
+	return w
+}
+
+func (w *netWorld) cases(h string) []netCase {
+	probe := func(a ...string) []string { return append([]string{h, helperArg}, a...) }
+	cs := []netCase{
+		{name: "an allowed host through the proxy", argv: probe("proxyget", w.allowedURL), reach: true},
+		{name: "an allowed host over CONNECT", argv: probe("proxyget", w.allowedTLSURL), reach: true},
+		{name: "a denied host through the proxy", argv: probe("proxyget", w.deniedURL),
+			noControl: "the proxy denies it outside too: the allowed host is its control"},
+		{name: "the allowed server directly", argv: probe("dial", w.web)},
+		{name: "the allowed server by its IP, proxy environment ignored", argv: probe("proxyget", w.directURL)},
+		{name: "a loopback service on another port", argv: probe("tcp", w.echo)},
+		{name: "a DNS lookup over UDP", argv: probe("dns", w.dns, "example.com")},
+		{name: "a host unix socket", argv: probe("unix", w.sock)},
+	}
+	if w.raw != "" {
+		cs = append(cs, netCase{name: "a raw IP of the host", argv: probe("tcp", w.raw)})
+	}
+	return cs
+}
+
+// TestTierNetProxy runs the paired cases in each Linux tier: only the
+// allowed hosts, through the proxy, are reached; every way around it is
+// refused; each control reaches its target uncontained.
+func TestTierNetProxy(t *testing.T) {
+	h := helperPath(t)
+	w := newNetWorld(t)
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			useReexec(t)
+			for _, c := range w.cases(h) {
+				t.Run(c.name, func(t *testing.T) { w.check(t, tier, c) })
+			}
+		})
+		// A warm stage was started on the previous run's word (a landlock
+		// runner without network loads its socket filter ahead).
+		t.Run(tier+" on warm stages of the small init program", func(t *testing.T) {
+			useSmallInit(t)
+			keepWarm(t)
+			cs := w.cases(h)
+			for _, c := range append(cs[:1:1], append(cs[3:4], cs...)...) {
+				t.Run(c.name, func(t *testing.T) { w.check(t, tier, c) })
+			}
+		})
+	}
+	if d := w.proxy.deniedHosts(); !slices.Contains(d, "denied.test:"+portOf(w.web)) {
+		t.Errorf("the proxy did not record the denied host: %q", d)
+	}
+}
+
+// check runs c contained in tier and uncontained.
+func (w *netWorld) check(t *testing.T, tier string, c netCase) {
+	out, text := runTier(t, Spec{Backend: tier, Argv: c.argv, Dir: w.work, Writable: []string{w.work}, Readable: []string{filepath.Dir(c.argv[0])}, NetProxy: &w.proxy.NetProxy})
+	reached := out.ExitCode == 0
+	if reached != c.reach {
+		t.Errorf("contained: exit %d, reached %v, want %v:\n%s", out.ExitCode, reached, c.reach, text)
+	}
+	if !c.reach {
+		t.Logf("contained (%s): %s", tier, strings.TrimSpace(text))
+	}
+	if c.reach && !strings.Contains(text, w.marker) {
+		t.Errorf("contained: the answer lacks the server's marker:\n%s", text)
+	}
+	if c.noControl != "" {
+		return
+	}
+	ctl := exec.Command(c.argv[0], c.argv[1:]...)
+	ctl.Env = append(os.Environ(), proxyEnvFor(w.proxy.NetProxy)...)
+	if b, err := ctl.CombinedOutput(); err != nil {
+		t.Errorf("control (uncontained) did not reach its target: %v\n%s", err, b)
+	}
+}
+
+// TestNetProxyMechanisms checks what each tier reports for a run that
+// reaches only the proxy, and that the environment points at it.
+func TestNetProxyMechanisms(t *testing.T) {
+	w := newNetWorld(t)
+	port := portOf(w.proxy.TCP)
+	want := map[string]string{
+		BackendLinux:    "net-proxy",
+		BackendLandlock: "landlock-net",
+	}
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			out, text := runTier(t, Spec{Backend: tier, Argv: []string{"env"}, Dir: w.work, NetProxy: &w.proxy.NetProxy})
+			for _, k := range []string{"HTTP_PROXY", "https_proxy", "ALL_PROXY", "no_proxy"} {
+				if !strings.Contains(text, k+"=") {
+					t.Errorf("%s not set inside:\n%s", k, text)
+				}
+			}
+			if !strings.Contains(text, "HTTPS_PROXY=http://127.0.0.1:"+port+"\n") {
+				t.Errorf("HTTPS_PROXY does not name the proxy's port %s:\n%s", port, text)
+			}
+			found := false
+			for _, m := range out.Mechanisms {
+				if m.Name == want[tier] && m.State == StateApplied && strings.Contains(m.Detail, port) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no applied %s mechanism naming port %s: %+v", want[tier], port, out.Mechanisms)
+			}
+		})
+	}
+}
+
+// TestNetProxyRefusedByFloor: the floor tier cannot confine the network
+// to a proxy, so it refuses the run (never grants the whole network).
+func TestNetProxyRefusedByFloor(t *testing.T) {
+	p := &NetProxy{Socket: "/nonexistent/p.sock", TCP: "127.0.0.1:9"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := NewRunner(nil).Run(ctx, &Spec{Backend: BackendFloor, Argv: []string{"true"}, NetProxy: p})
+	if !errors.Is(err, ErrNetProxyUnsupported) || out != nil || !strings.Contains(err.Error(), "floor") {
+		t.Fatalf("floor with a proxy: %v, %v; want ErrNetProxyUnsupported naming the floor tier", out, err)
+	}
+	out, err = NewRunner(nil).Run(ctx, &Spec{Backend: BackendFloor, Argv: []string{"true"}})
+	if err != nil || out.ExitCode != 0 {
+		t.Fatalf("control, floor without a proxy: %v, %v", out, err)
+	}
+}
+
+// TestSocketFilterTCPProg checks the landlock tier's socket filter for a
+// run that reaches only the proxy: TCP over IPv4 works, any other type,
+// protocol or family does not (no UDP for DNS, no raw or MPTCP socket),
+// and without AF_UNIX confinement no unix socket either.
+func TestSocketFilterTCPProg(t *testing.T) {
+	const allow, eacces = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	info, ok := syscallTable("amd64")
+	if !ok {
+		t.Fatal("no amd64 table")
+	}
+	sock := info.nr["socket"]
+	for _, unixConfined := range []bool{false, true} {
+		prog, err := socketFilterTCPProg(info, socketFamilies(false, unixConfined))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unixWant := uint32(eacces)
+		if unixConfined {
+			unixWant = allow
+		}
+		for _, c := range []struct {
+			name            string
+			fam, typ, proto uint64
+			want            uint32
+		}{
+			{"tcp", unix.AF_INET, unix.SOCK_STREAM, 0, allow},
+			{"tcp, explicit protocol", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP, allow},
+			{"tcp with flags", unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, 0, allow},
+			{"udp", unix.AF_INET, unix.SOCK_DGRAM, 0, eacces},
+			{"udp with flags", unix.AF_INET, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, unix.IPPROTO_UDP, eacces},
+			{"raw", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP, eacces},
+			{"mptcp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, eacces},
+			{"sctp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, eacces},
+			{"tcp over ipv6", unix.AF_INET6, unix.SOCK_STREAM, 0, eacces},
+			{"netlink", unix.AF_NETLINK, unix.SOCK_RAW, 0, eacces},
+			{"packet", unix.AF_PACKET, unix.SOCK_RAW, 0, eacces},
+			{"unix", unix.AF_UNIX, unix.SOCK_STREAM, 0, unixWant},
+		} {
+			if got := runFilter(t, prog, info.audit, sock, c.fam, c.typ, c.proto); got != c.want {
+				t.Errorf("unix confined %v, %s: socket = %#x, want %#x", unixConfined, c.name, got, c.want)
+			}
+		}
+		if got := runFilter(t, prog, info.audit, info.nr["connect"], unix.AF_INET); got != allow {
+			t.Errorf("another call: %#x, want it left alone", got)
+		}
+		if got := runFilter(t, prog, unix.AUDIT_ARCH_I386, sock, unix.AF_INET, unix.SOCK_DGRAM); got != allow {
+			t.Errorf("a foreign ABI's call: %#x, want it left to the deny-list", got)
+		}
+	}
+}
