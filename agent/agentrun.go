@@ -58,6 +58,7 @@ type agentRun struct {
 	retryMu sync.Mutex
 	retries []trace.Event // reported during a model call, stored with its step
 	stream  *textStream   // the model call's streamed text, while it runs
+	net     *netAccess    // the run's network proxy and its judge (netaccess.go)
 }
 
 // reportRetry traces a provider's failed attempt: emitted now, stored
@@ -242,7 +243,7 @@ func (a *agentRun) setup(ctx context.Context) {
 	if a.st.Depth < a.tree.maxDepth {
 		sp = spawner{a}
 	}
-	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.h.opts.Sandbox, Reads: a.checkRead}, sp)
+	a.tools = tools.Set(tools.Env{Changes: a.cs, Sandbox: a.sandboxFor("run"), Reads: a.checkRead}, sp)
 	if a.h.opts.MCP != nil {
 		extra, _ := a.h.opts.MCP.Tools(ctx, a.pol.Check)
 		for _, t := range extra {

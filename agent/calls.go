@@ -188,6 +188,7 @@ func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (m
 	} else {
 		r, err = a.tools[c.Name].Call(ctx, c.Arguments)
 	}
+	a.drainNet(sc) // the connections its commands made (netaccess.go)
 	if err != nil {
 		if ctx.Err() != nil {
 			return model.ToolResult{}, nil, ctx.Err()

@@ -28,12 +28,17 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 		Error: errText, Summary: a.st.Summary}
 	ev := a.event(out)
 	ev.Step = a.totals.Steps
+	netEvs, netSum := a.closeNet() // netaccess.go
+	out.Network = netSum
+	for i := range netEvs {
+		netEvs[i].Step = ev.Step
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	// An interrupted run records nothing more: the trace keeps it running
 	// as of its last committed step, which is what resume continues.
 	if e.outcome != OutcomeInterrupted {
-		if err := a.h.opts.Store.SetOutcome(cctx, a.id, string(e.outcome), a.st.Summary, errText, a.st.encode(), ev); err != nil {
+		if err := a.h.opts.Store.SetOutcome(cctx, a.id, string(e.outcome), a.st.Summary, errText, a.st.encode(), append(netEvs, ev)...); err != nil {
 			if !errors.Is(err, trace.ErrStorage) || e.outcome == OutcomeApplied {
 				// An applied change is on disk whatever the trace says.
 				a.h.log.Error("record outcome", "run", a.id, "outcome", e.outcome, "err", err)
@@ -42,6 +47,9 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 				out.Outcome, out.Error = string(e.outcome), e.err.Error()
 			}
 		}
+	}
+	for _, e := range netEvs {
+		a.emit(e)
 	}
 	a.emit(ev)
 	return &Result{

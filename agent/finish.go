@@ -47,7 +47,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 		return tools.Result{Content: "finished; the contract has no checks, so the change is unverified"}, proposeNext, nil
 	}
 	rep, err := a.h.opts.Verify(ctx, verify.Options{
-		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
+		Sandbox: a.sandboxFor("check"), Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
 		ContractPath: a.contractRel(), Red: &a.red.RedCache, Withheld: a.withheld(),
 		OnCheck: func(c verify.CheckResult) {
 			sc.add(a.event(checkRunEvent(c)))

@@ -36,7 +36,7 @@ func (a *agentRun) redFirst(ctx context.Context) {
 	}
 	var evs []trace.Event
 	results, err := verify.RunRed(ctx, verify.Options{
-		Sandbox: a.h.opts.Sandbox, Root: a.h.opts.Root.Dir(), Verify: a.c.Verify,
+		Sandbox: a.sandboxFor("check"), Root: a.h.opts.Root.Dir(), Verify: a.c.Verify,
 		ContractPath: a.contractRel(), Red: &a.red.RedCache, Withheld: a.withheld(),
 		OnCheck: func(c verify.CheckResult) { evs = append(evs, a.event(checkRunEvent(c))) },
 	})

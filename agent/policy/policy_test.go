@@ -410,3 +410,25 @@ func TestUntrusted(t *testing.T) {
 		t.Errorf("untrusted allow still applies: %s", got.Effect)
 	}
 }
+
+// MayAllow: an allow or ask net rule in any layer may open the network; a
+// deny rule or no rule does not.
+func TestMayAllow(t *testing.T) {
+	for _, tc := range []struct {
+		rules []Rule
+		want  bool
+	}{
+		{nil, false},
+		{[]Rule{{Act: ActNet, Effect: Deny, Pattern: "*"}, {Act: ActExec, Effect: Allow, Pattern: "go *"}}, false},
+		{[]Rule{{Act: ActNet, Effect: Allow, Pattern: "proxy.golang.org:443"}}, true},
+		{[]Rule{{Act: ActNet, Effect: Ask, Pattern: "*"}}, true},
+	} {
+		p, err := New(Builtin(nil), LayerRules{Layer: LayerUser, Rules: tc.rules})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.MayAllow(ActNet); got != tc.want {
+			t.Errorf("%v: MayAllow(net) = %v", tc.rules, got)
+		}
+	}
+}

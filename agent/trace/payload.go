@@ -74,6 +74,8 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &Outcome{}
 	case EventTextDelta:
 		return &TextDelta{}
+	case EventCheckStarted:
+		return &CheckStarted{}
 	case EventNetConn:
 		return &NetConn{}
 	}
@@ -386,6 +388,9 @@ type Outcome struct {
 	// Reason says why a run was closed by another (a sub-agent a crash
 	// left in flight).
 	Reason string `json:"reason,omitempty"`
+	// Network summarises the run's connections through its network
+	// proxy (NetSummary.Text); absent when it made none.
+	Network string `json:"network,omitempty"`
 }
 
 // EventType implementations.
