@@ -74,8 +74,6 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &Outcome{}
 	case EventTextDelta:
 		return &TextDelta{}
-	case EventCheckStarted:
-		return &CheckStarted{}
 	case EventNetConn:
 		return &NetConn{}
 	}
