@@ -1,10 +1,15 @@
 package sandbox
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,6 +86,13 @@ func (w *netWorld) cases(h string) []netCase {
 	}
 	if w.raw != "" {
 		cs = append(cs, netCase{name: "a raw IP of the host", argv: probe("tcp", w.raw)})
+	}
+	if curl, err := exec.LookPath("curl"); err == nil {
+		cs = append(cs,
+			netCase{name: "curl to an allowed host", argv: []string{curl, "-sS", "-m", "10", w.allowedURL}, reach: true},
+			netCase{name: "curl to an allowed host over CONNECT", argv: []string{curl, "-sSk", "-m", "10", w.allowedTLSURL}, reach: true},
+			netCase{name: "curl to the allowed server, proxy ignored", argv: []string{curl, "-sS", "-m", "10", "--noproxy", "*", w.directURL}},
+		)
 	}
 	return cs
 }
@@ -235,4 +247,91 @@ func TestSocketFilterTCPProg(t *testing.T) {
 			t.Errorf("a foreign ABI's call: %#x, want it left to the deny-list", got)
 		}
 	}
+}
+
+// TestTierNetProxyGoModDownload downloads a module in each tier from a
+// module proxy the test serves on loopback, reached by name through the
+// proxy (GOPROXY untouched by the sandbox: the go command finds the
+// proxy in HTTP_PROXY). The control: the same download with GOPROXY
+// naming the module proxy's address directly works uncontained and is
+// refused contained.
+func TestTierNetProxyGoModDownload(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	mods := moduleProxy(t, "example.test/leash", "v1.0.0")
+	p := startTestProxy(t, hostsFor(map[string]string{"modproxy.test": mods}))
+	byName := "http://modproxy.test:" + portOf(mods)
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			work := outsideDir(t)
+			env := func(goproxy, cache string) []string {
+				return []string{"GOPROXY=" + goproxy, "GOFLAGS=-mod=mod", "GOSUMDB=off", "GONOSUMDB=*", "GOTOOLCHAIN=local",
+					"GOPATH=" + filepath.Join(work, "gopath"), "GOMODCACHE=" + filepath.Join(work, cache), "GOCACHE=" + filepath.Join(work, "gocache")}
+			}
+			argv := []string{goBin, "mod", "download", "-json", "example.test/leash@v1.0.0"}
+			run := func(goproxy, cache string) (*Outcome, string) {
+				return runTier(t, Spec{Backend: tier, Argv: argv, Dir: work, Writable: []string{work}, Env: env(goproxy, cache), NetProxy: &p.NetProxy})
+			}
+			out, text := run(byName, "modcache")
+			if out.ExitCode != 0 || !strings.Contains(text, `"Version": "v1.0.0"`) {
+				t.Fatalf("go mod download through the proxy: exit %d:\n%s", out.ExitCode, text)
+			}
+			if _, err := os.Stat(filepath.Join(work, "modcache", "example.test", "leash@v1.0.0", "leash.go")); err != nil {
+				t.Errorf("the module is not in the module cache: %v", err)
+			}
+			direct := "http://" + mods
+			out, text = run(direct, "modcache-direct")
+			if out.ExitCode == 0 {
+				t.Errorf("go mod download with GOPROXY=%s (around the proxy) worked contained:\n%s", direct, text)
+			}
+			t.Logf("contained, GOPROXY=%s: %s", direct, strings.TrimSpace(text))
+			ctl := exec.Command(goBin, argv[1:]...)
+			ctl.Dir = work
+			ctl.Env = append(os.Environ(), env(direct, "modcache-control")...)
+			if b, err := ctl.CombinedOutput(); err != nil {
+				t.Errorf("control: go mod download with GOPROXY=%s uncontained: %v\n%s", direct, err, b)
+			}
+			// The module cache is read-only, as the go command makes it.
+			exec.Command("chmod", "-R", "u+w", work).Run()
+		})
+	}
+}
+
+// moduleProxy serves module path at version as a GOPROXY does and
+// returns its address.
+func moduleProxy(t *testing.T, path, version string) string {
+	t.Helper()
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for name, body := range map[string]string{
+		"go.mod":   "module " + path + "\n\ngo 1.21\n",
+		"leash.go": "package leash\n\nconst On = true\n",
+	} {
+		f, err := zw.Create(path + "@" + version + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(f, body)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"/" + path + "/@v/list":                 []byte(version + "\n"),
+		"/" + path + "/@v/" + version + ".info": []byte(`{"Version":"` + version + `","Time":"2024-01-01T00:00:00Z"}`),
+		"/" + path + "/@v/" + version + ".mod":  []byte("module " + path + "\n\ngo 1.21\n"),
+		"/" + path + "/@v/" + version + ".zip":  zbuf.Bytes(),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
 }
