@@ -47,6 +47,7 @@ func (s *state) emit(ev trace.Event) {
 		r = s.startRun(ev)
 	}
 	if o, ok := ev.Payload.(*trace.Outcome); ok {
+		s.netTotal(r, o) // net.go
 		s.endRun(ev.Run, r, ev.Time, s.str(o.Outcome))
 		return
 	}
@@ -71,6 +72,8 @@ func (s *state) emit(ev trace.Event) {
 		s.toolResult(r, ev, p)
 	case *trace.Verdict:
 		s.checks(r, ev, p)
+	case *trace.NetConn:
+		s.netConn(r, ev, p)
 	}
 	r.last = ev.Time
 }
