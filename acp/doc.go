@@ -12,6 +12,15 @@
 // session/request_permission, and nothing reaches the disk before the
 // change is allowed.
 //
+// A session has modes (modes.go: the approval policy ask, auto or never,
+// as --approve on the command line; session/set_mode and the mode config
+// option) and a model config option (the configuration's model and its
+// fallbacks; the engine is built again on a change). A prompt whose text
+// starts with /name is a slash command (commands.go: /help, /runs,
+// /diff, /approve, /reject, /resume, /undo) answered in the panel, never
+// a new run. A run its budget stopped is offered a larger budget through
+// a permission request (raise.go) and goes on in the same turn.
+//
 // The client's MCP servers (session/new's mcpServers: stdio and http
 // entries) are converted in mcp.go to the engine's MCP entries with every
 // tool exposed, and contained like configured ones: each call is an `mcp`

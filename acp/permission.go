@@ -86,6 +86,19 @@ func (a approver) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.
 			Content: []toolCallContent{textContent("Rejected: you rejected this for the rest of the run.")}})
 		return agent.Decision{Answer: agent.Deny, Reason: "rejected for the rest of this run"}, nil
 	}
+	if mode := a.mode(); mode != modeAsk && mode != "" {
+		d, err := automatic(mode).ApproveAct(ctx, req)
+		if err != nil {
+			return agent.Decision{}, err
+		}
+		d = byMode(d, mode)
+		if d.Answer == agent.Deny {
+			a.ss.update(toolCall{SessionUpdate: "tool_call", ToolCallID: id, Kind: kindOf(req.Tool), Status: statusFailed,
+				Title:   fmt.Sprintf("%s: %s %s", req.Tool, v.Act, v.Target),
+				Content: []toolCallContent{textContent(fmt.Sprintf("Denied by the session's %s mode: the policy asks before this act and nobody is asked in this mode. Switch the mode to ask to be asked, or allow it in the policy.", mode))}})
+		}
+		return d, nil
+	}
 	why := "layer " + string(v.Layer)
 	if v.Rule != nil {
 		why += fmt.Sprintf(", rule %s %s %q", v.Rule.Effect, v.Rule.Act, v.Rule.Pattern)
@@ -137,6 +150,54 @@ func actPaths(act any, target string) []string {
 // whose tool call carries the diff of every file. Only "allow" lets the
 // harness write the files; a reject leaves the disk untouched.
 func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
+	a.showChecks(p)
+	mode := a.mode()
+	tc := a.changeCall(p, mode == modeAsk || mode == "")
+	if mode != modeAsk && mode != "" {
+		return a.answerChange(ctx, p, tc, mode)
+	}
+	a.ss.update(tc)
+	choice, err := a.ask(ctx, tc, changeOptions)
+	if err != nil {
+		return agent.Decision{}, err
+	}
+	if choice == optAllowOnce {
+		a.ss.tr.expectOutcome(p.Run)
+		return agent.Decision{Answer: agent.AllowOnce}, nil
+	}
+	a.ss.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: tc.ToolCallID, Status: statusFailed,
+		Content: []toolCallContent{textContent("Discarded: nothing was written.")}})
+	return agent.Decision{Answer: agent.Deny, Reason: "rejected in the editor"}, nil
+}
+
+// answerChange is the change's answer in the auto and never modes: the
+// command line's approver decides, and the panel shows the change with
+// what became of it.
+func (a approver) answerChange(ctx context.Context, p *agent.Proposal, tc toolCall, mode string) (agent.Decision, error) {
+	d, err := automatic(mode).ApproveChange(ctx, p)
+	if err != nil {
+		return agent.Decision{}, err
+	}
+	note := fmt.Sprintf("Not written (the session's mode is %s)", mode)
+	if d.Reason != "" {
+		note += ": " + d.Reason
+	}
+	note += ". /diff shows it, /approve writes it, /reject drops it."
+	switch d.Answer {
+	case agent.AllowOnce, agent.AllowRun:
+		tc.Status, note = statusInProgress, fmt.Sprintf("Writing it without asking (the session's mode is %s).", mode)
+		a.ss.tr.expectOutcome(p.Run)
+	case agent.Deny:
+		tc.Status = statusFailed
+	}
+	tc.Content = append(tc.Content, textContent(note))
+	a.ss.update(tc)
+	return d, nil
+}
+
+// showChecks sends each check's output (the verification the change
+// passed) to its execute call.
+func (a approver) showChecks(p *agent.Proposal) {
 	if r := p.Report; r != nil {
 		for _, c := range r.Checks {
 			out := c.Output
@@ -150,6 +211,11 @@ func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.D
 				Content: []toolCallContent{textContent("```\n" + out + "\n```")}})
 		}
 	}
+}
+
+// changeCall is the change as a pending edit call: the summary, whether
+// it was verified, and the diff of every file.
+func (a approver) changeCall(p *agent.Proposal, asking bool) toolCall {
 	changes := p.Changes.Changes()
 	var content []toolCallContent
 	var paths []string
@@ -168,26 +234,17 @@ func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.D
 	if summary == "" {
 		summary = p.Goal
 	}
-	content = append([]toolCallContent{textContent(fmt.Sprintf("%s\n\nThe change is %s. Nothing is written until you allow it.", summary, state))}, content...)
-	id := p.Run + "/change"
-	tc := toolCall{SessionUpdate: "tool_call", ToolCallID: id, Kind: kindEdit, Status: statusPending,
+	head := fmt.Sprintf("%s\n\nThe change is %s.", summary, state)
+	if asking {
+		head += " Nothing is written until you allow it."
+	}
+	content = append([]toolCallContent{textContent(head)}, content...)
+	return toolCall{SessionUpdate: "tool_call", ToolCallID: p.Run + "/change", Kind: kindEdit, Status: statusPending,
 		Title:     fmt.Sprintf("Write the change to %d file(s): %s", len(changes), strings.Join(paths, ", ")),
 		Content:   content,
 		Locations: a.ss.tr.locations(paths),
 		Meta:      map[string]any{"ioh": map[string]any{"run": p.Run, "verified": p.Verified, "files": paths}},
 	}
-	a.ss.update(tc)
-	choice, err := a.ask(ctx, tc, changeOptions)
-	if err != nil {
-		return agent.Decision{}, err
-	}
-	if choice == optAllowOnce {
-		a.ss.tr.expectOutcome(p.Run)
-		return agent.Decision{Answer: agent.AllowOnce}, nil
-	}
-	a.ss.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: statusFailed,
-		Content: []toolCallContent{textContent("Discarded: nothing was written.")}})
-	return agent.Decision{Answer: agent.Deny, Reason: "rejected in the editor"}, nil
 }
 
 // diff is one file of the change as ACP diff content: the whole file

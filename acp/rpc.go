@@ -260,10 +260,15 @@ func (c *conn) dispatch(ctx context.Context, line []byte, h handler, wg *sync.Wa
 				c.send(response{JSONRPC: "2.0", ID: m.ID, Error: re})
 				return
 			}
+			then := func() {}
+			if a, ok := res.(replyThen); ok {
+				res, then = a.result, a.then
+			}
 			if res == nil {
 				res = struct{}{}
 			}
 			c.send(response{JSONRPC: "2.0", ID: m.ID, Result: res})
+			then()
 		}()
 	case m.Method != "":
 		h.notification(ctx, m.Method, m.Params)
@@ -280,6 +285,14 @@ func (c *conn) dispatch(ctx context.Context, line []byte, h handler, wg *sync.Wa
 	default:
 		c.replyError(validID(m.ID), codeInvalidRequest, "invalid request: neither a method nor a result")
 	}
+}
+
+// replyThen is a request's result with what to send after the reply
+// (a session's first updates, which name an id the client learns from
+// the reply).
+type replyThen struct {
+	result any
+	then   func()
 }
 
 // idOf digs the id out of a message that did not decode as a whole, so

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/config"
@@ -27,6 +29,13 @@ type Engine struct {
 	Root    *workspace.Root
 	Store   *trace.Store
 	Close   func()
+	// Approve is the configuration's approval mode (ask, auto, never):
+	// a new session's mode.
+	Approve string
+	// Models are the models the session may choose (ModelChoices of the
+	// configuration, or the one the command line fixed); the first is
+	// the one a session starts on.
+	Models []ModelChoice
 }
 
 // EngineRequest is what a session needs its engine built with: the
@@ -41,6 +50,10 @@ type EngineRequest struct {
 	Sink       trace.Sink
 	Logger     *slog.Logger
 	MCPServers []mcptool.Server
+	// Model is the session's model choice (a ModelChoice.ID): the
+	// factory builds the engine with it as the model and the others as
+	// fallbacks (WithModel); "" keeps the configuration's.
+	Model string
 }
 
 // EngineFactory builds a session's engine; cmd/ioh-lsp builds it through
@@ -129,9 +142,13 @@ func (s *Server) request(ctx context.Context, method string, params json.RawMess
 	case methodSessionResume:
 		return s.loadSession(ctx, params, false)
 	case methodSessionList:
-		return s.listSessions(params)
+		return s.listSessions(ctx, params)
 	case methodSessionPrompt:
 		return s.prompt(ctx, params)
+	case methodSetMode:
+		return s.setMode(params)
+	case methodSetConfigOption:
+		return s.setConfigOption(ctx, params)
 	}
 	return nil, &RPCError{Code: codeMethodNotFound, Message: "method not found: " + method}
 }
@@ -202,7 +219,7 @@ func (s *Server) newSession(ctx context.Context, params json.RawMessage) (any, e
 		s.forget(ss)
 		return nil, err
 	}
-	return newSessionResult{SessionID: ss.id}, nil
+	return replyThen{newSessionResult{SessionID: ss.id, sessionSetup: ss.setup()}, ss.opened}, nil
 }
 
 // loadSession serves session/load (replay, when replay) and
@@ -262,10 +279,12 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage, replay
 			return nil, err
 		}
 	}
-	return struct{}{}, nil
+	return replyThen{ss.setup(), ss.opened}, nil
 }
 
-func (s *Server) listSessions(params json.RawMessage) (any, error) {
+// listSessions is session/list: the sessions of the index and the runs
+// of their workspaces (and of cwd) that no session holds.
+func (s *Server) listSessions(ctx context.Context, params json.RawMessage) (any, error) {
 	var p listSessionsParams
 	if len(params) > 0 {
 		if err := decode(params, &p); err != nil {
@@ -284,10 +303,59 @@ func (s *Server) listSessions(params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	out := listSessionsResult{Sessions: []sessionInfo{}}
-	for _, r := range recs {
-		out.Sessions = append(out.Sessions, sessionInfo{SessionID: r.SessionID, CWD: r.CWD, Title: r.Title, UpdatedAt: r.Updated.UTC().Format("2006-01-02T15:04:05Z")})
+	inSession := map[string]bool{}
+	workspaces := map[string]bool{}
+	if cwd != "" {
+		workspaces[cwd] = true
 	}
+	for _, r := range recs {
+		out.Sessions = append(out.Sessions, sessionInfo{SessionID: r.SessionID, CWD: r.CWD, Title: r.Title, UpdatedAt: stamp(r.Updated)})
+		workspaces[r.CWD] = true
+		for _, id := range r.Runs {
+			inSession[id] = true
+		}
+	}
+	for ws := range workspaces {
+		out.Sessions = append(out.Sessions, s.otherRuns(ctx, ws, inSession)...)
+	}
+	sort.SliceStable(out.Sessions, func(i, j int) bool { return out.Sessions[i].UpdatedAt > out.Sessions[j].UpdatedAt })
 	return out, nil
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// otherRuns are the root runs of workspace ws started elsewhere (the
+// CLI, the language server) that no session lists: each loads as a
+// session by its run id. A workspace without a trace store has none (its
+// store is not created by listing).
+func (s *Server) otherRuns(ctx context.Context, ws string, skip map[string]bool) []sessionInfo {
+	if s.opts.StateDir == "" {
+		return nil
+	}
+	path := trace.DBPath(s.opts.StateDir, ws)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	store, err := trace.Open(ctx, path, nil)
+	if err != nil {
+		s.log.Warn("acp: list the workspace's runs", "workspace", ws, "err", err)
+		return nil
+	}
+	defer store.Close()
+	rows, err := store.Runs(ctx)
+	if err != nil {
+		s.log.Warn("acp: list the workspace's runs", "workspace", ws, "err", err)
+		return nil
+	}
+	var out []sessionInfo
+	for _, r := range rows {
+		if r.Parent != "" || skip[r.ID] || !sessionIDPattern().MatchString(r.ID) {
+			continue
+		}
+		out = append(out, sessionInfo{SessionID: r.ID, CWD: ws, Title: title(r.Goal), UpdatedAt: stamp(r.Updated),
+			Meta: map[string]any{"ioh": map[string]any{"run": r.ID, "outcome": r.Shown(time.Now())}}})
+	}
+	return out
 }
 
 // open builds a session's engine and registers it; params are the
@@ -306,19 +374,51 @@ func (s *Server) open(ctx context.Context, rec *record, params json.RawMessage) 
 	for _, w := range warnings {
 		log.Warn("acp: " + w)
 	}
-	eng, err := s.opts.NewEngine(ctx, EngineRequest{
-		Root: rec.CWD, Approver: approver{ss}, Sink: trace.SinkFunc(ss.emit),
-		Logger: log, MCPServers: servers,
-	})
+	ss.log, ss.servers = log, servers
+	eng, err := ss.newEngine(ctx)
 	if err != nil {
-		return nil, &RPCError{Code: codeInternal, Message: fmt.Sprintf("open workspace %s: %v", rec.CWD, err)}
+		return nil, err
 	}
 	ss.eng = eng
 	ss.tr = newTranslator(eng.Root, true)
+	rec.Mode = initialMode(rec, eng)
 	s.mu.Lock()
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
 	return ss, nil
+}
+
+// newEngine builds the session's engine for its workspace, MCP servers
+// and model choice.
+func (ss *session) newEngine(ctx context.Context) (*Engine, error) {
+	ss.mu.Lock()
+	root, model := ss.rec.CWD, ss.rec.Model
+	ss.mu.Unlock()
+	eng, err := ss.srv.opts.NewEngine(ctx, EngineRequest{
+		Root: root, Approver: approver{ss}, Sink: trace.SinkFunc(ss.emit),
+		Logger: ss.log, MCPServers: ss.servers, Model: model,
+	})
+	if err != nil {
+		return nil, &RPCError{Code: codeInternal, Message: fmt.Sprintf("open workspace %s: %v", root, err)}
+	}
+	return eng, nil
+}
+
+// reopen replaces an idle session's engine with one built anew (a new
+// model choice); the old one is closed.
+func (ss *session) reopen(ctx context.Context) error {
+	eng, err := ss.newEngine(ctx)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	old := ss.eng
+	ss.eng = eng
+	ss.mu.Unlock()
+	if old != nil && old.Close != nil {
+		old.Close()
+	}
+	return nil
 }
 
 func (s *Server) forget(ss *session) {

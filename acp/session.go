@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
@@ -40,6 +42,12 @@ type session struct {
 	trace     *agent.TraceContext
 	asks      int
 	closeOnce sync.Once
+	// runMode is the approval mode of the prompt in flight (rec.Mode
+	// when it started).
+	runMode string
+	// log and servers rebuild the engine (reopen).
+	log     *slog.Logger
+	servers []mcptool.Server
 }
 
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
@@ -144,9 +152,11 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 	if ss == nil {
 		return nil, invalidParams("session %q is not open (session/new or session/load it first)", p.SessionID)
 	}
-	c, err := ss.contract(p.Prompt)
-	if err != nil {
-		return nil, err
+	name, arg, isCommand := slashCommand(p.Prompt)
+	var c *contract.Contract
+	var refused error
+	if !isCommand {
+		c, refused = ss.contract(p.Prompt)
 	}
 	rctx, cancel := context.WithCancel(withTrace(ctx, params, ss.trace))
 	defer cancel()
@@ -161,34 +171,68 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 		return nil, invalidParams("session %s already has a prompt in flight", ss.id)
 	}
 	ss.cancel, ss.cancelled = cancel, false
+	ss.runMode = ss.rec.Mode
 	ss.mu.Unlock()
 	defer func() {
 		ss.mu.Lock()
 		ss.cancel = nil
 		ss.mu.Unlock()
 	}()
-
+	switch {
+	case isCommand:
+		return ss.runCommand(rctx, name, arg)
+	case refused != nil:
+		return ss.refuse(refused, "")
+	}
 	ss.update(ss.tr.startPlan(c))
 	run, err := ss.eng.Harness.Start(rctx, c)
 	if err != nil {
-		ss.mu.Lock()
-		cancelled := ss.cancelled
-		ss.mu.Unlock()
-		if cancelled {
+		if ss.wasCancelled() {
 			// session/cancel came before the run could start.
 			return promptResult{StopReason: stopCancelled}, nil
 		}
 		if errors.Is(err, agent.ErrConfig) {
-			return nil, invalidParams("%v", err)
+			return ss.refuse(err, "the run did not start: ")
 		}
+		ss.refuse(err, "the run did not start: ")
 		return nil, fmt.Errorf("start run: %w", err)
 	}
 	ss.recordRun(run.ID(), c.Goal) // a no-op: run_started recorded it
-	res := run.Wait()
+	return ss.finishTurn(rctx, run.Wait())
+}
+
+// finishTurn is the stop reason of a run's turn. A run its budget
+// stopped is offered a larger budget first (raise.go); the run goes on in
+// this turn when one is chosen.
+func (ss *session) finishTurn(ctx context.Context, res *agent.Result) (promptResult, error) {
+	for res.Outcome == agent.OutcomeBudgetExceeded && !ss.wasCancelled() {
+		next, ok := ss.offerRaise(ctx, res)
+		if !ok {
+			break
+		}
+		res = next
+	}
+	return promptResult{StopReason: stopReason(res, ss.wasCancelled())}, nil
+}
+
+func (ss *session) wasCancelled() bool {
 	ss.mu.Lock()
-	cancelled := ss.cancelled
-	ss.mu.Unlock()
-	return promptResult{StopReason: stopReason(res, cancelled)}, nil
+	defer ss.mu.Unlock()
+	return ss.cancelled
+}
+
+// refuse ends a prompt that started no run: the plan is closed with the
+// reason, which the agent's message repeats with how to go on.
+func (ss *session) refuse(err error, prefix string) (promptResult, error) {
+	msg := err.Error()
+	var re *RPCError
+	if errors.As(err, &re) {
+		msg = re.Message
+	}
+	msg = prefix + msg
+	ss.update(ss.tr.closePlan("Refused: " + msg))
+	ss.say("Refused, nothing was run: " + msg + ". Fix it and send the prompt again (/help says what a prompt may hold).")
+	return promptResult{StopReason: stopRefusal}, nil
 }
 
 // admit counts a session/prompt in as it is read (admitter), so that a

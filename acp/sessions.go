@@ -26,8 +26,13 @@ type record struct {
 	MCPServers []json.RawMessage `json:"-"`
 	MCPNames   []string          `json:"mcpServerNames,omitempty"`
 	Runs       []string          `json:"runs"`
-	Created    time.Time         `json:"created"`
-	Updated    time.Time         `json:"updated"`
+	// Mode is the approval mode (session/set_mode) and Model the model
+	// choice (ModelChoice.ID, "" for the configuration's) the session
+	// was left in.
+	Mode    string    `json:"mode,omitempty"`
+	Model   string    `json:"model,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // sessionIDPattern: ids we hand out ("s-" + hex) and run ids ("r-" + hex)

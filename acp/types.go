@@ -78,6 +78,7 @@ type newSessionParams struct {
 
 type newSessionResult struct {
 	SessionID string `json:"sessionId"`
+	sessionSetup
 }
 
 // loadSessionParams serves session/load and session/resume.
@@ -93,10 +94,11 @@ type listSessionsParams struct {
 }
 
 type sessionInfo struct {
-	SessionID string `json:"sessionId"`
-	CWD       string `json:"cwd"`
-	Title     string `json:"title,omitempty"`
-	UpdatedAt string `json:"updatedAt,omitempty"`
+	SessionID string         `json:"sessionId"`
+	CWD       string         `json:"cwd"`
+	Title     string         `json:"title,omitempty"`
+	UpdatedAt string         `json:"updatedAt,omitempty"`
+	Meta      map[string]any `json:"_meta,omitempty"`
 }
 
 type listSessionsResult struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/workspace"
@@ -56,6 +57,16 @@ func (t *translator) startPlan(c *contract.Contract) planUpdate {
 		t.plan = append(t.plan, planEntry{Content: fmt.Sprintf("Verify in the sandbox: %s (%s)", ch.Name, cmd), Priority: "high", Status: "pending"})
 	}
 	t.plan = append(t.plan, planEntry{Content: "Review the change before it is written", Priority: "medium", Status: "pending"})
+	return t.planLocked()
+}
+
+// closePlan replaces the plan by one finished entry that says why no
+// run started.
+func (t *translator) closePlan(why string) planUpdate {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.plan = []planEntry{{Content: why, Priority: "high", Status: statusCompleted}}
+	t.checkAt = map[string]int{}
 	return t.planLocked()
 }
 
@@ -385,7 +396,7 @@ func (t *translator) outcome(e trace.Event, p *trace.Outcome) []any {
 		msg += " (" + er + ")"
 	}
 	if o == "budget_exceeded" {
-		msg += fmt.Sprintf(". `ioh-lsp resume %s --budget-tokens N --budget-usd X` continues it from its last step with a larger budget", e.Run)
+		msg += fmt.Sprintf(". %s continues it from its last step with a larger budget", resumeFlags(e.Run, agent.ExceededLimit(p.Error)))
 	}
 	return append(out, chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(msg + "\n")})
 }

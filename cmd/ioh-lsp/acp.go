@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ioh-lsp/ioh-lsp/acp"
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
@@ -66,6 +67,18 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 // configuration's.
 func acpEngineFactory(env *cliEnv, ov wire.Overrides) acp.EngineFactory {
 	return func(ctx context.Context, r acp.EngineRequest) (*acp.Engine, error) {
+		cfg, err := wire.LoadConfig(r.Root, env.getenv, nil)
+		if err != nil {
+			return nil, err
+		}
+		var choices []acp.ModelChoice
+		if fixed := wire.ApplyOverrides(cfg.Model, ov); ov != (wire.Overrides{}) {
+			// The command line chose the model of every session.
+			choices = acp.ModelChoices(contract.Model{Provider: fixed.Provider, Name: fixed.Name})[:1]
+			choices[0].Description = "fixed by ioh-lsp acp's --provider, --model or --cassette"
+		} else {
+			choices = acp.ChooseModel(cfg, r.Model, r.Logger)
+		}
 		e, err := wire.NewHarness(ctx, wire.Options{
 			Root:      r.Root,
 			Getenv:    env.getenv,
@@ -73,12 +86,13 @@ func acpEngineFactory(env *cliEnv, ov wire.Overrides) acp.EngineFactory {
 			Approver:  r.Approver,
 			Sink:      r.Sink,
 			Logger:    r.Logger,
+			Config:    cfg,
 			// The ACP client's servers, the editor layer.
 			MCPServers: r.MCPServers,
 		})
 		if err != nil {
 			return nil, err
 		}
-		return &acp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
+		return &acp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close, Approve: cfg.Approve, Models: choices}, nil
 	}
 }

@@ -148,7 +148,7 @@ test("load: a finished session is listed and replayed from the trace by a new ag
     const listed = await cx.request("session/list", { cwd: w.ws });
     // session/resume reopens the session without replaying it.
     await withDeadline(STEP, "session/resume", second, cx.request("session/resume", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
-    assert.equal(updates.length, 0, "resume sends no history");
+    assert.deepEqual(updates.map((u) => u.update.sessionUpdate).filter((k) => k !== "available_commands_update"), [], "resume sends no history");
     await assert.rejects(cx.request("session/load", { sessionId: "s-0000000000000000", cwd: w.ws, mcpServers: [] }), /no such session/);
     await withDeadline(STEP, "session/load", second, cx.request("session/load", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
     // The loaded session takes new prompts: this one has nothing to fix.
@@ -195,7 +195,13 @@ test("stop reasons: a token budget that runs out is max_tokens, a run of denied 
   });
   fs.writeFileSync(w.task.replace("fix.ioh.yaml", "tiny.ioh.yaml"), "version: 1\ngoal: \"Anything\"\nbudget: { tokens: 50 }\n");
   const agent = start(t, w);
-  const { budget, denied, updates } = await connect(agent, () => { throw new Error("no permission expected"); }, async (cx, updates) => {
+  const raises = [];
+  // The budget stop offers a larger budget in the panel; this test stops.
+  const { budget, denied, updates } = await connect(agent, (params) => {
+    assert.match(params.toolCall.toolCallId, /\/budget-/, "only the budget stop asks");
+    raises.push(params);
+    return choose(params, "reject_once");
+  }, async (cx, updates) => {
     await initialize(cx);
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     const tiny = [{ type: "resource_link", uri: pathToFileURL(w.task.replace("fix.ioh.yaml", "tiny.ioh.yaml")).href, name: "tiny.ioh.yaml" }];
@@ -204,6 +210,8 @@ test("stop reasons: a token budget that runs out is max_tokens, a run of denied 
     return { budget: budget.stopReason, denied: denied.stopReason, updates };
   });
   assert.equal(budget, "max_tokens");
+  assert.deepEqual(raises.map((p) => p.options.map((o) => o.name)), [["Continue with +50%: 75 tokens", "Continue with ×2: 100 tokens", "Stop here"]]);
+  assert.match(kinds(updates, "agent_message_chunk").map((c) => c.content.text).join(""), /`ioh-lsp resume r-[0-9a-f]+ --budget-tokens N`/);
   assert.equal(denied, "refusal");
   const refused = kinds(updates, "tool_call").find((c) => c.status === "failed" && /denied by policy: write \.git\/config/.test(c.title));
   assert.ok(refused, "the denied write shows as a failed call");

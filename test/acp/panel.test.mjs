@@ -1,0 +1,184 @@
+// The panel's conventions through the official ACP SDK: modes (the
+// approval policy), config options, slash commands that start no run, a
+// budget stop continued from the panel, CLI runs in session/list.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { AFTER, BEFORE, BIN, cassette, choose, connect, initialize, isChange, read, start, withDeadline, world } from "./harness.mjs";
+
+const STEP = 90_000;
+const kinds = (updates, k) => updates.filter((u) => u.update.sessionUpdate === k).map((u) => u.update);
+const messages = (updates) => kinds(updates, "agent_message_chunk").map((c) => c.content.text).join("");
+const allValid = (agent, updates) => {
+  const sent = agent.lines.filter((l) => JSON.parse(l).method === "session/update").length;
+  assert.equal(updates.length, sent, "updates the SDK accepted vs. updates the agent sent");
+};
+const taskPrompt = (file) => [{ type: "resource_link", uri: pathToFileURL(file).href, name: path.basename(file) }];
+const text = (t) => [{ type: "text", text: t }];
+const noPermission = (params) => { throw new Error("no permission expected: " + params.toolCall.title); };
+
+test("modes: never asks nothing and writes nothing; /diff and /approve answer in the panel and start no run", async (t) => {
+  const w = world(t);
+  const agent = start(t, w);
+  const out = await connect(agent, noPermission, async (cx, updates) => {
+    await initialize(cx);
+    const created = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    const { sessionId } = created;
+    await cx.request("session/set_mode", { sessionId, modeId: "never" });
+    const run = await withDeadline(STEP, "prompt in mode never", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w.task) }));
+    const afterRun = updates.length;
+    const diff = await withDeadline(STEP, "/diff", agent, cx.request("session/prompt", { sessionId, prompt: text("/diff") }));
+    const diffUpdates = updates.slice(afterRun);
+    const onDiskBeforeApprove = read(w.file);
+    const approved = await withDeadline(STEP, "/approve", agent, cx.request("session/prompt", { sessionId, prompt: text("/approve") }));
+    await assert.rejects(cx.request("session/set_mode", { sessionId, modeId: "sometimes" }), /unknown mode "sometimes": want ask, auto, never/);
+    return { created, run, diff, diffUpdates, approved, onDiskBeforeApprove, updates: [...updates] };
+  });
+  const { created, updates } = out;
+  assert.equal(created.modes.currentModeId, "ask", "a new session asks (no approve in the configuration)");
+  assert.deepEqual(created.modes.availableModes.map((m) => m.id), ["ask", "auto", "never"]);
+  const opts = Object.fromEntries(created.configOptions.map((o) => [o.id, o]));
+  assert.equal(opts.mode.category, "mode");
+  assert.equal(opts.mode.currentValue, "ask");
+  assert.equal(opts.model.category, "model");
+  assert.match(opts.model.options[0].description, /fixed by ioh-lsp acp's --provider, --model or --cassette/);
+  assert.deepEqual(kinds(updates, "current_mode_update").map((u) => u.currentModeId), ["never"]);
+  assert.equal(kinds(updates, "config_option_update").at(-1).configOptions.find((o) => o.id === "mode").currentValue, "never");
+
+  assert.equal(out.run.stopReason, "end_turn");
+  assert.equal(out.onDiskBeforeApprove, BEFORE, "mode never wrote nothing");
+  const denied = kinds(updates, "tool_call").find((c) => c.status === "failed" && /wc -l stats\.go/.test(c.title));
+  assert.ok(denied, "the Ask-tier act was denied without a request");
+  assert.match(denied.content[0].content.text, /Denied by the session's never mode/);
+  assert.match(messages(updates), /ended: awaiting_approval/);
+
+  assert.equal(out.diff.stopReason, "end_turn");
+  assert.equal(kinds(out.diffUpdates, "plan").length, 0, "/diff started no run: no plan");
+  assert.equal(kinds(out.diffUpdates, "usage_update").length, 0, "/diff called no model");
+  assert.match(messages(out.diffUpdates), /```diff\n[\s\S]*-\treturn sum \/ float64\(len\(xs\)-1\)\n\+\treturn sum \/ float64\(len\(xs\)\)/);
+
+  assert.equal(out.approved.stopReason, "end_turn");
+  assert.equal(read(w.file), AFTER, "/approve wrote the pending change");
+  assert.match(messages(updates), /change is written\. \/undo r-[0-9a-f]+ puts back what it replaced/);
+  allValid(agent, updates);
+});
+
+test("modes: auto writes a verified change without asking; ask (the control) asks for it", async (t) => {
+  const w = world(t, { exec: 0 });
+  for (const [mode, asks] of [["auto", 0], ["ask", 1]]) {
+    fs.writeFileSync(w.file, BEFORE);
+    const agent = start(t, w);
+    const asked = [];
+    const stop = await connect(agent, (params) => { asked.push(params); return choose(params, "allow_once"); }, async (cx) => {
+      await initialize(cx);
+      const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+      const set = await cx.request("session/set_config_option", { sessionId, configId: "mode", value: mode });
+      assert.equal(set.configOptions.find((o) => o.id === "mode").currentValue, mode);
+      return (await withDeadline(STEP, `prompt in mode ${mode}`, agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w.task) }))).stopReason;
+    });
+    assert.equal(stop, "end_turn", mode);
+    assert.equal(read(w.file), AFTER, `mode ${mode} wrote the verified change`);
+    assert.equal(asked.filter(isChange).length, asks, `mode ${mode}: change permission requests`);
+  }
+});
+
+test("commands: available after session/new; /help and an unknown command answer in the panel and start no run", async (t) => {
+  const w = world(t);
+  const agent = start(t, w);
+  const { updates, help, unknown, listed } = await connect(agent, noPermission, async (cx, updates) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    const help = await withDeadline(STEP, "/help", agent, cx.request("session/prompt", { sessionId, prompt: text("/help") }));
+    const unknown = await withDeadline(STEP, "/hlep", agent, cx.request("session/prompt", { sessionId, prompt: text("/hlep me") }));
+    const listed = await cx.request("session/list", { cwd: w.ws });
+    return { updates: [...updates], help, unknown, listed };
+  });
+  const cmds = kinds(updates, "available_commands_update");
+  assert.equal(cmds.length, 1);
+  assert.deepEqual(cmds[0].availableCommands.map((c) => c.name), ["help", "runs", "diff", "approve", "reject", "resume", "undo"]);
+  assert.equal(help.stopReason, "end_turn");
+  assert.equal(unknown.stopReason, "end_turn");
+  assert.equal(kinds(updates, "plan").length, 0, "no plan: no run started");
+  assert.equal(kinds(updates, "tool_call").length, 0);
+  assert.match(messages(updates), /- \/runs: /);
+  assert.match(messages(updates), /\/hlep is not a command of this agent: \/help lists them/);
+  assert.equal(listed.sessions.length, 1);
+  assert.equal(listed.sessions[0].title, undefined, "the session has no run, so no title");
+  allValid(agent, updates);
+});
+
+test("budget stop: the step budget is raised from the panel and the run goes on in the same turn", async (t) => {
+  const w = world(t, { exec: 0 });
+  const task = path.join(w.ws, "steps.ioh.yaml");
+  fs.writeFileSync(task, fs.readFileSync(w.task, "utf8").replace("budget: { steps: 10, tokens: 100000 }", "budget: { steps: 2, tokens: 100000 }"));
+  const agent = start(t, w);
+  const asked = [];
+  const { stop, updates } = await connect(agent, (params) => {
+    asked.push(params);
+    if (params.toolCall.toolCallId.includes("/budget-")) {
+      const raise = params.options.find((o) => o.name.startsWith("Continue with +50%"));
+      assert.ok(raise, JSON.stringify(params.options));
+      return { outcome: { outcome: "selected", optionId: raise.optionId } };
+    }
+    return choose(params, "allow_once");
+  }, async (cx, updates) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    const res = await withDeadline(STEP, "prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(task) }));
+    return { stop: res.stopReason, updates: [...updates] };
+  });
+  assert.equal(asked.length, 2, asked.map((p) => p.toolCall.title).join("; "));
+  assert.match(asked[0].toolCall.title, /stopped: step budget .*\(steps 2\/2.*\)\. Continue with a larger budget\?/);
+  assert.deepEqual(asked[0].options.map((o) => o.name), ["Continue with +50%: 3 steps", "Continue with ×2: 4 steps", "Stop here"]);
+  assert.ok(isChange(asked[1]), "the resumed run finished and offered its change");
+  assert.equal(stop, "end_turn");
+  assert.equal(read(w.file), AFTER);
+  const said = messages(updates);
+  assert.match(said, /ended: budget_exceeded.*`ioh-lsp resume r-[0-9a-f]+ --budget-steps N`/);
+  assert.doesNotMatch(said, /--budget-tokens|--budget-usd/, "a step budget suggests only the step flag");
+  assert.match(said, /ended: applied/);
+  allValid(agent, updates);
+});
+
+test("refused: a bad task file ends the prompt with the plan closed and the reason in the message", async (t) => {
+  const w = world(t);
+  const bad = path.join(w.ws, "bad.ioh.yaml");
+  fs.writeFileSync(bad, "version: 1\ngoal: x\nbogus: 1\n");
+  const agent = start(t, w);
+  const { stop, updates } = await connect(agent, noPermission, async (cx, updates) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    const res = await withDeadline(STEP, "prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(bad) }));
+    return { stop: res.stopReason, updates: [...updates] };
+  });
+  assert.equal(stop, "refusal");
+  const plan = kinds(updates, "plan").at(-1);
+  assert.ok(plan.entries.every((e) => e.status === "completed"), "no entry left open");
+  assert.match(plan.entries[0].content, /^Refused: prompt\[0\]: task file: .*bogus/);
+  assert.match(messages(updates), /Refused, nothing was run: .*bogus.*Fix it and send the prompt again/);
+  allValid(agent, updates);
+});
+
+test("session/list lists a CLI run of the workspace, which loads by its id", async (t) => {
+  const w = world(t, { exec: 0 });
+  const cli = spawnSync(BIN, ["run", w.task, "--cassette", w.cassette, "--approve", "never"], { cwd: w.ws, env: w.env, encoding: "utf8", input: "" });
+  assert.equal(cli.status, 0, cli.stderr);
+  const agent = start(t, w);
+  const { listed, updates } = await connect(agent, noPermission, async (cx, updates) => {
+    await initialize(cx);
+    const listed = await cx.request("session/list", { cwd: w.ws });
+    const run = listed.sessions.find((s) => s.sessionId.startsWith("r-"));
+    assert.ok(run, JSON.stringify(listed));
+    await withDeadline(STEP, "session/load", agent, cx.request("session/load", { sessionId: run.sessionId, cwd: w.ws, mcpServers: [] }));
+    await cx.request("session/list", {}); // answered after the updates sent behind load's reply
+    return { listed, updates: [...updates] };
+  });
+  assert.equal(listed.sessions.length, 1);
+  assert.equal(listed.sessions[0].title, "Fix Mean: it divides by len(xs)-1");
+  assert.equal(listed.sessions[0].cwd, fs.realpathSync(w.ws));
+  assert.ok(kinds(updates, "tool_call").some((c) => c.title === "Edit stats.go"), "the CLI run replays");
+  allValid(agent, updates);
+});
