@@ -119,7 +119,9 @@ type Harness struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
-	urls    []string // configured URLs holding a credential (AddConfigured)
+	live    map[string]*Run                    // runs in flight in this process
+	offers  map[string]context.CancelCauseFunc // runs whose change the approver is asked about (withdraw)
+	urls    []string                           // configured URLs holding a credential (AddConfigured)
 }
 
 // New returns a harness over o. Root, Store and Providers are required.
@@ -159,7 +161,10 @@ func New(o Options) (*Harness, error) {
 	if _, err := policy.New(o.Layers...); err != nil {
 		return nil, fmt.Errorf("new harness: %w", err)
 	}
-	return &Harness{opts: o, log: o.Logger, redact: trace.NewRedactor(o.Secrets), running: map[string]context.CancelFunc{}}, nil
+	h := &Harness{opts: o, log: o.Logger, redact: trace.NewRedactor(o.Secrets), running: map[string]context.CancelFunc{},
+		live: map[string]*Run{}, offers: map[string]context.CancelCauseFunc{}}
+	h.opts.Approver = offerApprover{Approver: o.Approver, h: h}
+	return h, nil
 }
 
 // AddSecrets makes the harness, its trace store and every Redactor got
@@ -271,12 +276,12 @@ func (h *Harness) Resume(ctx context.Context, id string) (*Run, error) {
 // nothing is charged twice and no tool call repeats. The raised budget is
 // recorded with the run (a later resume keeps it) and in the trace.
 func (h *Harness) ResumeWith(ctx context.Context, id string, raise contract.Budget) (*Run, error) {
-	return h.resume(ctx, id, raise, "")
+	return h.resume(ctx, id, raise, nil)
 }
 
-// resume is ResumeWith; feedback, when not "", rejects the run's pending
-// change with it and continues the run (RejectWithFeedback).
-func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, feedback string) (*Run, error) {
+// resume is ResumeWith; turn, when not nil, adds the user's next message
+// to the run before it goes on (RejectWithFeedback, Continue).
+func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, turn *userTurn) (*Run, error) {
 	row, err := h.opts.Store.Run(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
@@ -309,7 +314,12 @@ func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, 
 		}
 		raising = raised != nil
 	}
-	if o := Outcome(row.Outcome); !o.resumable(raising) {
+	if turn != nil && turn.budget != nil {
+		if err := turn.budget(ctx, row); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", id, err)
+		}
+	}
+	if o := Outcome(row.Outcome); !o.resumable(raising || turn != nil) {
 		r := &Run{id: id, done: make(chan struct{})}
 		r.res = h.storedResult(row)
 		close(r.done)
@@ -319,12 +329,16 @@ func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, 
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
 	}
+	if err := a.restoreTurns(ctx); err != nil {
+		h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
+		return nil, fmt.Errorf("resume %s: %w", id, err)
+	}
 	var resumed []trace.Event
 	if raised != nil {
 		resumed = append(resumed, *raised)
 	}
-	if feedback != "" {
-		resumed = append(resumed, a.takeFeedback(feedback))
+	if turn != nil {
+		resumed = append(resumed, turn.take(a))
 	}
 	if Outcome(row.Outcome) == OutcomeProviderFailed {
 		resumed = append(resumed, trace.New(id, "", 0, &trace.Warning{Message: fmt.Sprintf(
@@ -357,12 +371,14 @@ func (h *Harness) launch(ctx context.Context, a *agentRun) *Run {
 	cancel := func() { cancelCause(nil) }
 	h.mu.Lock()
 	h.running[a.id] = cancel
+	h.live[a.id] = r
 	h.mu.Unlock()
 	go func() {
 		defer close(r.done)
 		defer func() {
 			h.mu.Lock()
 			delete(h.running, a.id)
+			delete(h.live, a.id)
 			h.mu.Unlock()
 			cancel()
 		}()

@@ -41,31 +41,44 @@ func (h *Harness) RejectWithFeedback(ctx context.Context, id, feedback string) (
 	if Outcome(row.Outcome) != OutcomeAwaitingApproval || st.Phase != phaseProposal {
 		return nil, configError{fmt.Errorf("reject %s with feedback: the run (outcome %s) has no change awaiting approval: %w", id, row.Outcome, ErrNotPending)}
 	}
-	return h.resume(ctx, id, contract.Budget{}, feedback)
+	return h.resume(ctx, id, contract.Budget{}, &userTurn{take: func(a *agentRun) trace.Event { return a.takeFeedback(feedback) }})
 }
 
 // takeFeedback turns the run's proposal back into a running loop whose
 // next request carries feedback, and returns the event recording the
 // rejection.
 func (a *agentRun) takeFeedback(feedback string) trace.Event {
-	text := fmt.Sprintf("The user rejected the change you proposed, with this feedback:\n%s\n\n"+
-		"Your change set is kept as it is: revise it as the feedback asks, then call finish again.", a.h.redact.String(feedback))
+	a.addUserText(fmt.Sprintf("The user rejected the change you proposed, with this feedback:\n%s\n\n"+
+		"Your change set is kept as it is: revise it as the feedback asks, then call finish again.", a.h.redact.String(feedback)))
+	a.st.Phase = phaseLoop
+	return trace.New(a.id, "", 0, &trace.Approval{Change: true, Answer: string(Deny), Reason: "feedback: " + feedback, Recorded: true})
+}
+
+// addUserText adds text, the user's next message, to the committed user
+// message the transcript ends with (the one holding the last tool
+// results), and records it in the state, so every later restore rebuilds
+// the same transcript (restoreTurns).
+func (a *agentRun) addUserText(text string) {
 	i := len(a.msgs) - 1
 	if i < 0 || a.msgs[i].Role != model.RoleUser {
-		// A proposal always follows a committed finish result; a
-		// transcript without one gets the feedback as a message of its own.
+		// A committed step ends with a user message; a transcript
+		// without one gets the text as a message of its own.
 		a.msgs = append(a.msgs, model.Message{Role: model.RoleUser})
 		i++
 	}
 	a.st.Feedback = append(a.st.Feedback, userFeedback{Msg: i, Text: text})
 	a.msgs[i].Text = joinText(a.msgs[i].Text, text)
-	a.st.Phase = ""
-	return trace.New(a.id, "", 0, &trace.Approval{Change: true, Answer: string(Deny), Reason: "feedback: " + feedback, Recorded: true})
 }
 
-// replayFeedback adds the recorded feedback to the restored transcript.
-func (a *agentRun) replayFeedback() {
-	for _, f := range a.st.Feedback {
+// replayFeedback is called by restore before the first message is in
+// place; the user's messages are added afterwards, by restoreTurns, whose
+// indices count the first message (as addUserText's do).
+func (a *agentRun) replayFeedback() {}
+
+// replayTurns adds recorded user messages (fb, oldest first) to a
+// transcript that holds its first message.
+func (a *agentRun) replayTurns(fb []userFeedback) {
+	for _, f := range fb {
 		if f.Msg == len(a.msgs) {
 			a.msgs = append(a.msgs, model.Message{Role: model.RoleUser})
 		}

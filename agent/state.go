@@ -79,6 +79,9 @@ type runState struct {
 	// Feedback is what the user said rejecting a change to continue the
 	// run, each added to a committed user message (resumefeedback.go).
 	Feedback []userFeedback `json:"feedback,omitempty"`
+	// Follows is the earlier run a linked run continues the conversation
+	// of (followup.go): its transcript comes first.
+	Follows string `json:"follows,omitempty"`
 }
 
 // pendingTurn is an assistant turn whose tool calls were cut short by a
