@@ -243,6 +243,8 @@ func (ss *session) cmdReject(ctx context.Context, arg string) (string, error) {
 		if _, err := ss.eng.Harness.Reject(ctx, id, reason); err != nil {
 			return "", err
 		}
+		ss.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id + "/change", Status: statusFailed,
+			Content: []toolCallContent{textContent("Dropped with /reject: nothing was written.")}})
 		return fmt.Sprintf("Run %s's change is dropped; nothing was written.", id), nil
 	case "act":
 		if _, err := ss.eng.Harness.AnswerAct(ctx, id, agent.Decision{Answer: agent.Deny, Reason: reason}); err != nil {
@@ -277,7 +279,16 @@ func (ss *session) continueRun(ctx context.Context, id, what string) (string, er
 		return "", err
 	}
 	res := run.Wait()
-	if res.Outcome == agent.Outcome(row.Outcome) && res.Steps == row.Totals.Steps {
+	ended := res.Outcome == agent.Outcome(row.Outcome) && res.Steps == row.Totals.Steps
+	for res.Outcome == agent.OutcomeBudgetExceeded && ctx.Err() == nil {
+		// A run its budget stopped goes on only with a larger budget.
+		next, ok := ss.offerRaise(ctx, res)
+		if !ok {
+			break
+		}
+		res, ended = next, false
+	}
+	if ended {
 		return fmt.Sprintf("Run %s had already ended (%s): nothing to continue. A new prompt starts a new run.", id, row.Outcome), nil
 	}
 	return fmt.Sprintf("Run %s %s and ended: %s.", id, what, res.Outcome), nil

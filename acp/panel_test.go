@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -156,5 +157,71 @@ func TestModelConfigOptionChoosesTheEndpoint(t *testing.T) {
 	c.call(methodSessionPrompt, prompt)
 	if got := hits.take(); len(got) == 0 || got[0] != "b" {
 		t.Errorf("after choosing model-b its endpoint was not called first: %v", got)
+	}
+}
+
+// messagesSince are the agent's messages among updates[from:].
+func messagesSince(updates []map[string]any, from int) string {
+	var b strings.Builder
+	for _, u := range updates[from:] {
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			b.WriteString(fmt.Sprint(u["content"].(map[string]any)["text"]))
+		}
+	}
+	return b.String()
+}
+
+// TestCommandsAnswerWithoutARun: after an applied run, /runs lists it,
+// /undo puts the file back and a second /undo says it was undone
+// already; in mode never /reject drops the pending change and settles
+// its call. No command starts a run: the workspace holds the two runs of
+// the two prompts only.
+func TestCommandsAnswerWithoutARun(t *testing.T) {
+	ws, task, cassette := workspaceWithTask(t)
+	file := filepath.Join(ws, "stats.go")
+	c := newClient(t, cassette, func(map[string]any) any { return selected(optAllowOnce) })
+	sid := openSession(t, c, ws)
+	command := func(text string) string {
+		t.Helper()
+		from := len(c.updates())
+		r := c.call(methodSessionPrompt, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+		if got := result(t, r)["stopReason"]; got != stopEndTurn {
+			t.Fatalf("%s: stop reason %v", text, got)
+		}
+		return messagesSince(c.updates(), from)
+	}
+	c.call(methodSessionPrompt, taskPrompt(sid, task))
+	if got := readFile(t, file); got != statsAfter {
+		t.Fatalf("the allowed change was not written:\n%s", got)
+	}
+	if out := command("/runs"); !regexp.MustCompile(`- r-[0-9a-f]+ applied \(this session, `).MatchString(out) {
+		t.Errorf("/runs:\n%s", out)
+	}
+	if out := command("/undo"); !strings.Contains(out, "undone: stats.go put back") || readFile(t, file) != statsBefore {
+		t.Errorf("/undo: %s\n%s", out, readFile(t, file))
+	}
+	if out := command("/undo"); !strings.Contains(out, "/undo: ") || !strings.Contains(out, "already undone") {
+		t.Errorf("second /undo: %s", out)
+	}
+	c.call(methodSetMode, map[string]any{"sessionId": sid, "modeId": modeNever})
+	c.call(methodSessionPrompt, taskPrompt(sid, task))
+	if out := command("/reject not this way"); !strings.Contains(out, "change is dropped; nothing was written") {
+		t.Errorf("/reject: %s", out)
+	}
+	if got := readFile(t, file); got != statsBefore {
+		t.Errorf("mode never or /reject wrote the file:\n%s", got)
+	}
+	var settled bool
+	for _, u := range c.updates() {
+		if id, _ := u["toolCallId"].(string); strings.HasSuffix(id, "/change") && u["status"] == statusFailed {
+			settled = true
+		}
+	}
+	if !settled {
+		t.Error("the rejected change's call was not settled")
+	}
+	out := command("/runs")
+	if n := strings.Count(out, "- r-"); n != 2 {
+		t.Errorf("/runs after two prompts and five commands lists %d runs, want 2:\n%s", n, out)
 	}
 }
