@@ -32,20 +32,36 @@ func (h *Harness) Reverify(ctx context.Context, id string, changes []workspace.C
 	if len(c.Verify.Checks) == 0 {
 		return nil, nil
 	}
+	c.Path = st.ContractPath
+	a := &agentRun{h: h, id: id, rootID: row.Root, totals: row.Totals, sink: h.opts.Events, st: st}
+	// A check with network: true reaches only what the run's policy
+	// allows, through a proxy of its own (netaccess.go).
+	if a.base, err = h.policyFor(&c, nil); err != nil {
+		return nil, fmt.Errorf("reverify %s: %w", id, err)
+	}
+	if a.pol, err = a.withRemembered(); err != nil {
+		return nil, fmt.Errorf("reverify %s: %w", id, err)
+	}
 	rep, err := h.opts.Verify(ctx, verify.Options{
-		Sandbox: h.opts.Sandbox, Root: h.opts.Root.Dir(), Changes: changes, Verify: c.Verify,
+		Sandbox: a.sandboxFor("check"), Root: h.opts.Root.Dir(), Changes: changes, Verify: c.Verify,
 		ContractPath: h.contractRel(st.ContractPath), Withheld: h.withheldOutside(&c),
 	})
+	netEvs, _ := a.closeNet()
 	if err != nil {
 		return nil, fmt.Errorf("reverify %s: %w", id, err)
 	}
 	f := verdictOf(rep)
 	f.Rebased = true
-	a := &agentRun{h: h, id: id, rootID: row.Root, totals: row.Totals, sink: h.opts.Events}
 	ev := a.event(f)
 	ev.Step = row.Totals.Steps
-	if err := h.opts.Store.AppendEvents(ctx, ev); err != nil {
+	for i := range netEvs {
+		netEvs[i].Step = ev.Step
+	}
+	if err := h.opts.Store.AppendEvents(ctx, append(netEvs, ev)...); err != nil {
 		h.log.Warn("store the rebased verification", "run", id, "err", err)
+	}
+	for _, e := range netEvs {
+		a.emit(e)
 	}
 	a.emit(ev)
 	return rep, nil
