@@ -122,7 +122,8 @@ func curlVia(url string) string {
 }
 
 // A run whose configuration allows a host: the run tool and a check with
-// network: true reach it through the proxy, a host no rule allows is
+// network: true reach it through the proxy (and the check, bypassing the
+// proxy, does not reach it directly), a host no rule allows is
 // refused with a 403 naming network.allow, an ask-tier host asks the
 // approver once for the run, and each connection is a net_conn event,
 // summed up in the outcome.
@@ -141,7 +142,7 @@ policy:
 		curlVia("http://127.0.0.1:" + port + "/"),
 		curlVia("http://127.0.0.2:" + port + "/"),
 		curlVia("http://127.0.0.3:"+askPort+"/") + "; " + curlVia("http://127.0.0.3:"+askPort+"/"),
-	}, curlVia("http://127.0.0.1:"+port+"/")+" | grep -q 'hello through the proxy'", ask)
+	}, curlVia("http://127.0.0.1:"+port+"/")+" | grep -q 'hello through the proxy' && ! curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:"+port+"/", ask)
 	if len(results) != 3 {
 		t.Fatalf("run results %q (outcome %s: %v)", results, res.Outcome, res.Err)
 	}
