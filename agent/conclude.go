@@ -58,6 +58,7 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 			CacheReadTokens: a.totals.CacheReadTokens, CacheWriteTokens: a.totals.CacheWriteTokens},
 		CostUSD: a.totals.CostUSD, Unpriced: a.st.Unpriced, Changes: a.cs, Report: a.st.Report, Started: a.started, Err: e.err,
 		Pending: e.outcome == OutcomeAwaitingApproval && a.st.Phase == phaseProposal,
+		Network: netSum,
 	}
 }
 

@@ -228,6 +228,9 @@ type Result struct {
 	// Pending: the change awaits approval (Approve or Reject by RunID);
 	// false for a run deferred on an act (Resume continues it).
 	Pending bool
+	// Network summarises the connections its commands made through the
+	// run's network proxy (trace.NetSummary.Text); "" when none.
+	Network string
 }
 
 // Run is a run in flight.

@@ -189,6 +189,9 @@ policy:
 	if outcome == nil || !strings.Contains(outcome.Network, "network: 4 connections allowed") || !strings.Contains(outcome.Network, "1 refused: 127.0.0.2:"+port) {
 		t.Errorf("outcome's network summary: %+v", outcome)
 	}
+	if outcome != nil && res.Network != outcome.Network {
+		t.Errorf("the result's network summary %q differs from the outcome's %q", res.Network, outcome.Network)
+	}
 }
 
 // With nothing allowed, the run tool gets no proxy (nothing starts, no
