@@ -31,10 +31,13 @@ type translator struct {
 	// applying: runs whose change the user allowed; their outcome settles
 	// the change's tool call.
 	applying map[string]bool
+	// streamed: runs whose current model turn arrived as text_delta
+	// pieces.
+	streamed map[string]bool
 }
 
 func newTranslator(root *workspace.Root, live bool) *translator {
-	return &translator{root: root, live: live, checkAt: map[string]int{}, reuse: map[string][]string{}, applying: map[string]bool{}}
+	return &translator{root: root, live: live, checkAt: map[string]int{}, reuse: map[string][]string{}, applying: map[string]bool{}, streamed: map[string]bool{}}
 }
 
 // startPlan builds the plan of a contract: the change, one entry per
@@ -114,13 +117,21 @@ func (t *translator) event(e trace.Event) []any {
 			return []any{toolCall{SessionUpdate: "tool_call", ToolCallID: "agent/" + e.Run, Kind: kindThink,
 				Title: "Sub-agent: " + p.Goal, Status: statusInProgress}}
 		}
+	case *trace.TextDelta:
+		// The model's text as it arrives: one chunk per piece; the turn's
+		// model_turn then only ends the message.
+		t.streamed[e.Run] = true
+		return []any{chunkUpdate{SessionUpdate: messageKind(child), Content: textBlock(p.Text)}}
 	case *trace.ModelTurn:
-		if p.Text != "" {
-			kind := "agent_message_chunk"
-			if child {
-				kind = "agent_thought_chunk"
+		if t.streamed[e.Run] {
+			delete(t.streamed, e.Run)
+			if p.Text != "" {
+				return []any{chunkUpdate{SessionUpdate: messageKind(child), Content: textBlock("\n")}}
 			}
-			return []any{chunkUpdate{SessionUpdate: kind, Content: textBlock(p.Text + "\n")}}
+			return nil
+		}
+		if p.Text != "" {
+			return []any{chunkUpdate{SessionUpdate: messageKind(child), Content: textBlock(p.Text + "\n")}}
 		}
 	case *trace.Policy:
 		if p.Effect == "deny" {
@@ -180,17 +191,33 @@ func (t *translator) event(e trace.Event) []any {
 		}
 		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(fmt.Sprintf("Permission for %s %s: %s\n", p.Act, p.Target, p.Answer))}}
 	case *trace.Retry:
+		var out []any
+		if t.streamed[e.Run] {
+			// The failed attempt's pieces are shown already; its retry
+			// streams the text again.
+			delete(t.streamed, e.Run)
+			out = append(out, chunkUpdate{SessionUpdate: messageKind(child), Content: textBlock(" [cut off: the model call failed]\n")})
+		}
 		what := p.Action
 		if p.RetryAttempt != nil {
 			what = p.Error
 		}
-		return []any{chunkUpdate{SessionUpdate: "agent_thought_chunk", Content: textBlock(fmt.Sprintf("Model call failed (%s), retrying: %s\n", p.Class, what))}}
+		return append(out, chunkUpdate{SessionUpdate: "agent_thought_chunk", Content: textBlock(fmt.Sprintf("Model call failed (%s), retrying: %s\n", p.Class, what))})
 	case *trace.Warning:
 		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock("⚠ " + p.Message + "\n")}}
 	case *trace.Outcome:
 		return t.outcome(e, p)
 	}
 	return nil
+}
+
+// messageKind is the chunk kind of a run's text: the root run speaks,
+// a sub-agent's text is a thought.
+func messageKind(child bool) string {
+	if child {
+		return "agent_thought_chunk"
+	}
+	return "agent_message_chunk"
 }
 
 // toolCallStart is the tool_call of one call: its kind, title, the files

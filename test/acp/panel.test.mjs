@@ -182,3 +182,21 @@ test("session/list lists a CLI run of the workspace, which loads by its id", asy
   assert.ok(kinds(updates, "tool_call").some((c) => c.title === "Edit stats.go"), "the CLI run replays");
   allValid(agent, updates);
 });
+
+test("streaming: the model's text arrives as several agent_message_chunks and is not sent again whole", async (t) => {
+  const w = world(t, { exec: 0 });
+  const agent = start(t, w);
+  const updates = await connect(agent, (params) => choose(params, "allow_once"), async (cx, updates) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    await withDeadline(STEP, "prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w.task) }));
+    return [...updates];
+  });
+  const sentence = "Mean divides by len(xs)-1; fixing the divisor.";
+  const chunks = kinds(updates, "agent_message_chunk").map((c) => c.content.text);
+  assert.ok(!chunks.some((c) => c.includes(sentence)), "no chunk holds the whole turn: " + JSON.stringify(chunks));
+  const said = chunks.join("");
+  assert.equal(said.split(sentence).length - 1, 1, "the turn's text once, pieced together: " + JSON.stringify(said));
+  assert.ok(said.includes("Reading the implementation.\n"), "each turn ends its message");
+  allValid(agent, updates);
+});
