@@ -59,6 +59,11 @@ var helpTable = sync.OnceValue(func() map[string]helpText {
 		"find": {args: "GLOB [DIR]", examples: []string{
 			`ioh-lsp find '*.go'`,
 			`ioh-lsp find '**/testdata/*' ./agent`}},
+		"eval": {args: "SUITE", env: append(envRun[:len(envRun):len(envRun)], "JOB_COMPLETION_INDEX"), examples: []string{
+			"ioh-lsp eval examples/eval/suite.yaml --repeat 2 --parallel 2 --out eval-out",
+			"ioh-lsp eval suite.yaml --shard 4 --out /results   # index from JOB_COMPLETION_INDEX"}},
+		"eval merge": {args: "RESULTS...", examples: []string{
+			"ioh-lsp eval merge shard-*/results.jsonl --out merged"}},
 		"demo":       {examples: []string{"ioh-lsp demo", "ioh-lsp demo --keep --verbose"}},
 		"completion": {args: "bash|zsh|fish", examples: []string{"source <(ioh-lsp completion bash)", "ioh-lsp completion fish > ~/.config/fish/completions/ioh-lsp.fish"}},
 		"man":        {examples: []string{"ioh-lsp man | man -l -"}},
@@ -81,6 +86,8 @@ func envDoc(name string) string {
 		return "the openrouter provider's key"
 	case "NO_COLOR":
 		return "set and not empty: no colour on a terminal"
+	case "JOB_COMPLETION_INDEX":
+		return "the shard index of --shard N (a Kubernetes Indexed Job sets it)"
 	}
 	return ""
 }

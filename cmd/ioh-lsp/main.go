@@ -48,6 +48,7 @@ var commands = []command{
 	{"grep", "search the workspace (gitignore-aware)", cmdGrep},
 	{"find", "list workspace files matching a glob", cmdFind},
 	{"demo", "drive a real LSP session offline on a bundled example", cmdDemo},
+	{"eval", "run a suite of tasks and report pass rates, costs and comparisons", cmdEval},
 	{"completion", "print a shell completion script (bash, zsh, fish)", cmdCompletion},
 	{"man", "print the manual page (roff)", cmdMan},
 	{"version", "print version information", cmdVersion},

@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	// acp is the Agent Client Protocol agent, lsp's sibling: the same
 	// engine, a different wire; neither imports the other.
 	"acp": {"agent", "workspace"},
-	"cmd": {"agent", "workspace", "sandbox", "lsp", "acp", "internal", "examples", "schema", "netproxy"},
+	"cmd": {"agent", "workspace", "sandbox", "lsp", "acp", "internal", "examples", "schema", "netproxy", "eval"},
 	// internal holds the wiring shared by cmd and by integration tests
 	// (the sandbox adapter, harness construction).
 	"internal": {"agent", "workspace", "sandbox", "lsp", "schema", "examples", "netproxy"},
@@ -48,6 +48,9 @@ var allowed = map[string][]string{
 	// netproxy is the egress proxy of a run, started by the wiring
 	// outside the sandbox: a leaf like sandbox.
 	"netproxy": nil,
+	// eval runs suites of tasks through the same wiring as `ioh-lsp run`
+	// (internal/wire), so it sits beside cmd, under it.
+	"eval": {"agent", "workspace", "internal", "schema"},
 }
 
 // protocolFree lists layers that must not depend on go.lsp.dev, even

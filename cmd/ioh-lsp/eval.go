@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/eval/report"
+	"github.com/ioh-lsp/ioh-lsp/eval/result"
+	"github.com/ioh-lsp/ioh-lsp/eval/runner"
+	"github.com/ioh-lsp/ioh-lsp/eval/suite"
+)
+
+// cmdEval runs a suite (docs/eval.md): every (task, variant, repeat) cell
+// in its own copy of the task's workspace, nothing ever applied; `eval
+// merge` combines shards' results; `eval generate` makes a suite by
+// mutating a repository's tested code.
+func cmdEval(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "merge":
+			return cmdEvalMerge(env, args[1:])
+		}
+	}
+	fs := newFlagSet("eval SUITE", env.stderr)
+	var variants stringList
+	fs.Var(&variants, "variant", "run only this variant (repeatable, or comma-separated)")
+	repeat := fs.Int("repeat", 1, "run every (task, variant) this many times")
+	parallel := fs.Int("parallel", 2, "cells run at once")
+	out := fs.String("out", "eval-out", "output directory: results.jsonl, report.md, report.html, traces")
+	shard := fs.String("shard", "", "run the slice i/N of the cells (N alone: i from JOB_COMPLETION_INDEX)")
+	keep := fs.Bool("keep", false, "keep each cell's workspace copy under OUT/work")
+	noTiming := fs.Bool("no-timing", false, "leave wall times out of the report")
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 1, 1)
+	}
+	if err == nil && (*repeat < 1 || *parallel < 1) {
+		err = errors.New("--repeat and --parallel must be at least 1")
+	}
+	var sh runner.Shard
+	if err == nil {
+		sh, err = runner.ParseShard(*shard, env.getenv)
+	}
+	if err != nil {
+		return usageError(env, "eval", err)
+	}
+	s, err := suite.Load(pos[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval: %v\n", err)
+		return exitUsage
+	}
+	var names []string
+	for _, v := range variants {
+		names = append(names, strings.Split(v, ",")...)
+	}
+	if _, err := runner.Select(s, names); err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval: %v\n", err)
+		return exitUsage
+	}
+	sum, err := runner.Run(ctx, runner.Options{
+		Suite: s, Variants: names, Repeat: *repeat, Parallel: *parallel, Out: *out, Shard: sh,
+		Getenv: env.getenv, Progress: &lockedWriter{w: env.stderr}, Keep: *keep,
+	})
+	if sum.Done > 0 {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval: %d of the %d cells were already in %s, not run again\n", sum.Done, sum.Planned, sum.Results)
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval: %v\n", err)
+		if ctx.Err() != nil {
+			return exitCancelled
+		}
+		return exitFailed
+	}
+	return writeReport(env, filepath.Dir(sum.Results), []string{sum.Results}, report.Options{Title: "Evaluation of " + s.Name, NoTiming: *noTiming})
+}
+
+// cmdEvalMerge combines results files (or directories holding one) into
+// one results file and report.
+func cmdEvalMerge(env *cliEnv, args []string) int {
+	fs := newFlagSet("eval merge RESULTS...", env.stderr)
+	out := fs.String("out", "eval-merged", "output directory: the merged results.jsonl, report.md, report.html")
+	title := fs.String("title", "Evaluation", "the report's title")
+	noTiming := fs.Bool("no-timing", false, "leave wall times out of the report")
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 1, -1)
+	}
+	if err != nil {
+		return usageError(env, "eval merge", err)
+	}
+	var paths []string
+	for _, p := range pos {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			p = filepath.Join(p, result.FileName)
+		}
+		if _, err := os.Stat(p); err != nil {
+			fmt.Fprintf(env.stderr, "ioh-lsp eval merge: %v\n", err)
+			return exitUsage
+		}
+		paths = append(paths, p)
+	}
+	cells, err := result.Merge(paths...)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval merge: %v\n", err)
+		return exitUsage
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval merge: %v\n", err)
+		return exitFailed
+	}
+	merged := filepath.Join(*out, result.FileName)
+	f, err := os.Create(merged + ".tmp")
+	if err == nil {
+		err = errors.Join(result.WriteAll(f, cells), f.Close())
+	}
+	if err == nil {
+		err = os.Rename(merged+".tmp", merged)
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval merge: %v\n", err)
+		return exitFailed
+	}
+	return writeReport(env, *out, []string{merged}, report.Options{Title: *title, NoTiming: *noTiming})
+}
+
+// writeReport renders the results into dir's report files and prints the
+// Markdown.
+func writeReport(env *cliEnv, dir string, results []string, o report.Options) int {
+	cells, err := result.Merge(results...)
+	if err == nil {
+		var md string
+		if md, err = report.Write(dir, cells, o); err == nil {
+			fmt.Fprint(env.stdout, md)
+			fmt.Fprintf(env.stderr, "ioh-lsp eval: %d cells; report in %s and %s\n", len(cells),
+				filepath.Join(dir, report.MarkdownFile), filepath.Join(dir, report.HTMLFile))
+			return exitOK
+		}
+	}
+	fmt.Fprintf(env.stderr, "ioh-lsp eval: %v\n", err)
+	return exitFailed
+}

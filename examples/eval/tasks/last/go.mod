@@ -1,0 +1,3 @@
+module example.com/last
+
+go 1.22
