@@ -25,7 +25,10 @@ type ProcessRequest struct {
 	Env []string
 	// Readable paths join the read view (a server's install directory).
 	Readable []string
+	// Network gives the whole network; NetProxy, with Network off, only
+	// that proxy (as Request's).
 	Network  bool
+	NetProxy *NetProxy
 	// Lifetime caps the process's wall time; 0: the implementation's
 	// default.
 	Lifetime time.Duration

@@ -50,10 +50,11 @@ type conn struct {
 	m   *Manager
 	srv Server
 
-	mu    sync.Mutex
-	sess  *mcp.ClientSession
-	proc  *contain.Process
-	tools []*mcp.Tool
+	mu     sync.Mutex
+	sess   *mcp.ClientSession
+	proc   *contain.Process
+	egress contain.Egress // a stdio server's network proxy (egress.go)
+	tools  []*mcp.Tool
 }
 
 // NewManager validates servers and returns their manager; nothing is
@@ -270,6 +271,10 @@ func (c *conn) dropLocked() error {
 		c.proc.Close()
 		c.proc = nil
 	}
+	if c.egress != nil {
+		c.egress.Close()
+		c.egress = nil
+	}
 	return err
 }
 
@@ -288,10 +293,16 @@ func (c *conn) connectLocked(ctx context.Context) error {
 			env = append(env, k+"="+v)
 		}
 		sort.Strings(env)
+		np, eg, err := c.startEgress(ctx)
+		if err != nil {
+			return fmt.Errorf("start %s contained: %w", strings.Join(c.srv.Command, " "), err)
+		}
+		c.egress = eg
 		p, err := c.m.opts.Spawner.Spawn(ctx, &contain.ProcessRequest{
-			Argv: c.srv.Command, Dir: c.srv.Dir, Env: env, Network: len(c.srv.Network) > 0,
+			Argv: c.srv.Command, Dir: c.srv.Dir, Env: env, Network: len(c.srv.Network) > 0 && np == nil, NetProxy: np,
 		})
 		if err != nil {
+			c.dropLocked()
 			return fmt.Errorf("start %s contained: %w", strings.Join(c.srv.Command, " "), err)
 		}
 		c.proc = p

@@ -77,7 +77,7 @@ func (a *Adapter) Spawn(ctx context.Context, req *contain.ProcessRequest) (*cont
 		defer cleanup()
 		out, err := a.runner.Run(pctx, &sandbox.Spec{
 			Argv: req.Argv, Dir: dir, Env: env, Writable: nil,
-			Network: req.Network, Limits: limits, Masked: a.opts.Masked,
+			Network: req.Network, NetProxy: specProxy(req.NetProxy), Limits: limits, Masked: a.opts.Masked,
 			Readable: readable, Backend: a.opts.Backend, Require: a.opts.Require,
 			Stdin: inR, Stdout: outW, Stderr: stderr,
 		})
