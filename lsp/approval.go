@@ -54,10 +54,10 @@ func (a approver) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.
 		if ctx.Err() != nil {
 			return agent.Decision{}, ctx.Err()
 		}
-		return agent.Decision{Answer: agent.Deny, Reason: "the editor did not answer: " + err.Error()}, nil
+		return agent.Decision{Answer: agent.Deny, Reason: "the question failed: " + err.Error(), By: byNoAnswer}, nil
 	}
 	if item == nil {
-		return agent.Decision{Answer: agent.Deny, Reason: "dismissed in the editor"}, nil
+		return agent.Decision{Answer: agent.Deny, Reason: "the question was closed without an answer", By: byDismissed}, nil
 	}
 	switch item.Title {
 	case actAllowOnce:
@@ -65,8 +65,16 @@ func (a approver) ApproveAct(ctx context.Context, req *agent.ActRequest) (agent.
 	case actAllowRun:
 		return agent.Decision{Answer: agent.AllowRun}, nil
 	}
+	// By stays empty: the user pressed Deny ("denied by the user").
 	return agent.Decision{Answer: agent.Deny, Reason: "denied in the editor"}, nil
 }
+
+// Who denied an act the user did not answer, as the model reads it
+// ("denied by BY: …"): never the user.
+const (
+	byNoAnswer  = "the editor, which did not answer"
+	byDismissed = "a dismissed prompt in the editor"
+)
 
 // heldProposal is a proposal waiting for a client without annotation
 // support; answer is resolved once, by a message action, a lens, a code
@@ -88,8 +96,17 @@ func (h *heldProposal) resolve(a heldAnswer) bool {
 	return ok
 }
 
-// ApproveChange offers the finished run's change to the editor.
+// ApproveChange offers the finished run's change to the editor. While the
+// editor has it the run is awaiting review; a session that ends first
+// keeps the change pending (reviewstate.go).
 func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
+	d, err := a.offer(ctx, p)
+	return a.s.keptAtClose(ctx, p.Run, d, err)
+}
+
+// offer sends the change for review: an annotated edit, or a proposal held
+// on the server for clients without annotations.
+func (a approver) offer(ctx context.Context, p *agent.Proposal) (agent.Decision, error) {
 	s := a.s
 	folder := ""
 	s.runs.with(p.Run, func(st *runState) {
@@ -119,7 +136,12 @@ func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.D
 		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: verified change pending; this editor cannot apply edits (use `ioh-lsp approve %s`)", p.Run, p.Run))
 		return agent.Decision{Answer: agent.Defer, Reason: "the editor cannot apply workspace edits"}, nil
 	}
+	via := viaHeld
 	if caps.annotations && caps.documentChanges {
+		via = viaAnnotated
+	}
+	defer s.beginReview(folder, p, via)()
+	if via == viaAnnotated {
 		return s.review(ctx, folder, p, true)
 	}
 	return s.hold(ctx, folder, p)
@@ -130,6 +152,7 @@ func (s *Server) hold(ctx context.Context, folder string, p *agent.Proposal) (ag
 	h := &heldProposal{answer: make(chan heldAnswer, 1)}
 	s.runs.with(p.Run, func(st *runState) { st.held = h })
 	s.publishHeld(folder, p)
+	s.reviewReport(p.Run, viaHeld)
 	s.refreshLenses()
 	go s.askHeld(ctx, p, h)
 	defer func() {
@@ -221,6 +244,9 @@ func (s *Server) sendOnce(ctx context.Context, folder string, p *agent.Proposal,
 	}
 	annotateReview(&we, folder, p)
 	sent := s.sentState(files)
+	if annotate {
+		s.reviewReport(p.Run, viaAnnotated)
+	}
 	label := "ioh: " + oneLine(p.Goal, 80)
 	res, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: we})
 	if err != nil {

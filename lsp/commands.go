@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sort"
-	"strings"
 	"time"
-
-	"go.lsp.dev/uri"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
@@ -41,8 +37,12 @@ func costOf(usd float64, known bool) *float64 {
 }
 
 func infoOf(st runState) RunInfo {
+	outcome := st.outcome
+	if st.reviewing && outcome == agent.OutcomeRunning {
+		outcome = agent.OutcomeAwaitingApproval
+	}
 	return RunInfo{
-		RunID: st.id, Goal: st.goal, Outcome: string(st.outcome), Steps: st.steps,
+		RunID: st.id, Goal: st.goal, Outcome: string(outcome), Steps: st.steps,
 		Tokens: st.tokens, CostUSD: costOf(st.cost, !st.unpriced), Limits: limitsOf(st.limits),
 		Started: st.started.UTC().Format(time.RFC3339),
 	}
@@ -59,33 +59,31 @@ func (s *Server) commandRun(ctx context.Context, a api.RunArgs) (api.RunRef, err
 	} else {
 		c, folder, err = s.inlineContract(a.Inline)
 	}
+	path := ""
+	if a.Contract != "" {
+		path, _ = s.contractPath(a.Contract)
+	}
 	if err != nil {
+		s.refuseStart(path, err)
 		return api.RunRef{}, invalidParams("%s: %v", cmdRun, err)
 	}
 	id, err := s.startRun(ctx, folder, c)
 	if err != nil {
+		s.refuseStart(path, err)
 		// What the configuration ignored was logged while the run was
 		// prepared: let it reach the editor before the error does.
 		s.drainOutbox(ctx)
 		return api.RunRef{}, err
 	}
+	s.startedFrom(path)
 	return api.RunRef{RunID: id}, nil
 }
 
 // loadContract reads a task file (an open buffer wins over the disk).
 func (s *Server) loadContract(ref string) (*contract.Contract, string, error) {
-	p := ref
-	if strings.HasPrefix(ref, "file:") {
-		var err error
-		if p, err = pathOf(uri.URI(ref)); err != nil {
-			return nil, "", err
-		}
-	} else if !filepath.IsAbs(p) {
-		fs := s.folderPaths()
-		if len(fs) == 0 {
-			return nil, "", fmt.Errorf("relative contract path %q with no workspace folder", ref)
-		}
-		p = filepath.Join(fs[0], filepath.FromSlash(p))
+	p, err := s.contractPath(ref)
+	if err != nil {
+		return nil, "", err
 	}
 	var data []byte
 	if doc, ok := s.docs.byPath(p); ok {

@@ -32,6 +32,10 @@ const (
 	// "Continue with a larger budget" quick fix (budget.go).
 	kindBudget       = "budget"
 	codeBudgetExceed = "budget-exceeded"
+	// kindRefused marks the task-file line of a run that could not start
+	// (refused.go).
+	kindRefused    = "refused"
+	codeRunRefused = "run-refused"
 )
 
 // diagData travels in Diagnostic.Data so code actions find the run.
@@ -134,7 +138,7 @@ func (s *Server) publish(paths map[string]bool) {
 	for p := range paths {
 		list := []protocol.Diagnostic{}
 		for _, r := range runs {
-			for _, k := range []string{kindEdit, kindCheck, kindPolicy, kindHeld, kindBudget} {
+			for _, k := range []string{kindEdit, kindCheck, kindPolicy, kindHeld, kindBudget, kindRefused} {
 				for _, e := range d.byRun[r][k] {
 					if e.path == p {
 						list = append(list, e.diag)

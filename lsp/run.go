@@ -23,6 +23,7 @@ func (s *Server) startRun(ctx context.Context, folder string, c *contract.Contra
 		return "", fmt.Errorf("start run: %w", err)
 	}
 	s.track(run, folder, eng, c, cancel)
+	s.replaceEarlier(run.ID())
 	return run.ID(), nil
 }
 

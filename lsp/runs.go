@@ -34,8 +34,10 @@ type runState struct {
 	report   string // the last progress report sent
 	proposal *agent.Proposal
 	held     *heldProposal
-	result   *agent.Result
-	done     chan struct{}
+	// reviewing: the change is with the user for review (reviewstate.go)
+	reviewing bool
+	result    *agent.Result
+	done      chan struct{}
 }
 
 // registry holds the session's runs.

@@ -21,12 +21,18 @@ func (s *Server) DidOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 }
 
 // DidChange applies incremental (or whole) changes in order.
+// The trace diagnostics on the changed text go (diag_text.go).
 func (s *Server) DidChange(ctx context.Context, p *protocol.DidChangeTextDocumentParams) error {
+	var before []byte
+	if old, ok := s.docs.get(p.TextDocument.URI); ok {
+		before = old.text
+	}
 	doc, err := s.docs.change(p.TextDocument.URI, p.TextDocument.Version, p.ContentChanges)
 	if err != nil {
 		return err
 	}
 	s.eng.setDocument(doc.path, doc.text)
+	s.textChanged(doc.path, before, doc.text, p.ContentChanges)
 	return nil
 }
 
@@ -41,11 +47,13 @@ func (s *Server) DidSave(ctx context.Context, p *protocol.DidSaveTextDocumentPar
 	if !ok {
 		return nil
 	}
+	before := doc.text
 	doc, err := s.docs.change(p.TextDocument.URI, doc.version, []protocol.TextDocumentContentChangeEvent{whole})
 	if err != nil {
 		return err
 	}
 	s.eng.setDocument(doc.path, doc.text)
+	s.textChanged(doc.path, before, doc.text, []protocol.TextDocumentContentChangeEvent{whole})
 	return nil
 }
 

@@ -82,6 +82,10 @@ const (
 	// stopped on a storage failure. Resume continues it from its last
 	// committed step.
 	OutcomeInterrupted = "interrupted"
+	// OutcomeAwaitingApproval is stored for a run whose verified change
+	// waits for approval, and shown for a live run whose change an editor
+	// shows for review (RunRow.Reviewing).
+	OutcomeAwaitingApproval = "awaiting_approval"
 )
 
 // Interrupted reports whether the run is stored as running but its tree's
@@ -98,10 +102,14 @@ func (r *RunRow) Interrupted(now time.Time) bool {
 }
 
 // Shown is the outcome to show for the run at now: OutcomeInterrupted for
-// an interrupted run, else the stored outcome.
+// an interrupted run, OutcomeAwaitingApproval for a live run whose change
+// an editor shows for review, else the stored outcome.
 func (r *RunRow) Shown(now time.Time) string {
 	if r.Interrupted(now) {
 		return OutcomeInterrupted
+	}
+	if r.Outcome == OutcomeRunning && r.Reviewing {
+		return OutcomeAwaitingApproval
 	}
 	return r.Outcome
 }

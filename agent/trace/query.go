@@ -13,7 +13,13 @@ import (
 // lease is the tree's.
 const runCols = `r.id, r.parent, r.root, r.goal, r.contract, r.outcome, r.summary, r.error, r.first_started, r.updated,
 	r.steps, r.input_tokens, r.output_tokens, r.cache_read, r.cache_write, r.cost_usd, r.state, r.changes,
-	COALESCE(l.lease_owner, r.lease_owner), COALESCE(l.lease_expiry, r.lease_expiry)`
+	COALESCE(l.lease_owner, r.lease_owner), COALESCE(l.lease_expiry, r.lease_expiry), ` + reviewingCol
+
+// reviewingCol is 1 while the run's change is with an editor for review:
+// a review_opened event with no proposal or outcome event stored after it
+// (the agent stores its proposal event once the review is answered).
+const reviewingCol = `EXISTS (SELECT 1 FROM events o WHERE o.run = r.id AND o.type = '` + EventReviewOpened + `'
+	AND o.seq > COALESCE((SELECT MAX(x.seq) FROM events x WHERE x.run = r.id AND x.type IN ('` + EventProposal + `', '` + EventOutcome + `')), 0))`
 
 const runFrom = ` FROM runs r LEFT JOIN runs l ON l.id = r.root `
 
@@ -23,7 +29,7 @@ func scanRun(sc interface{ Scan(...any) error }) (*RunRow, error) {
 	var first, updated, exp int64
 	err := sc.Scan(&r.ID, &r.Parent, &r.Root, &r.Goal, &contract, &r.Outcome, &r.Summary, &r.Error, &first, &updated,
 		&r.Totals.Steps, &r.Totals.InputTokens, &r.Totals.OutputTokens, &r.Totals.CacheReadTokens, &r.Totals.CacheWriteTokens,
-		&r.Totals.CostUSD, &state, &r.Changes, &r.LeaseOwner, &exp)
+		&r.Totals.CostUSD, &state, &r.Changes, &r.LeaseOwner, &exp, &r.Reviewing)
 	if err != nil {
 		return nil, err
 	}

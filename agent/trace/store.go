@@ -276,6 +276,10 @@ type RunRow struct {
 	// run's lease, so a run is never seen unleased while it starts.
 	LeaseOwner  string
 	LeaseExpiry time.Time
+	// Reviewing is true while an editor shows the run's change for review
+	// (a review_opened event not yet followed by the proposal's answer):
+	// read from the events, never written by CreateRun.
+	Reviewing bool
 }
 
 // CreateRun inserts a new run with its run_started event.

@@ -36,7 +36,9 @@ type runSummary struct {
 	Started string    `json:"started"`
 	Parent  *string   `json:"parent"`
 
-	spend agent.Spend
+	spend     agent.Spend
+	reviewing bool // an editor shows its change now (trace.RunRow.Reviewing)
+	change    bool // what awaits approval is its change, not an act
 }
 
 // runLimits is a run's budget in `runs --json`.
@@ -106,11 +108,30 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	tw.Flush()
 	for _, r := range list {
-		if r.Outcome == trace.OutcomeInterrupted && r.Parent == nil {
-			fmt.Fprintf(env.stdout, "%s was interrupted; continue it from its last committed step: ioh-lsp resume %s\n", r.ID, r.ID)
+		if r.Parent == nil {
+			if hint := runHint(r); hint != "" {
+				fmt.Fprintln(env.stdout, hint)
+			}
 		}
 	}
 	return exitOK
+}
+
+// runHint says how to go on with a root run that waits for someone: an
+// interrupted run resumes, a change under review in an editor is answered
+// there, a pending change is approved or rejected.
+func runHint(r runSummary) string {
+	switch {
+	case r.Outcome == trace.OutcomeInterrupted:
+		return fmt.Sprintf("%s was interrupted; continue it from its last committed step: ioh-lsp resume %s", r.ID, r.ID)
+	case r.Outcome == trace.OutcomeAwaitingApproval && r.reviewing:
+		return fmt.Sprintf("%s is awaiting review in the editor: answer it there (if the editor closes first, it stays pending for ioh-lsp approve %s)", r.ID, r.ID)
+	case r.Outcome == trace.OutcomeAwaitingApproval && r.change:
+		return fmt.Sprintf("%s is awaiting review: ioh-lsp diff %s, then ioh-lsp approve %s or ioh-lsp reject %s", r.ID, r.ID, r.ID, r.ID)
+	case r.Outcome == trace.OutcomeAwaitingApproval:
+		return fmt.Sprintf("%s waits for an answer about an act: ioh-lsp approve %s or ioh-lsp reject %s, then ioh-lsp resume %s", r.ID, r.ID, r.ID, r.ID)
+	}
+	return ""
 }
 
 // summarize turns run rows into summaries with sub-agent spend rolled up
@@ -121,8 +142,12 @@ func summarize(rows []*trace.RunRow) []runSummary {
 	out := make([]runSummary, 0, len(rows))
 	for _, r := range rows {
 		sp := spends[r.ID]
+		var st struct {
+			Phase string `json:"phase"`
+		}
+		_ = json.Unmarshal(r.State, &st) // a state that does not decode is not a proposal
 		s := runSummary{ID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: sp.Steps, Tokens: sp.Tokens, CacheReadTokens: sp.CacheReadTokens,
-			UnpricedCalls: sp.Unpriced, Started: r.FirstStarted.UTC().Format(time.RFC3339), spend: sp,
+			UnpricedCalls: sp.Unpriced, Started: r.FirstStarted.UTC().Format(time.RFC3339), spend: sp, reviewing: r.Reviewing, change: st.Phase == "proposal",
 			Limits: runLimits{Steps: sp.Limits.Steps, Tokens: sp.Limits.Tokens, CostUSD: sp.Limits.CostUSD}}
 		if sp.CostKnown() {
 			c := sp.CostUSD
