@@ -249,6 +249,10 @@ func (ss *session) changeModel(ctx context.Context, id string) error {
 	}
 	ss.mu.Lock()
 	prev := ss.rec.Model
+	was := prev
+	if was == "" {
+		was = ss.eng.Models[0].ID
+	}
 	ss.rec.Model = id
 	ss.mu.Unlock()
 	if err := ss.reopen(ctx); err != nil {
@@ -258,6 +262,7 @@ func (ss *session) changeModel(ctx context.Context, id string) error {
 		return err
 	}
 	ss.mu.Lock()
+	ss.modelChanged = ss.modelChanged || was != id
 	rec := *ss.rec
 	ss.mu.Unlock()
 	if err := ss.srv.idx.put(&rec); err != nil {

@@ -45,6 +45,9 @@ type session struct {
 	// runMode is the approval mode of the prompt in flight (rec.Mode
 	// when it started).
 	runMode string
+	// modelChanged: the model was chosen anew since the last run
+	// started, so the next prompt starts a run instead of following up.
+	modelChanged bool
 	// log and servers rebuild the engine (reopen).
 	log     *slog.Logger
 	servers []mcptool.Server
@@ -183,6 +186,12 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 		return ss.runCommand(rctx, name, arg)
 	case refused != nil:
 		return ss.refuse(refused, "")
+	}
+	if last := ss.lastRun(); last != "" && c.Path == "" {
+		if !ss.takeModelChange() {
+			return ss.followUp(rctx, last, c)
+		}
+		ss.say("The session's model changed: this prompt starts a new run on it (a run keeps the model it started on; /runs lists the earlier ones).")
 	}
 	ss.update(ss.tr.startPlan(c))
 	run, err := ss.eng.Harness.Start(rctx, c)
@@ -411,14 +420,17 @@ func (ss *session) replay(ctx context.Context) error {
 			return fmt.Errorf("load run %s: %w", id, err)
 		}
 		tr := newTranslator(ss.eng.Root, false)
-		ss.update(chunkUpdate{SessionUpdate: "user_message_chunk", Content: textBlock(row.Goal)})
-		var c contract.Contract
-		if json.Unmarshal(row.Contract, &c) == nil {
-			ss.update(tr.startPlan(&c))
-		}
 		events, err := ss.eng.Store.TreeEvents(ctx, id)
 		if err != nil {
 			return fmt.Errorf("load run %s: %w", id, err)
+		}
+		if !followsAnother(events) {
+			// A linked run's first turn is its user_turn event.
+			ss.update(chunkUpdate{SessionUpdate: "user_message_chunk", Content: textBlock(row.Goal)})
+		}
+		var c contract.Contract
+		if json.Unmarshal(row.Contract, &c) == nil {
+			ss.update(tr.startPlan(&c))
 		}
 		for _, e := range events {
 			for _, u := range tr.event(e) {
@@ -430,6 +442,17 @@ func (ss *session) replay(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// followsAnother: the run continues the conversation of an earlier one
+// (its user_turn names the run it follows).
+func followsAnother(events []trace.Event) bool {
+	for _, e := range events {
+		if u, ok := e.Payload.(*trace.UserTurn); ok && e.Parent == "" && u.Follows != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // unfinished says how to go on with a run that did not end: one whose

@@ -169,6 +169,11 @@ func (t *translator) event(e trace.Event) []any {
 			}
 		}
 		return []any{u}
+	case *trace.UserTurn:
+		// A follow-up: live, the client shows what the user typed.
+		if !t.live && !child {
+			return []any{chunkUpdate{SessionUpdate: "user_message_chunk", Content: textBlock(p.Text)}}
+		}
 	case *trace.Budget:
 		return []any{usageOf(p)}
 	case *trace.CheckRun:

@@ -248,3 +248,21 @@ func TestStopReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpReplaysAsTheUsersMessage: a stored user_turn replays as
+// the user's message; live, the client shows what the user typed, and a
+// sub-agent's turn is never the user's.
+func TestFollowUpReplaysAsTheUsersMessage(t *testing.T) {
+	turn := trace.New("r-1", "", 3, &trace.UserTurn{Text: "now also tabs", Change: trace.TurnPending})
+	got := newTranslator(testRoot(t), false).event(turn)
+	if len(got) != 1 || got[0].(chunkUpdate).SessionUpdate != "user_message_chunk" || got[0].(chunkUpdate).Content.Text != "now also tabs" {
+		t.Errorf("replayed user_turn: %+v", got)
+	}
+	if got := newTranslator(testRoot(t), true).event(turn); len(got) != 0 {
+		t.Errorf("live user_turn: %+v", got)
+	}
+	if !followsAnother([]trace.Event{trace.New("r-2", "", 0, &trace.UserTurn{Text: "x", Follows: "r-1"})}) ||
+		followsAnother([]trace.Event{turn}) {
+		t.Error("followsAnother: a linked run's turn names the run it follows; a continued run's does not")
+	}
+}

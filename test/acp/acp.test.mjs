@@ -206,7 +206,9 @@ test("stop reasons: a token budget that runs out is max_tokens, a run of denied 
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     const tiny = [{ type: "resource_link", uri: pathToFileURL(w.task.replace("fix.ioh.yaml", "tiny.ioh.yaml")).href, name: "tiny.ioh.yaml" }];
     const budget = await withDeadline(STEP, "budget prompt", agent, cx.request("session/prompt", { sessionId, prompt: tiny }));
-    const denied = await withDeadline(STEP, "denied prompt", agent, cx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Set the git config" }] }));
+    // A new session starts fresh (a prompt in the same one follows up).
+    const fresh = (await cx.request("session/new", { cwd: w.ws, mcpServers: [] })).sessionId;
+    const denied = await withDeadline(STEP, "denied prompt", agent, cx.request("session/prompt", { sessionId: fresh, prompt: [{ type: "text", text: "Set the git config" }] }));
     return { budget: budget.stopReason, denied: denied.stopReason, updates };
   });
   assert.equal(budget, "max_tokens");

@@ -200,3 +200,48 @@ test("streaming: the model's text arrives as several agent_message_chunks and is
   assert.ok(said.includes("Reading the implementation.\n"), "each turn ends its message");
   allValid(agent, updates);
 });
+
+// SECOND is the file after the follow-up's edit on top of the first.
+const SECOND = AFTER.replace("\tsum := 0.0\n", "\tif len(xs) == 0 {\n\t\treturn 0\n\t}\n\tsum := 0.0\n");
+
+test("conversation: a second prompt continues the session's run, its edit adds to the pending change; load replays both turns", async (t) => {
+  // The replay provider answers by the number of assistant turns in the
+  // request: turns 3 and 4 are reached only if the follow-up's request
+  // holds the first prompt's three turns.
+  const turns = cassette({ exec: 0 }).turns;
+  turns.push(
+    { text: "Handling the empty slice too.", tool_calls: [{ name: "edit_file", arguments: { path: "stats.go", old: "\tsum := 0.0\n", new: "\tif len(xs) == 0 {\n\t\treturn 0\n\t}\n\tsum := 0.0\n" } }], usage: { input_tokens: 1700, output_tokens: 40 } },
+    { tool_calls: [{ name: "finish", arguments: { summary: "Mean divides by len(xs) and returns 0 for no values." } }], usage: { input_tokens: 1800, output_tokens: 20 } },
+  );
+  const w = world(t, { cassette: { version: 1, turns } });
+  const first = start(t, w);
+  const { sid, updates, ended } = await connect(first, noPermission, async (cx, updates) => {
+    await initialize(cx);
+    const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
+    await cx.request("session/set_mode", { sessionId, modeId: "never" });
+    await withDeadline(STEP, "first prompt", first, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w.task) }));
+    const mid = updates.length;
+    const second = await withDeadline(STEP, "follow-up", first, cx.request("session/prompt", { sessionId, prompt: text("Now also return 0 for an empty slice") }));
+    assert.equal(second.stopReason, "end_turn");
+    assert.ok(kinds(updates.slice(mid), "tool_call").every((c) => c.title !== "Read stats.go"), "the follow-up did not start over");
+    await withDeadline(STEP, "/approve", first, cx.request("session/prompt", { sessionId, prompt: text("/approve") }));
+    const ended = [...messages(updates).matchAll(/Run (r-[0-9a-f]+) ended: (\w+)/g)].map((m) => [m[1], m[2]]);
+    return { sid: sessionId, updates: [...updates], ended };
+  });
+  assert.equal(read(w.file), SECOND, "one change holds both turns' edits");
+  assert.equal(ended.length, 3, JSON.stringify(ended));
+  assert.ok(ended.every(([id]) => id === ended[0][0]), "both prompts and the approval are one run: " + JSON.stringify(ended));
+  assert.deepEqual(ended.map(([, o]) => o), ["awaiting_approval", "awaiting_approval", "applied"]);
+  allValid(first, updates);
+  first.child.stdin.end();
+  await first.exited;
+
+  const second = start(t, w);
+  const replayed = await connect(second, noPermission, async (cx, updates) => {
+    await initialize(cx);
+    await withDeadline(STEP, "session/load", second, cx.request("session/load", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
+    return [...updates];
+  });
+  assert.equal(kinds(replayed, "user_message_chunk")[0].content.text, "Fix Mean: it divides by len(xs)-1");
+  assert.match(messages(replayed), /Mean divides by len\(xs\)-1; fixing the divisor\.\n[\s\S]*Handling the empty slice too\.\n/, "both turns replay, in order");
+});
