@@ -102,18 +102,34 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, start t
 		writeStatus(c, http.StatusBadRequest, "ioh-lsp network proxy: CONNECT needs host:port: "+err.Error()+"\n")
 		return
 	}
+	p.through(start, host, port, answerHTTP(c), func(up net.Conn) (int64, int64) {
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return 0, 0
+		}
+		return splice(c, br, up)
+	})
+}
+
+// through judges host:port and dials it; a refusal or failure is answered
+// by refuse (with the status an HTTP client would get), else use moves
+// the bytes and says how many went up and down. The connection is
+// recorded either way.
+func (p *Proxy) through(start time.Time, host string, port int, refuse func(Conn, Verdict, int), use func(up net.Conn) (int64, int64)) {
 	s := p.newSession(start, host, port)
 	defer s.record()
 	up, d, status := s.open()
 	if up == nil {
-		writeStatus(c, status, refusal(s.conn, d.verdict))
+		refuse(s.conn, d.verdict, status)
 		return
 	}
 	defer s.closeUp(up)
-	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		return
-	}
-	s.conn.Up, s.conn.Down = splice(c, br, up)
+	s.conn.Up, s.conn.Down = use(up)
+}
+
+// answerHTTP answers an HTTP client's refused connection with the status
+// and the refusal's text.
+func answerHTTP(c net.Conn) func(Conn, Verdict, int) {
+	return func(rec Conn, v Verdict, status int) { writeStatus(c, status, refusal(rec, v)) }
 }
 
 // forward serves one absolute-URI plain-HTTP request: the request goes
@@ -129,15 +145,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, start time.Time) {
 		writeStatus(c, http.StatusBadRequest, "ioh-lsp network proxy: "+err.Error()+"\n")
 		return
 	}
-	s := p.newSession(start, host, port)
-	defer s.record()
-	up, d, status := s.open()
-	if up == nil {
-		writeStatus(c, status, refusal(s.conn, d.verdict))
-		return
-	}
-	defer s.closeUp(up)
-	s.conn.Up, s.conn.Down = exchange(c, req, up)
+	p.through(start, host, port, answerHTTP(c), func(up net.Conn) (int64, int64) { return exchange(c, req, up) })
 }
 
 // exchange sends req upstream and copies the response (and any 1xx

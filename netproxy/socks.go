@@ -42,18 +42,12 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader, start time.Time) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	s := p.newSession(start, host, port)
-	defer s.record()
-	up, _, status := s.open()
-	if up == nil {
-		socksReply(c, socksCode(status))
-		return
-	}
-	defer s.closeUp(up)
-	if socksReply(c, socksOK) != nil {
-		return
-	}
-	s.conn.Up, s.conn.Down = splice(c, br, up)
+	p.through(start, host, port, func(_ Conn, _ Verdict, status int) { socksReply(c, socksCode(status)) }, func(up net.Conn) (int64, int64) {
+		if socksReply(c, socksOK) != nil {
+			return 0, 0
+		}
+		return splice(c, br, up)
+	})
 }
 
 func socksCode(status int) byte {
