@@ -65,6 +65,22 @@ func TestPlainHTTPAllowedAndDenied(t *testing.T) {
 	if len(w.dialled) != 1 {
 		t.Fatalf("a denied host was dialled: %v", w.dialled)
 	}
+
+	// A Host header naming a host no rule allows is not sent on to the
+	// allowed address: the judged name is.
+	conn, err := net.Dial("tcp", w.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET http://registry.test:%s/h HTTP/1.1\r\nHost: other.test:%s\r\n\r\n", port, port)
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := body(t, resp); got != "hello registry.test:"+port+" /h 0" {
+		t.Fatalf("with another Host header: %q", got)
+	}
 }
 
 // A deny rule wins and the refusal names it.

@@ -156,6 +156,9 @@ func exchange(c net.Conn, req *http.Request, up net.Conn) (upN, downN int64) {
 	}
 	req.Close = true
 	req.RequestURI = ""
+	// The judged host is the one named: a Host header naming another
+	// (a second virtual host on the same address) is replaced.
+	req.Host = req.URL.Host
 	cu := &counter{Conn: up}
 	sent := make(chan struct{})
 	go func() {
@@ -182,6 +185,7 @@ func exchange(c net.Conn, req *http.Request, up net.Conn) (upN, downN int64) {
 		}
 	}
 	up.Close()
+	c.SetReadDeadline(time.Now()) // a body the upstream did not wait for stops being read
 	<-sent
 	return cu.written.Load(), cu.read.Load()
 }
