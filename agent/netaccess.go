@@ -196,16 +196,19 @@ func (a *agentRun) netEvents() []trace.Event {
 
 // closeNet stops the run's proxy (waiting for its last connections'
 // records) and returns the events not yet stored and the run's network
-// summary ("" when it made no connection).
+// summary ("" when it made no connection). A run that goes on (a
+// follow-up turn) gets a new one from its next setup.
 func (a *agentRun) closeNet() ([]trace.Event, string) {
-	if a.net == nil {
+	n := a.net
+	if n == nil {
 		return nil, ""
 	}
-	if a.net.egress != nil {
-		a.net.egress.Close()
+	if n.egress != nil {
+		n.egress.Close()
 	}
 	evs := a.netEvents()
-	a.net.evMu.Lock()
-	defer a.net.evMu.Unlock()
-	return evs, a.net.sum.Text()
+	a.net = nil
+	n.evMu.Lock()
+	defer n.evMu.Unlock()
+	return evs, n.sum.Text()
 }
