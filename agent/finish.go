@@ -48,7 +48,7 @@ func (a *agentRun) finish(ctx context.Context, sc *stepCtx, summary string) (too
 	}
 	rep, err := a.h.opts.Verify(ctx, verify.Options{
 		Sandbox: a.sandboxFor("check"), Root: a.h.opts.Root.Dir(), Changes: a.cs.Changes(), Verify: a.c.Verify,
-		ContractPath: a.contractRel(), Red: &a.red.RedCache, Withheld: a.withheld(),
+		ContractPath: a.contractRel(), Red: &a.red.RedCache, Withheld: a.withheld(), OnCheckStart: a.checkStarted,
 		OnCheck: func(c verify.CheckResult) {
 			sc.add(a.event(checkRunEvent(c)))
 		},

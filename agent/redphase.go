@@ -37,7 +37,7 @@ func (a *agentRun) redFirst(ctx context.Context) {
 	var evs []trace.Event
 	results, err := verify.RunRed(ctx, verify.Options{
 		Sandbox: a.sandboxFor("check"), Root: a.h.opts.Root.Dir(), Verify: a.c.Verify,
-		ContractPath: a.contractRel(), Red: &a.red.RedCache, Withheld: a.withheld(),
+		ContractPath: a.contractRel(), Red: &a.red.RedCache, Withheld: a.withheld(), OnCheckStart: a.checkStarted,
 		OnCheck: func(c verify.CheckResult) { evs = append(evs, a.event(checkRunEvent(c))) },
 	})
 	switch {

@@ -74,3 +74,9 @@ func (s *textStream) end(ok bool) {
 	}
 	s.a.retryMu.Unlock()
 }
+
+// checkStarted emits a transient check_started event: a live status
+// names the check that runs now (its verification event follows).
+func (a *agentRun) checkStarted(name, phase string) {
+	a.emit(a.event(&trace.CheckStarted{Check: name, Phase: phase}))
+}

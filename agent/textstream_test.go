@@ -150,3 +150,42 @@ func TestTextDeltasOfARetryAreNumbered(t *testing.T) {
 		t.Errorf("events %s, want %s", got, want)
 	}
 }
+
+// Each check run is announced by a transient check_started event before
+// its verification event, red phase first; none is stored.
+func TestCheckStartedComesBeforeEachCheck(t *testing.T) {
+	f := newFixture(t, map[string]string{"a.txt": "hello world\n"}, map[string][]turn{"": {
+		say(100, "edit_file", args{"path": "a.txt", "old": "world", "new": "there"}),
+		say(300, "finish", args{"summary": "greeted"}),
+	}})
+	c := goal("greet")
+	c.Verify.RedGreen = true
+	c.Verify.Checks = []contract.Check{{Name: "grep", Run: []string{"grep", "-q", "there", "a.txt"}}}
+	res := f.run(t, c)
+	if res.Outcome != OutcomeApplied {
+		t.Fatalf("outcome %s (%v), want applied", res.Outcome, res.Err)
+	}
+	var seq []string
+	f.sink.mu.Lock()
+	for _, e := range f.sink.ev {
+		switch p := e.Payload.(type) {
+		case *trace.CheckStarted:
+			seq = append(seq, "start "+p.Phase+":"+p.Check)
+		case *trace.CheckRun:
+			seq = append(seq, "ran "+p.Phase+":"+p.Check)
+		}
+	}
+	f.sink.mu.Unlock()
+	if got, want := strings.Join(seq, ", "), "start red:grep, ran red:grep, start green:grep, ran green:grep"; got != want {
+		t.Errorf("events: %s, want %s", got, want)
+	}
+	stored, err := f.store.Events(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range stored {
+		if trace.Transient(e.Type) {
+			t.Errorf("a transient event was stored: %+v", e)
+		}
+	}
+}

@@ -176,7 +176,7 @@ func TestEveryFieldIsDocumented(t *testing.T) {
 		}
 	}
 	payloads := []Payload{&RunStarted{}, &Warning{}, &ModelTurn{}, &ToolCall{}, &ToolResult{}, &Policy{}, &Budget{},
-		&BudgetRaised{}, &Retry{}, &CheckRun{}, &Verdict{}, &Proposal{}, &Approval{}, &ApplyMismatch{}, &AgentSpawned{}, &Outcome{}, &Undo{}, &TextDelta{}, &NetConn{}}
+		&BudgetRaised{}, &Retry{}, &CheckRun{}, &Verdict{}, &Proposal{}, &Approval{}, &ApplyMismatch{}, &AgentSpawned{}, &Outcome{}, &Undo{}, &TextDelta{}, &NetConn{}, &CheckStarted{}}
 	for _, p := range payloads {
 		fill(reflect.ValueOf(p).Elem())
 		e := New("r-1", "", 1, p)

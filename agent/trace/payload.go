@@ -74,6 +74,8 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &Outcome{}
 	case EventTextDelta:
 		return &TextDelta{}
+	case EventCheckStarted:
+		return &CheckStarted{}
 	case EventNetConn:
 		return &NetConn{}
 	}

@@ -20,4 +20,18 @@ type TextDelta struct {
 func (*TextDelta) EventType() string { return EventTextDelta }
 
 // Transient reports an event type that is emitted live and never stored.
-func Transient(typ string) bool { return typ == EventTextDelta }
+func Transient(typ string) bool { return typ == EventTextDelta || typ == EventCheckStarted }
+
+// EventCheckStarted is a check run starting (its verification event
+// follows when it ends): transient like text_delta, so a live status
+// can name the check that runs now.
+const EventCheckStarted = "check_started"
+
+// CheckStarted: a check run started.
+type CheckStarted struct {
+	Check string `json:"check"`
+	Phase string `json:"phase"` // red before the change, green after
+}
+
+// EventType implements Payload.
+func (*CheckStarted) EventType() string { return EventCheckStarted }

@@ -45,6 +45,10 @@ type Options struct {
 	OutputLimit int64
 	// OnCheck, if set, is called after every check run (red ones too).
 	OnCheck func(CheckResult)
+	// OnCheckStart, if set, is called as each check run starts (red ones
+	// and a rerun too) with the check's name and phase: what a live
+	// status names while the check runs.
+	OnCheckStart func(name, phase string)
 	// Red, if set, keeps the red-phase runs for later verifications of the
 	// same run: the unchanged tree stays unchanged while the agent works on
 	// its change set, so a second finish need not run it again.
@@ -291,6 +295,9 @@ func plainShell(line string) bool {
 func runCheck(ctx context.Context, o Options, c contract.Check, name, phase string, changes []workspace.Change, changed []string, red ...*testRun) (CheckResult, *testRun, error) {
 	if err := ctx.Err(); err != nil {
 		return CheckResult{}, nil, fmt.Errorf("verify %s (%s): %w", name, phase, err)
+	}
+	if o.OnCheckStart != nil {
+		o.OnCheckStart(name, phase)
 	}
 	limit := o.OutputLimit
 	if limit <= 0 {
