@@ -54,3 +54,17 @@ type Egress interface {
 type EgressProvider interface {
 	Egress(j NetJudge) Egress
 }
+
+// MechanismNetProxy names the mechanism a sandbox reports when it
+// confined a command's network to Request.NetProxy.
+const MechanismNetProxy = "net-proxy"
+
+// Mechanism reports whether the named mechanism applied to the run.
+func (r *Result) Mechanism(name string) bool {
+	for _, m := range r.Mechanisms {
+		if m.Name == name && m.State == "applied" {
+			return true
+		}
+	}
+	return false
+}

@@ -20,7 +20,7 @@ type RunParams struct {
 	Timeout string   `json:"timeout,omitempty"`
 }
 
-const runDesc = "Run a command in the sandbox over the workspace with the pending change set applied (its own writes are discarded; no network). Give argv (no shell) or shell (a /bin/sh line). timeout is a Go duration (default 2m, at most 10m)."
+const runDesc = "Run a command in the sandbox over the workspace with the pending change set applied (its own writes are discarded; no network, or only the hosts the user allows, through a proxy named in HTTP_PROXY). Give argv (no shell) or shell (a /bin/sh line). timeout is a Go duration (default 2m, at most 10m)."
 
 const runSchema = `{"type":"object","properties":{"argv":{"type":"array","items":{"type":"string"},"minItems":1},"shell":{"type":"string"},"timeout":{"type":"string","description":"Go duration, e.g. 30s"}},"additionalProperties":false}`
 
@@ -91,6 +91,10 @@ func (run) Acts(args json.RawMessage) ([]Act, error) {
 	return []Act{{Act: policy.ActExec, Target: strings.Join(p.Argv, " "), Argv: p.Argv}}, nil
 }
 
+// netProxyNote says what a command's network was when it had the run's
+// proxy (docs/policy.md#the-network-proxy).
+const netProxyNote = "network: only through the run's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY); a host the user did not allow is refused with an HTTP 403 that names it; a client that ignores the proxy variables cannot connect\n"
+
 // narrowHint heads a result whose output was cut.
 const narrowHint = "the output was longer than 10 KiB: below are its first and last 5 KiB, with the bytes left out marked where they were. " +
 	"To see the middle, narrow the command: filter it (| grep -n PATTERN, | sed -n 'A,Bp'), pick fewer tests (-run NAME, -k NAME), " +
@@ -134,6 +138,9 @@ func (t run) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 		fmt.Fprintf(&b, "exit code %d\n", res.ExitCode)
 	}
 	b.WriteString(res.Containment() + "\n")
+	if res.Mechanism(contain.MechanismNetProxy) {
+		b.WriteString(netProxyNote)
+	}
 	if res.Truncated {
 		b.WriteString(narrowHint)
 	}

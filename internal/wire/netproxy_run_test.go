@@ -146,7 +146,7 @@ policy:
 	if len(results) != 3 {
 		t.Fatalf("run results %q (outcome %s: %v)", results, res.Outcome, res.Err)
 	}
-	if !strings.Contains(results[0], "hello through the proxy") {
+	if !strings.Contains(results[0], "hello through the proxy") || !strings.Contains(results[0], "network: only through the run's proxy") {
 		t.Errorf("allowed host: %s", results[0])
 	}
 	if !strings.Contains(results[1], "127.0.0.2:"+port+" refused") || !strings.Contains(results[1], "network.allow") {
