@@ -232,8 +232,25 @@ func refusal(c Conn, v Verdict) string {
 }
 
 // writeStatus answers a client with a status and a plain-text body, then
-// the connection ends.
+// the connection ends. The body is in the status line too: a client
+// refused a CONNECT tunnel (every https:// URL) shows the status line and
+// never the body.
 func writeStatus(c net.Conn, status int, body string) {
-	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		status, http.StatusText(status), len(body), body)
+	fmt.Fprintf(c, "HTTP/1.1 %d %s (%s)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		status, http.StatusText(status), reasonPhrase(body), len(body), body)
+}
+
+// reasonPhrase is s on one line as a status line may carry it: printable
+// ASCII, at most 400 bytes.
+func reasonPhrase(s string) string {
+	b := []byte(strings.TrimSuffix(strings.TrimSpace(strings.ReplaceAll(s, "\n", " ")), "."))
+	for i, ch := range b {
+		if ch < ' ' || ch > '~' {
+			b[i] = '?'
+		}
+	}
+	if len(b) > 400 {
+		b = append(b[:397], "..."...)
+	}
+	return string(b)
 }
