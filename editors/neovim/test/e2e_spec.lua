@@ -99,5 +99,31 @@ H.run(function()
     local out = vim.fn.system({ "sh", "-c", "cd " .. vim.fn.shellescape(dir) .. " && GOFLAGS=-mod=mod go test ./... 2>&1" })
     H.eq(vim.v.shell_error, 0, "the project's test passes after the change (" .. vim.trim(out) .. ")")
   end
+
+  -- Failures are told, not only stored: a budget stop (one step of a
+  -- three-turn cassette) with the way to continue, and a provider failure
+  -- (a cassette with no turns) with its reason.
+  local function ended(pat)
+    local found
+    H.wait(TIMEOUT, function()
+      for _, m in ipairs(msgs) do
+        if m:find(pat) then
+          found = m
+          return true
+        end
+      end
+    end, "a notification matching " .. pat, context)
+    return found
+  end
+  vim.fn.writefile({ "version: 1", "goal: make the failing test in calc_test.go pass", "budget: {steps: 1}" }, dir .. "/small.ioh.yaml")
+  vim.cmd("IohRun " .. vim.fn.fnameescape(dir .. "/small.ioh.yaml"))
+  local stop = ended("budget_exceeded")
+  H.match(stop, "^ioh: failed: budget_exceeded %(run r%-[%w]+, 1 steps", "the budget stop names the outcome and the run")
+  H.match(stop, "continue with a larger budget: :IohResume r%-[%w]+", "the budget stop says how to continue")
+  vim.fn.writefile({ '{"version": 1, "turns": []}' }, dir .. "/empty.json")
+  vim.fn.writefile({ "version: 1", "goal: anything", "model: {provider: replay, name: t, cassette: empty.json}" }, dir .. "/empty.ioh.yaml")
+  vim.cmd("IohRun " .. vim.fn.fnameescape(dir .. "/empty.ioh.yaml"))
+  local fail = ended("provider_failed")
+  H.match(fail, "^ioh: failed: provider_failed %(run r%-[%w]+, 0 steps, [^)]*%): .+", "the provider failure names the outcome and the reason")
   client.stop()
 end)

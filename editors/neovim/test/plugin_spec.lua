@@ -128,6 +128,15 @@ H.run(function()
   status.set_pending("r-2", true)
   H.eq(status.text(), "ioh r-1: step 3 · 1200 tokens · $0.0100 · 1 to review", "status with a run and a proposal")
   status.reset()
+  -- The end of a run, as the server words it (lsp/progress.go endMessage).
+  local L = vim.log.levels
+  H.eq({ status.end_notice("r-1", "failed: provider_failed (run r-1, 2 steps, $0.0000): provider: 503") },
+    { "ioh: failed: provider_failed (run r-1, 2 steps, $0.0000): provider: 503", L.ERROR }, "a failed run's end is an error with its reason")
+  H.eq({ status.end_notice("r-2", "failed: budget_exceeded (run r-2, 1 steps, $0.0000): budget exceeded: steps 1/1") },
+    { "ioh: failed: budget_exceeded (run r-2, 1 steps, $0.0000): budget exceeded: steps 1/1\ncontinue with a larger budget: :IohResume r-2 (the server asks how much to raise it)", L.WARN },
+    "a budget stop says how to continue")
+  H.eq({ status.end_notice("r-3", "completed: applied (run r-3, 3 steps, $0.0010)") }, { "ioh: completed: applied (run r-3, 3 steps, $0.0010)", L.INFO }, "a completed run's end")
+  H.eq({ status.end_notice("r-4", "applied") }, { "ioh: run r-4 ended: applied", L.INFO }, "an end message without the run id names it")
   H.eq(require("ioh.review").lines("r-1", "-a\n+b\n", nil, { approve = "a", reject = "r", close = "q" }),
     { "# ioh run r-1: proposed change", "# a: apply   r: reject   q: close", "", "-a", "+b" }, "review buffer text")
   local lines = require("ioh.runs").format({ { runId = "r-1", goal = "fix  it", outcome = "applied", steps = 3, tokens = 1200, costUsd = 0.01, started = "2026-11-29T22:00:00Z" } })

@@ -230,3 +230,13 @@ export function formatTrace(result: unknown): string {
   if (result === null || result === undefined) return '(empty trace)';
   return JSON.stringify(result, null, 2);
 }
+
+/**
+ * refusalMessage is what the user reads when the server refuses a command
+ * (its error names the file, line and fix): "ioh: the task did not start: …".
+ */
+export function refusalMessage(command: string, err: unknown): string {
+  const why = err instanceof Error ? err.message : String(err);
+  const verb = command === 'ioh.run' ? 'the task did not start' : `${command} failed`;
+  return `ioh: ${verb}: ${why.replace(new RegExp(`^${command.replace('.', '\\.')}: `), '')}`;
+}

@@ -17,7 +17,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { ClientCaps, ensureReviewCapabilities } from './capabilities';
-import { CommandArgs, FALLBACK_TASK_RULE, needsGoal, parseRuns, RunSummary, ServerCommand, TaskFileRule, taskFileRule, withGoal } from './commands';
+import { CommandArgs, FALLBACK_TASK_RULE, needsGoal, parseRuns, refusalMessage, RunSummary, ServerCommand, TaskFileRule, taskFileRule, withGoal } from './commands';
 import { logServerLine, TraceChannel, traceSetting } from './logs';
 import { resolveServer, ServerMissingError, INSTALL_DOCS, serverVersion, settingSource } from './server';
 import { clientSettings, initializationOptions, isKeyEnvName, serverConfig, serverEnv, SettingGetter, userScoped } from './settings';
@@ -137,16 +137,26 @@ export class Controller implements vscode.Disposable {
             });
           },
         },
-        executeCommand: async (command, args, next) => {
+        // The server's commands as lenses and code actions run: a refusal
+        // (a task that cannot start: the server also marks the task-file
+        // line) is an error notification, not a log line nobody sees.
+        executeCommand: async (command, args) => {
           let a = args;
           if (command === 'ioh.ask' && needsGoal(args)) {
             const goal = await vscode.window.showInputBox({ title: 'Ask agent', prompt: 'What should the agent do?', ignoreFocusOut: true });
             if (!goal?.trim()) return undefined;
             a = withGoal(args, goal);
           }
-          const res = await next(command, a);
-          this.refreshSoon();
-          return res;
+          try {
+            return await this.client?.sendRequest(ExecuteCommandRequest.type, { command, arguments: a });
+          } catch (err) {
+            const msg = refusalMessage(command, err);
+            this.output.warn(msg);
+            void vscode.window.showErrorMessage(msg);
+            return undefined;
+          } finally {
+            this.refreshSoon();
+          }
         },
       },
     };

@@ -79,9 +79,23 @@ export function formatTokens(n: number): string {
 }
 
 /**
+ * REVIEW_PREFIX starts the server's progress report while a run's
+ * verified change waits for the user (docs/lsp.md#progress): such a run
+ * is waiting, not working.
+ */
+export const REVIEW_PREFIX = 'awaiting review';
+
+/** reviewing reports a live run whose change waits for review. */
+export function reviewing(l: LiveRun): boolean {
+  return l.message.startsWith(REVIEW_PREFIX);
+}
+
+/**
  * statusView summarises the runs: how many are running (by the server's
- * progress, and by the last ioh.runs), how many wait for approval, and
- * the spend of all listed runs. A click opens the runs list.
+ * progress, and by the last ioh.runs), how many wait for review (a live
+ * run whose progress says "awaiting review", or one listed
+ * awaiting_approval or verified: no spinner for those), and the spend of
+ * all listed runs. A click opens the runs list.
  */
 export function statusView(runs: RunSummary[], serverState: 'starting' | 'running' | 'stopped', live: LiveRun[] = []): StatusView {
   if (serverState === 'stopped') {
@@ -93,8 +107,9 @@ export function statusView(runs: RunSummary[], serverState: 'starting' | 'runnin
   const byNewest = runs.slice().sort((a, b) => b.started.localeCompare(a.started));
   const liveIds = new Set(live.map((l) => l.runId));
   const listedRunning = byNewest.filter((r) => r.outcome === 'running' && !liveIds.has(r.runId));
-  const running = live.length + listedRunning.length;
-  const waiting = byNewest.filter((r) => !liveIds.has(r.runId) && (r.outcome === 'awaiting_approval' || r.outcome === 'verified'));
+  const working = live.filter((l) => !reviewing(l));
+  const running = working.length + listedRunning.length;
+  const waiting = live.filter(reviewing).length + byNewest.filter((r) => !liveIds.has(r.runId) && (r.outcome === 'awaiting_approval' || r.outcome === 'verified')).length;
   // A run whose cost is unknown makes the total a lower bound ("$0.75+").
   const spend = runs.reduce((s, r) => s + (r.costUsd ?? 0), 0);
   const unknown = runs.filter((r) => r.costUsd === null).length;
@@ -103,11 +118,11 @@ export function statusView(runs: RunSummary[], serverState: 'starting' | 'runnin
 
   const parts: string[] = [];
   if (running) parts.push(`$(sync~spin) ${running}`);
-  if (waiting.length) parts.push(`$(check) ${waiting.length}`);
+  if (waiting) parts.push(`$(eye) ${waiting} awaiting review`);
   parts.push(total);
   const text = `ioh ${parts.join(' ')}`;
 
-  const lines = [`ioh-lsp: ${running} running, ${waiting.length} awaiting review`, `spend ${total}${unknown ? ` (${unknown} unpriced)` : ''}, ${formatTokens(tokens)} tokens over ${runs.length} runs`];
+  const lines = [`ioh-lsp: ${running} running, ${waiting} awaiting review`, `spend ${total}${unknown ? ` (${unknown} unpriced)` : ''}, ${formatTokens(tokens)} tokens over ${runs.length} runs`];
   for (const l of live.slice(0, 5)) {
     lines.push(`• ${l.runId}${l.message ? ' ' + truncate(l.message, 60) : ''}${l.title ? ': ' + truncate(l.title.replace(/^ioh: /, ''), 60) : ''}`);
   }

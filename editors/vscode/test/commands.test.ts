@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
   ArgumentError, askArgs, clearTraceArgs, FALLBACK_TASK_RULE, formatTrace, globToRegExp, traceFile, isTaskFile, taskFileRule, needsGoal, parseRunId, parseRuns,
-  pickableRuns, rejectArgs, runArgs, runIdArgs, RunSummary, SERVER_COMMANDS, withGoal,
+  pickableRuns, refusalMessage, rejectArgs, runArgs, runIdArgs, RunSummary, SERVER_COMMANDS, withGoal,
 } from '../src/commands';
 
 const sel = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
@@ -94,4 +94,11 @@ test('task files follow the server\'s rule (experimental.ioh.taskFiles)', () => 
   }
   assert.equal(globToRegExp('a.b+(c)').test('a.b+(c)'), true, 'regexp characters are literal');
   assert.equal(globToRegExp('a.b').test('axb'), false);
+});
+
+test('a refused command reads as what did not happen and why', () => {
+  const err = new Error('ioh.run: /w/bad.ioh.yaml:4:10: budget.steps: want an integer, got string "many"');
+  assert.equal(refusalMessage('ioh.run', err), 'ioh: the task did not start: /w/bad.ioh.yaml:4:10: budget.steps: want an integer, got string "many"');
+  assert.equal(refusalMessage('ioh.approve', new Error('approve r-1: run has no change awaiting approval')), 'ioh: ioh.approve failed: approve r-1: run has no change awaiting approval');
+  assert.equal(refusalMessage('ioh.run', 'start run: cassette /x.json: outside'), 'ioh: the task did not start: start run: cassette /x.json: outside');
 });

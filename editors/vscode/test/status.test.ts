@@ -24,7 +24,7 @@ test('status bar text, tooltip and click target', () => {
       name: 'running and awaiting review',
       runs: [r('r-1', 'running', '2026-11-29T20:00:00Z', 0.1), r('r-2', 'running', '2026-11-29T21:00:00Z', 0.2), r('r-3', 'awaiting_approval', '2026-11-29T22:00:00Z', 0.3)],
       state: 'running',
-      want: { text: 'ioh $(sync~spin) 2 $(check) 1 $0.60' },
+      want: { text: 'ioh $(sync~spin) 2 $(eye) 1 awaiting review $0.60' },
     },
   ];
   for (const c of cases) {
@@ -76,5 +76,19 @@ test('the status follows $/progress: begin and end refresh once, reports redraw'
 
   assert.equal(t.onProgress('ioh/r-1', { kind: 'end', message: 'completed: awaiting_approval (run r-1, 2 steps, $0.0036)' }), 'refresh');
   assert.deepEqual(t.runs(), []);
-  assert.equal(statusView([...listed, r('r-1', 'awaiting_approval', '2026-11-29T21:00:00Z', 0.0036)], 'running', t.runs()).text, 'ioh $(check) 1 $0.50');
+  assert.equal(statusView([...listed, r('r-1', 'awaiting_approval', '2026-11-29T21:00:00Z', 0.0036)], 'running', t.runs()).text, 'ioh $(eye) 1 awaiting review $0.50');
+});
+
+test('a live run whose change waits for review is awaiting review, not spinning', () => {
+  const t = new RunTracker();
+  t.onProgress('ioh/r-1', { kind: 'begin', title: 'ioh: fix the test', message: 'run r-1' });
+  t.onProgress('ioh/r-1', { kind: 'report', message: 'step 3/10 · 2000 tokens · $0.0036 · verify' });
+  assert.equal(statusView([], 'running', t.runs()).text, 'ioh $(sync~spin) 1 $0.00');
+  // The report the server sends when the change goes to review (lsp/reviewstate.go).
+  t.onProgress('ioh/r-1', { kind: 'report', message: "awaiting review: Apply or Discard it in the editor's preview · step 3/10 · 2000 tokens · $0.0036" });
+  // ioh.runs lists it awaiting_approval meanwhile: still counted once.
+  const v = statusView([r('r-1', 'awaiting_approval', '2026-11-29T21:00:00Z', 0.0036)], 'running', t.runs());
+  assert.equal(v.text, 'ioh $(eye) 1 awaiting review $0.0036');
+  assert.match(v.tooltip, /^ioh-lsp: 0 running, 1 awaiting review$/m);
+  assert.match(v.tooltip, /^• r-1 awaiting review: Apply or Discard/m);
 });

@@ -148,10 +148,12 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
   assert.ok(configured > 0, 'the server pulled the ioh section');
 
   let outcome = 'running';
-  while (outcome === 'running' || outcome === 'verified') {
+  // awaiting_approval while the editor holds the review (docs/lsp.md#commands).
+  const inFlight = (o: string) => o === 'running' || o === 'verified' || o === 'awaiting_approval';
+  while (inFlight(outcome)) {
     const runs = parseRuns(await execute('ioh.runs', []));
     outcome = runs.find((r) => r.runId === runId)?.outcome ?? 'missing';
-    if (outcome === 'running' || outcome === 'verified') await new Promise((r) => setTimeout(r, 100));
+    if (inFlight(outcome)) await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(outcome, 'applied');
   const trace = await execute('ioh.trace', [runIdArgs(runId)]);

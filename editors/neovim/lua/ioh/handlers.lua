@@ -66,6 +66,16 @@ end
 
 M["$/progress"] = function(err, result, ctx, config)
   status.on_progress(result)
+  local id = type(result) == "table" and type(result.token) == "string" and result.token:match("^ioh/(.+)$")
+  local v = type(result) == "table" and result.value
+  if id and type(v) == "table" and v.kind == "end" then
+    -- Every run's end is told, failures above all: the statusline shows
+    -- only runs in flight.
+    local text, level = status.end_notice(id, v.message)
+    vim.schedule(function()
+      vim.notify(text, level)
+    end)
+  end
   local d = default("$/progress")
   if d then
     return d(err, result, ctx, config)

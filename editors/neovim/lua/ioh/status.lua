@@ -104,6 +104,25 @@ function M.text()
   return table.concat(parts, " · ")
 end
 
+--- end_notice is what the user is told when run id ends: the server's end
+--- message (outcome, steps, cost and reason, docs/lsp.md#progress) at the
+--- level of how it ended, and for a budget stop how to continue.
+function M.end_notice(id, message)
+  local msg = message or ""
+  local text = msg:find("(run " .. id, 1, true) and ("ioh: " .. msg) or string.format("ioh: run %s ended: %s", id, msg)
+  local level = vim.log.levels.INFO
+  if msg:find("^failed") then
+    level = vim.log.levels.ERROR
+  elseif msg:find("^cancelled") then
+    level = vim.log.levels.WARN
+  end
+  if msg:find("budget_exceeded", 1, true) then
+    level = vim.log.levels.WARN
+    text = text .. string.format("\ncontinue with a larger budget: :IohResume %s (the server asks how much to raise it)", id)
+  end
+  return text, level
+end
+
 function M.reset()
   runs, pending, seq = {}, {}, 0
 end
