@@ -112,7 +112,7 @@ func (ss *session) say(text string) {
 
 func (ss *session) cmdHelp(context.Context, string) (string, error) {
 	var b strings.Builder
-	b.WriteString("A prompt is a goal: the agent changes the code, verifies the change in the sandbox with the project's checks and asks before writing it. Link a task file (*.ioh.yaml) to run that contract instead; other linked files become its context.\n\n")
+	b.WriteString("A prompt is a goal: the agent changes the code, verifies the change in the sandbox with the project's checks and asks before writing it. Link a task file (*.ioh.yaml) to run that contract instead; other linked files become its context. Once the session has a run, a text prompt follows up on it: the model sees the earlier turns and the change so far.\n\n")
 	b.WriteString("Modes (the approval policy): ask asks in the panel; auto writes a verified change without asking and denies Ask-tier acts; never writes nothing and leaves the change pending for /approve.\n\nCommands (none of them starts a new run):\n")
 	for _, c := range commands() {
 		arg := ""

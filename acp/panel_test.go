@@ -225,3 +225,55 @@ func TestCommandsAnswerWithoutARun(t *testing.T) {
 		t.Errorf("/runs after two prompts and five commands lists %d runs, want 2:\n%s", n, out)
 	}
 }
+
+// streamingEndpoint answers every chat completion as an OpenAI-compatible
+// server streaming pieces: server-sent chunks of the text, then the
+// finish reason and the usage.
+func streamingEndpoint(t *testing.T, pieces []string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta, finish, usage string) {
+			fmt.Fprintf(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":%s,"finish_reason":%s}]%s}`+"\n\n", delta, finish, usage)
+			w.(http.Flusher).Flush()
+		}
+		for i, p := range pieces {
+			role := ""
+			if i == 0 {
+				role = `"role":"assistant",`
+			}
+			chunk(fmt.Sprintf(`{%s"content":%q}`, role, p), "null", "")
+		}
+		chunk("{}", `"stop"`, `,"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}`)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestStreamedChunksFromAProviderStream: a provider that streams its
+// text (the OpenAI wire format over SSE) reaches the panel as one
+// agent_message_chunk per piece, and the turn's text is not sent again
+// whole.
+func TestStreamedChunksFromAProviderStream(t *testing.T) {
+	pieces := []string{"Hel", "lo, ", "world."}
+	url := streamingEndpoint(t, pieces)
+	c := newConfiguredClient(t, fmt.Sprintf("budget: { steps: 1 }\nmodel:\n  provider: openai-compatible\n  name: m\n  base_url: %s\n", url))
+	ws := t.TempDir()
+	c.call(methodInitialize, map[string]any{"protocolVersion": 1})
+	sid := result(t, c.call(methodSessionNew, map[string]any{"cwd": ws, "mcpServers": []any{}}))["sessionId"].(string)
+	c.call(methodSessionPrompt, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "Say hello"}}})
+	var chunks []string
+	for _, u := range c.updates() {
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			chunks = append(chunks, fmt.Sprint(u["content"].(map[string]any)["text"]))
+		}
+	}
+	joined := strings.Join(chunks, "|")
+	if !strings.Contains(joined, "Hel|lo, |world.|\n") {
+		t.Errorf("the pieces did not arrive one chunk each, then the turn's end: %q", chunks)
+	}
+	if strings.Count(strings.Join(chunks, ""), "Hello, world.") != 1 {
+		t.Errorf("the turn's text is not there exactly once: %q", chunks)
+	}
+}
