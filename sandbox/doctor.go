@@ -12,6 +12,10 @@ type BackendReport struct {
 	Works      bool        `json:"works"`
 	Error      string      `json:"error,omitempty"`
 	Mechanisms []Mechanism `json:"mechanisms,omitempty"`
+	// NetAllow says how the backend confines a run's network to the
+	// egress proxy (Spec.NetProxy: --net-allow, the network.allow
+	// list), or why it refuses such a run.
+	NetAllow string `json:"net_allow"`
 }
 
 // DoctorReport says which backend a run would get on this machine and why.
@@ -29,6 +33,10 @@ type DoctorReport struct {
 	// program next to the binary, or why the binary re-executes itself
 	// (Linux; "" elsewhere).
 	InitProgram string `json:"init_program,omitempty"`
+	// NetAllow says which tier here enforces a network allow-list (a run
+	// that reaches only the proxy) and how, or that none does and such a
+	// run is refused.
+	NetAllow string `json:"net_allow"`
 }
 
 // defaultsSummary says the default caps in words.
@@ -61,7 +69,8 @@ func Doctor(ctx context.Context) *DoctorReport {
 	var passed []string
 	for _, b := range candidates() {
 		ms, err := b.probe(ctx)
-		br := BackendReport{Name: b.name(), Works: err == nil, Mechanisms: ms}
+		confines, how := netProxySupport(b.name()) // netproxy.go
+		br := BackendReport{Name: b.name(), Works: err == nil, Mechanisms: ms, NetAllow: how}
 		selMu.Lock()
 		if err != nil {
 			br.Error = explainFailure(b.name(), err)
@@ -76,6 +85,11 @@ func Doctor(ctx context.Context) *DoctorReport {
 			continue
 		}
 		if rep.Backend == "" {
+			// An automatic run gets this tier, and with it this answer.
+			rep.NetAllow = "the " + b.name() + " tier a run gets here enforces it: " + how
+			if !confines {
+				rep.NetAllow = "the " + b.name() + " tier a run gets here cannot: " + how
+			}
 			rep.Backend = b.name()
 			if len(passed) == 0 {
 				rep.Reason = b.name() + " is the strongest backend for " + runtime.GOOS + " and it works here"
@@ -86,6 +100,9 @@ func Doctor(ctx context.Context) *DoctorReport {
 	}
 	if rep.Backend == "" {
 		rep.Reason = "no backend works: " + joinReasons(passed)
+	}
+	if rep.NetAllow == "" {
+		rep.NetAllow = "no tier works here, so a run restricted to allowed hosts is refused"
 	}
 	return rep
 }

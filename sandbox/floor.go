@@ -35,7 +35,7 @@ type wrapFunc func(cmd *exec.Cmd, s *Spec, tmp string) ([]Mechanism, error)
 // shared body of the floor, macOS and Windows backends.
 func runProcess(ctx context.Context, s *Spec, backend string, wrap wrapFunc) (*Outcome, error) {
 	if s.NetProxy != nil {
-		return nil, refuseNetProxy(backend, processTierNet[backend])
+		return nil, refuseNetProxy(backend, processTierNet(backend))
 	}
 	start := time.Now()
 	tmp, err := os.MkdirTemp("", "ioh-floor-")

@@ -91,3 +91,17 @@ func relay(c net.Conn, target string) {
 	_ = c.(*net.TCPConn).CloseWrite()
 	<-up
 }
+
+// linuxNetProxySupport is netProxySupport for the Linux tiers.
+func linuxNetProxySupport(name string) (bool, string) {
+	switch name {
+	case BackendLinux:
+		return true, "the command's own network namespace has only lo; PID 1 relays 127.0.0.1:PORT there to the proxy's unix socket, every other address has no route"
+	case BackendLandlock:
+		if abi := landlockABI(); abi < 4 {
+			return false, fmt.Sprintf("a run restricted to allowed hosts is refused: Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi)
+		}
+		return true, "Landlock lets TCP connect only to the proxy's port (at any address: its rules name ports, not addresses) and refuses TCP bind; the socket filter refuses every socket but TCP over IPv4 (no UDP, so no DNS; no raw, IPv6 or unix sockets)"
+	}
+	return false, "a run restricted to allowed hosts is refused: " + name + " is not a Linux tier"
+}

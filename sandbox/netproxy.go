@@ -90,10 +90,25 @@ func refuseNetProxy(tier, why string) error {
 	return fmt.Errorf("%w: the %s tier %s; run it where the linux or landlock tier works (`ioh-lsp sandbox doctor`), or grant the whole network (--net, a check's network: true) knowingly", ErrNetProxyUnsupported, tier, why)
 }
 
-// processTierNet says why each tier built on runProcess cannot confine
-// the network to a proxy.
-var processTierNet = map[string]string{
-	BackendFloor:   "bounds resources only and leaves the whole network open",
-	BackendMacOS:   "has no rule for the proxy's port in its Seatbelt profile yet (network is all or nothing there)",
-	BackendWindows: "cannot deny the network",
+// processTierNet says why a tier built on runProcess cannot confine the
+// network to a proxy; "" for the other tiers.
+func processTierNet(backend string) string {
+	switch backend {
+	case BackendFloor:
+		return "bounds resources only and leaves the whole network open"
+	case BackendMacOS:
+		return "has no rule for the proxy's port in its Seatbelt profile yet (network is all or nothing there)"
+	case BackendWindows:
+		return "cannot deny the network"
+	}
+	return ""
+}
+
+// netProxySupport says whether the backend name confines a run's network
+// to the proxy here, and how (or why not).
+func netProxySupport(name string) (bool, string) {
+	if why := processTierNet(name); why != "" {
+		return false, "a run restricted to allowed hosts is refused: the tier " + why
+	}
+	return linuxNetProxySupport(name) // netforward_linux.go, netproxy_other.go
 }

@@ -53,7 +53,7 @@ type Spec struct {
 	// NetProxy, with Network off, gives the command a network that
 	// reaches only this proxy (an egress proxy the caller started outside
 	// the sandbox, package netproxy): the tier confines every connection
-	// to it and points HTTP_PROXY and its kin at it (docs/sandbox.md#network).
+	// to it and points HTTP_PROXY and its kin at it (docs/sandbox.md#network-through-the-proxy).
 	// A tier that cannot confine the network to the proxy refuses the
 	// run; none ever grants the whole network instead.
 	NetProxy *NetProxy

@@ -56,7 +56,9 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("sandbox run", env.stderr)
 	var writes stringList
 	fs.Var(&writes, "write", "writable directory (repeatable; default the current directory)")
-	network := fs.Bool("net", false, "allow network access")
+	network := fs.Bool("net", false, "grant the whole network: every host, port and protocol (see --net-allow)")
+	var netAllow stringList
+	fs.Var(&netAllow, "net-allow", "reach only HOST (host or host:port glob, or preset:go, preset:npm, preset:pypi, preset:crates) through an egress proxy, with the user config's network.allow and network.deny (repeatable)")
 	timeout := fs.Duration("timeout", sandbox.DefaultLimits.Wall, "wall-clock cap")
 	cpu := fs.Duration("cpu", 0, "CPU time cap per process")
 	memory := fs.String("memory", "", "memory cap in bytes (plain or with a unit: 256MiB)")
@@ -78,6 +80,9 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	outCap, err := parseBytes(*output)
 	if err != nil {
 		return usageError(env, "sandbox run", fmt.Errorf("--output: %w", err))
+	}
+	if *network && len(netAllow) > 0 {
+		return usageError(env, "sandbox run", errors.New("--net grants the whole network and --net-allow only the hosts it names: give one"))
 	}
 	if *timeout <= 0 || *cpu < 0 || *procs < 0 {
 		return usageError(env, "sandbox run", errors.New("--timeout, --cpu and --procs must be positive"))
@@ -136,6 +141,14 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	if wd, err := os.Getwd(); err == nil {
 		spec.Dir = wd
+	}
+	if len(netAllow) > 0 {
+		eg, err := startNetAllow(cfg, netAllow, env.stderr) // sandbox_netallow.go
+		if err != nil {
+			return usageError(env, "sandbox run", err)
+		}
+		defer eg.close()
+		spec.NetProxy = eg.spec()
 	}
 	var rep *reportFile
 	if *report != "" {
@@ -378,6 +391,9 @@ func printDoctor(w io.Writer, rep *sandbox.DoctorReport, req *requireNote) {
 	if rep.InitProgram != "" {
 		fmt.Fprintf(w, "stages run in: %s\n", rep.InitProgram)
 	}
+	if rep.NetAllow != "" {
+		fmt.Fprintf(w, "network allow-list (--net-allow, network.allow): %s\n", rep.NetAllow)
+	}
 	if rep.ProbeCaps != "" {
 		fmt.Fprintf(w, "each tier's mechanisms below are its probe's, which ran with its own caps: %s\n", rep.ProbeCaps)
 	}
@@ -389,6 +405,9 @@ func printDoctor(w io.Writer, rep *sandbox.DoctorReport, req *requireNote) {
 		fmt.Fprintf(w, "\n%s: %s\n", b.Name, state)
 		for _, m := range b.Mechanisms {
 			fmt.Fprintf(w, "  %-22s %-11s %s\n", m.Name, m.State, m.Detail)
+		}
+		if b.NetAllow != "" {
+			fmt.Fprintf(w, "  %-22s %s\n", "allow-list", b.NetAllow)
 		}
 	}
 }
