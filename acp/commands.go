@@ -202,28 +202,7 @@ func (ss *session) cmdApprove(ctx context.Context, arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	waiting, err := ss.eng.Harness.Waiting(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	switch waiting {
-	case "change":
-		ss.tr.expectOutcome(id)
-		res, err := ss.eng.Harness.Approve(ctx, id)
-		if err != nil {
-			return "", err
-		}
-		if res.Outcome != agent.OutcomeApplied {
-			return fmt.Sprintf("Run %s: nothing was written (%s): %v. Change the overlapping lines and /approve again, or /reject.", id, res.Outcome, res.Err), nil
-		}
-		return fmt.Sprintf("Run %s's change is written. /undo %s puts back what it replaced.", id, id), nil
-	case "act":
-		if _, err := ss.eng.Harness.AnswerAct(ctx, id, agent.Decision{Answer: agent.AllowOnce}); err != nil {
-			return "", err
-		}
-		return ss.continueRun(ctx, id, "allowed the act it waited on")
-	}
-	return "", fmt.Errorf("run %s waits on nothing (/runs shows its outcome)", id)
+	return ss.answer(ctx, id, agent.Decision{Answer: agent.AllowOnce})
 }
 
 func (ss *session) cmdReject(ctx context.Context, arg string) (string, error) {
@@ -234,25 +213,51 @@ func (ss *session) cmdReject(ctx context.Context, arg string) (string, error) {
 	if reason == "" {
 		reason = "rejected in the panel"
 	}
+	return ss.answer(ctx, id, agent.Decision{Answer: agent.Deny, Reason: reason})
+}
+
+// answer gives d to what run id waits on: its pending change (written,
+// or dropped), or the act it asked about (then the run goes on).
+func (ss *session) answer(ctx context.Context, id string, d agent.Decision) (string, error) {
 	waiting, err := ss.eng.Harness.Waiting(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	switch waiting {
-	case "change":
-		if _, err := ss.eng.Harness.Reject(ctx, id, reason); err != nil {
+	allow := d.Answer != agent.Deny
+	switch {
+	case waiting == "change" && allow:
+		return ss.writeChange(ctx, id)
+	case waiting == "change":
+		if _, err := ss.eng.Harness.Reject(ctx, id, d.Reason); err != nil {
 			return "", err
 		}
 		ss.update(toolCall{SessionUpdate: "tool_call_update", ToolCallID: id + "/change", Status: statusFailed,
 			Content: []toolCallContent{textContent("Dropped with /reject: nothing was written.")}})
 		return fmt.Sprintf("Run %s's change is dropped; nothing was written.", id), nil
-	case "act":
-		if _, err := ss.eng.Harness.AnswerAct(ctx, id, agent.Decision{Answer: agent.Deny, Reason: reason}); err != nil {
+	case waiting == "act":
+		if _, err := ss.eng.Harness.AnswerAct(ctx, id, d); err != nil {
 			return "", err
 		}
-		return ss.continueRun(ctx, id, "denied the act it waited on")
+		what := "allowed the act it waited on"
+		if !allow {
+			what = "denied the act it waited on"
+		}
+		return ss.continueRun(ctx, id, what)
 	}
 	return "", fmt.Errorf("run %s waits on nothing (/runs shows its outcome)", id)
+}
+
+// writeChange applies run id's pending change.
+func (ss *session) writeChange(ctx context.Context, id string) (string, error) {
+	ss.tr.expectOutcome(id)
+	res, err := ss.eng.Harness.Approve(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if res.Outcome != agent.OutcomeApplied {
+		return fmt.Sprintf("Run %s: nothing was written (%s): %v. Change the overlapping lines and /approve again, or /reject.", id, res.Outcome, res.Err), nil
+	}
+	return fmt.Sprintf("Run %s's change is written. /undo %s puts back what it replaced.", id, id), nil
 }
 
 func (ss *session) cmdResume(ctx context.Context, arg string) (string, error) {
