@@ -78,6 +78,8 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &CheckStarted{}
 	case EventNetConn:
 		return &NetConn{}
+	case EventReviewOpened:
+		return &ReviewOpened{}
 	}
 	return nil
 }
