@@ -69,7 +69,7 @@ func v1Groups(t *testing.T) (mem, pids string) {
 // removes the caller's group finds them.
 func TestCgroupUnderCaller(t *testing.T) {
 	mem, pids := v1Groups(t)
-	h := helperPath(t)
+	h := selfPath(t) // cgroup-run runs the sandbox: this package's code
 	var parents []string
 	for _, d := range []string{mem, pids} {
 		p := filepath.Join(d, fmt.Sprintf("ioh-test-caller-%d", os.Getpid()))
@@ -96,7 +96,7 @@ func TestCgroupUnderCaller(t *testing.T) {
 // under the new ones.
 func TestCgroupUnderMovedCaller(t *testing.T) {
 	mem, pids := v1Groups(t)
-	h := helperPath(t)
+	h := selfPath(t) // cgroup-run runs the sandbox: this package's code
 	var parents []string
 	for _, d := range []string{mem, pids} {
 		p := filepath.Join(d, fmt.Sprintf("ioh-test-moved-%d", os.Getpid()))

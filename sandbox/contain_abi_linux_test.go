@@ -8,58 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
-
-// moreHelpers are probe actions of the helper (helperDo) kept next to the
-// tests that use them.
-var moreHelpers = map[string]func(a []string) error{
-	// ioctl-reaches CMD: an ioctl with command CMD (which may have bits
-	// above 32 set) on /dev/null gets past the seccomp filter: the tty
-	// layer answers ENOTTY, the filter EPERM.
-	"ioctl-reaches": func(a []string) error {
-		cmd, err := strconv.ParseUint(a[0], 0, 64)
-		if err != nil {
-			return err
-		}
-		f, err := os.Open("/dev/null")
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		var b byte = 'x'
-		_, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), uintptr(cmd), uintptr(unsafe.Pointer(&b)))
-		if e == unix.ENOTTY {
-			return nil
-		}
-		return fmt.Errorf("ioctl %#x: %w", cmd, e)
-	},
-	"setid": setIDHelper,
-	"mount-allows-setid": func(a []string) error {
-		var st unix.Statfs_t
-		if err := unix.Statfs(a[0], &st); err != nil {
-			return err
-		}
-		if st.Flags&(unix.ST_NOSUID|unix.ST_NODEV) != 0 {
-			return fmt.Errorf("%s is mounted nosuid/nodev (flags %#x)", a[0], st.Flags)
-		}
-		return nil
-	},
-	"sleep": func(a []string) error { // says "ready" once its runtime handles signals
-		d, _ := strconv.Atoi(a[0])
-		os.Stdout.WriteString("ready\n")
-		for i := 0; i < d*10; i++ {
-			_ = unix.Nanosleep(&unix.Timespec{Nsec: 100e6}, nil)
-		}
-		return nil
-	},
-}
 
 // compatProgram is a static x86-64 ELF executable that makes one system
 // call through a foreign ABI and exits 0 when the call succeeded, else

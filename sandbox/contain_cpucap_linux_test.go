@@ -15,6 +15,7 @@ import (
 // bare SIGKILL. The reapers now read the clock the kernel checks
 // (commandCPU) before reaping. Pair: the same spin uncontained completes.
 func TestContainCPUCapUnderLoad(t *testing.T) {
+	skipInShort(t, "the CPU cap under three busy loops")
 	h := helperPath(t)
 	tiers := append(tiersHere(t), BackendFloor) // skips or fails (CI) without Landlock
 	// The load: busy loops outside the sandbox, one more than the cores

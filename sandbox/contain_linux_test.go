@@ -23,8 +23,8 @@ func run(t *testing.T, s Spec) (*Outcome, string) {
 	if s.Backend == "" {
 		s.Backend = BackendLinux
 	}
-	if helperBin != "" { // the probe helper lies outside the read view
-		s.Readable = append(s.Readable, filepath.Dir(helperBin))
+	if helperDir != "" { // the probe lies outside the read view
+		s.Readable = append(s.Readable, helperDir)
 	}
 	out, err := NewRunner(nil).Run(context.Background(), &s)
 	if err != nil {

@@ -1,100 +1,13 @@
 package sandbox
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
-
-	"github.com/elastic/go-seccomp-bpf/arch"
-	"golang.org/x/sys/unix"
 )
-
-// setIDHelper (helper action "setid METHOD PATH") gives PATH a set-user-ID
-// or set-group-ID mode through one system call, and succeeds when the file
-// then carries the bit.
-func setIDHelper(a []string) error {
-	method, p := a[0], a[1]
-	unix.Umask(0o022)
-	existing := func() error {
-		if _, err := os.Lstat(p); err == nil {
-			return nil
-		}
-		return os.WriteFile(p, []byte("#!/bin/sh\nid\n"), 0o755)
-	}
-	var err error
-	switch method {
-	case "fchmodat": // what chmod(1) and os.Chmod use
-		if err = existing(); err == nil {
-			err = unix.Fchmodat(unix.AT_FDCWD, p, 0o4755, 0)
-		}
-	case "setgid":
-		if err = existing(); err == nil {
-			err = unix.Fchmodat(unix.AT_FDCWD, p, 0o2755, 0)
-		}
-	case "fchmod":
-		if err = existing(); err == nil {
-			var f *os.File
-			if f, err = os.Open(p); err == nil {
-				err = unix.Fchmod(int(f.Fd()), 0o4755)
-				f.Close()
-			}
-		}
-	case "fchmodat2":
-		if err = existing(); err == nil {
-			p0, _ := unix.BytePtrFromString(p)
-			_, _, e := unix.Syscall6(452, ^uintptr(99) /* AT_FDCWD */, uintptr(unsafe.Pointer(p0)), 0o4755, 0, 0, 0)
-			err = errnoErr(e)
-		}
-	case "chmod": // the legacy call, amd64 only
-		if err = existing(); err == nil {
-			p0, _ := unix.BytePtrFromString(p)
-			nr := arch.X86_64.SyscallNames["chmod"] // the method runs on amd64 only
-			_, _, e := unix.Syscall(uintptr(nr), uintptr(unsafe.Pointer(p0)), 0o4755, 0)
-			err = errnoErr(e)
-		}
-	case "open":
-		var fd int
-		if fd, err = unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o4755); err == nil {
-			unix.Close(fd)
-		}
-	case "mknod":
-		err = unix.Mknodat(unix.AT_FDCWD, p, unix.S_IFREG|0o4755, 0)
-	default:
-		return fmt.Errorf("unknown method %q", method)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) == 0 {
-		return fmt.Errorf("%s: %s has mode %v, no set-id bit", method, p, fi.Mode())
-	}
-	return nil
-}
-
-func init() {
-	// setid-all DIR METHOD...: setid with each method on DIR/METHOD,
-	// printing "SETID METHOD" for each that worked and the error of each
-	// that did not; it always succeeds.
-	moreHelpers["setid-all"] = func(a []string) error {
-		for _, m := range a[1:] {
-			if err := setIDHelper([]string{m, filepath.Join(a[0], m)}); err != nil {
-				fmt.Printf("%s: %v\n", m, err)
-			} else {
-				fmt.Printf("SETID %s\n", m)
-			}
-		}
-		return nil
-	}
-}
 
 // hostSetID reports whether p on the host carries a set-id bit.
 func hostSetID(p string) bool {

@@ -3,238 +3,142 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
-// helperArg makes the test binary a probe: it tries one thing and exits 0
-// when it worked, 1 when it was refused.
+// helperArg starts a probe's argv ([probe, helperArg, action, args...]):
+// the probe skips it, and the test binary, given it first, runs one of
+// moreHelpers instead of the tests.
 const helperArg = "__ioh_test_helper"
 
+// moreHelpers are helper actions the probe (sandbox/internal/probe) does
+// not have: those that need this package's code, registered by the tests
+// that use them. The probe executes the test binary beside it for them.
+var moreHelpers = map[string]func(a []string) error{}
+
+// helperMain runs one of moreHelpers: it exits 0 when it worked, 1 when
+// it was refused.
 func helperMain(args []string) int {
 	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "helper: no action")
 		return 2
 	}
-	err := helperDo(args[0], args[1:])
-	if err != nil {
+	f, ok := moreHelpers[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "helper: unknown action %q (the probe's own are in sandbox/internal/probe)\n", args[0])
+		return 2
+	}
+	if err := f(args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "helper %s: %v\n", args[0], err)
 		return 1
 	}
 	return 0
 }
 
-func helperDo(action string, a []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	switch action {
-	case "write":
-		return os.WriteFile(a[0], []byte("x"), 0o644)
-	case "read":
-		b, err := os.ReadFile(a[0])
-		if err == nil {
-			os.Stdout.Write(b)
-		}
-		return err
-	case "link": // hardlink a[0] as a[1], then write through the link
-		if err := os.Link(a[0], a[1]); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(a[1], os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = f.WriteString("tampered\n")
-		return err
-	case "tcp", "udp", "unix":
-		var d net.Dialer
-		c, err := d.DialContext(ctx, action, a[0])
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := c.Write([]byte("ping")); err != nil {
-			return err
-		}
-		buf := make([]byte, 4)
-		_, err = io.ReadFull(c, buf)
-		return err
-	case "dns":
-		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "udp", a[0])
-		}}
-		_, err := r.LookupHost(ctx, a[1])
-		return err
-	case "kill":
-		pid, _ := strconv.Atoi(a[0])
-		return unix.Kill(pid, unix.SIGCONT)
-	case "ptrace":
-		pid, _ := strconv.Atoi(a[0])
-		if err := unix.PtraceAttach(pid); err != nil {
-			return err
-		}
-		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, 0, nil)
-		return unix.PtraceDetach(pid)
-	case "spawn":
-		n, _ := strconv.Atoi(a[0])
-		var cmds []*exec.Cmd
-		defer func() {
-			for _, c := range cmds {
-				c.Process.Kill()
-				c.Wait()
-			}
-		}()
-		for i := 0; i < n; i++ {
-			c := exec.Command("sleep", "30")
-			if err := c.Start(); err != nil {
-				return fmt.Errorf("process %d: %w", i, err)
-			}
-			cmds = append(cmds, c)
-		}
-		return nil
-	case "alloc":
-		n, _ := strconv.ParseInt(a[0], 10, 64)
-		b := make([]byte, n)
-		for i := 0; i < len(b); i += 4096 {
-			b[i] = 1
-		}
-		return nil
-	case "reserve": // reserve a[0] bytes PROT_NONE (as V8 and Go runtimes do), make a[1] of them writable and touch them
-		n, _ := strconv.ParseInt(a[0], 10, 64)
-		w, _ := strconv.ParseInt(a[1], 10, 64)
-		m, err := unix.Mmap(-1, 0, int(n), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
-		if err != nil {
-			return fmt.Errorf("reserve %d bytes: %w", n, err)
-		}
-		if err := unix.Mprotect(m[:w], unix.PROT_READ|unix.PROT_WRITE); err != nil {
-			return fmt.Errorf("make %d bytes writable: %w", w, err)
-		}
-		for i := int64(0); i < w; i += 4096 {
-			m[i] = 1
-		}
-		return nil
-	case "spin": // burn a[0] of CPU time (not wall time: the machine may be busy)
-		d, _ := time.ParseDuration(a[0])
-		for {
-			var ru unix.Rusage
-			if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-				return err
-			}
-			if time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= d {
-				return nil
-			}
-			for i := 0; i < 1e6; i++ {
-			}
-		}
-	case "syscall":
-		return rawSyscall(a[0])
-	}
-	if f, ok := moreHelpers[action]; ok {
-		return f(a)
-	}
-	return fmt.Errorf("unknown action %q", action)
-}
-
-// rawSyscall makes one call the seccomp filter must refuse, with arguments
-// that succeed where the call is allowed.
-func rawSyscall(name string) error {
-	var r1 uintptr
-	var errno unix.Errno
-	switch name {
-	case "io_uring_setup":
-		var params [120]byte
-		r1, _, errno = unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
-	case "bpf":
-		// BPF_MAP_CREATE of a tiny array map.
-		attr := [5]uint32{2 /* BPF_MAP_TYPE_ARRAY */, 4, 4, 1, 0}
-		r1, _, errno = unix.Syscall(unix.SYS_BPF, 0, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr))
-	case "keyctl":
-		// KEYCTL_GET_KEYRING_ID of the process keyring, creating it.
-		_, _, errno = unix.Syscall(unix.SYS_KEYCTL, 0, ^uintptr(1) /* -2 */, 1)
-		return errnoErr(errno)
-	case "clone_newuser": // fork into a new user namespace; the child exits at once
-		pid, _, e := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
-		if e != 0 {
-			return e
-		}
-		if pid == 0 {
-			unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
-		}
-		var ws unix.WaitStatus
-		_, err := unix.Wait4(int(pid), &ws, 0, nil)
-		return err
-	case "perf_event_open":
-		attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK, Bits: unix.PerfBitDisabled | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
-		attr.Size = uint32(unsafe.Sizeof(attr))
-		fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, 0)
-		if err == nil {
-			unix.Close(fd)
-		}
-		return err
-	default:
-		return fmt.Errorf("unknown syscall %q", name)
-	}
-	if errno != 0 {
-		return errno
-	}
-	unix.Close(int(r1))
-	return nil
-}
-
-func errnoErr(e unix.Errno) error {
-	if e != 0 {
-		return e
-	}
-	return nil
-}
-
 var (
 	helperOnce sync.Once
-	helperBin  string
+	helperDir  string
+	helperMade bool // helperDir is this process's, removed at its end
 	helperErr  error
 )
 
-// helperPath copies the test binary where the sandbox can see it (the
-// test binary itself lives under the host /tmp, which the sandbox
-// replaces with a private one).
+// helperPath is the probe (sandbox/internal/probe), built without the race
+// detector once per test binary, with a copy of the test binary beside it
+// (selfPath), where the sandbox can see them: the test binary itself
+// lives under the host /tmp, which the sandbox replaces with a private
+// one. A re-run (as another user, without user namespaces) takes its
+// parent's, beside the test binary it is.
 func helperPath(t *testing.T) string {
 	t.Helper()
+	return filepath.Join(helperFiles(t), "probe")
+}
+
+// selfPath is the copy of the test binary beside the probe: what the
+// re-runs of the suite execute, and what runs moreHelpers.
+func selfPath(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(helperFiles(t), "helper")
+}
+
+// helperFiles makes the directory of the probe and the copy of the test
+// binary once, and returns it.
+func helperFiles(t *testing.T) string {
+	t.Helper()
 	helperOnce.Do(func() {
+		if !rerun() {
+			helperDir, helperErr = makeHelperFiles()
+			helperMade = helperErr == nil
+			return
+		}
 		self, err := os.Executable()
-		if err != nil {
-			helperErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("/var/tmp", "ioh-sandbox-helper-")
-		if err != nil {
-			helperErr = err
-			return
-		}
-		os.Chmod(dir, 0o755)
-		helperBin = filepath.Join(dir, "helper")
-		in, err := os.ReadFile(self)
-		if err == nil {
-			err = os.WriteFile(helperBin, in, 0o755)
-		}
-		helperErr = err
+		helperDir, helperErr = filepath.Dir(self), err
 	})
 	if helperErr != nil {
-		t.Fatalf("helper binary: %v", helperErr)
+		t.Fatalf("helper binaries: %v", helperErr)
 	}
-	return helperBin
+	return helperDir
+}
+
+// rerun reports whether this test binary is a re-run of the suite (as
+// another user, without user namespaces), started from its parent's
+// helper directory.
+func rerun() bool {
+	return os.Getenv(asUserEnv) != "" || os.Getenv(asUserSuiteEnv) != ""
+}
+
+func makeHelperFiles() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "ioh-sandbox-helper-")
+	if err != nil {
+		return "", err
+	}
+	os.Chmod(dir, 0o755)
+	in, err := os.ReadFile(self)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "helper"), in, 0o755)
+	}
+	if err == nil {
+		err = goBuild(filepath.Join(dir, "probe"), "./sandbox/internal/probe")
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// goBuild builds the module's package pkg as out, without cgo and
+// without the race detector, as `make build` builds the init program (so
+// both share the cached packages).
+func goBuild(out, pkg string, flags ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Dir = moduleRoot()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// skipInShort skips, under -short (`make check`), a test that re-runs the
+// containment suite in another mode or loads every core for its length;
+// `make test` runs it in full. what names what is left out.
+func skipInShort(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s is left to the full run (make test)", what)
+	}
 }
 
 // outsideDir is a directory the sandbox sees read-only (not under /tmp,
@@ -251,7 +155,7 @@ func outsideDir(t *testing.T) string {
 }
 
 func cleanupHelper() {
-	if helperBin != "" {
-		os.RemoveAll(filepath.Dir(helperBin))
+	if helperMade {
+		os.RemoveAll(helperDir)
 	}
 }

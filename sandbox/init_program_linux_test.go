@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,15 +55,7 @@ func smallInit(t *testing.T) (dir, stamp string) {
 		var b [12]byte
 		rand.Read(b[:])
 		stamp := hex.EncodeToString(b[:])
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-buildid="+stampPrefix+stamp,
-			"-o", filepath.Join(dir, InitProgramName), "github.com/ioh-lsp/ioh-lsp/cmd/ioh-sandbox-init")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
-		cmd.Dir = moduleRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			smallInitErr = err
-			t.Logf("%s", out)
+		if smallInitErr = goBuild(filepath.Join(dir, InitProgramName), "./cmd/ioh-sandbox-init", "-ldflags=-buildid="+stampPrefix+stamp); smallInitErr != nil {
 			return
 		}
 		smallInitErr = os.WriteFile(filepath.Join(dir, InitProgramName+".stamp"), []byte(stamp), 0o644)

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 func TestTempBytes(t *testing.T) {
@@ -137,7 +134,7 @@ func TestMemoryFloor(t *testing.T) {
 // filled); the same 128 MiB within the cap is filled, and the 1 GiB
 // uncontained.
 func TestContainMemoryShared(t *testing.T) {
-	probe := memProbe(t)
+	probe := helperPath(t)
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			for _, kind := range []string{"memfd", "shmanon"} {
@@ -176,45 +173,6 @@ func mechanismSays(out *Outcome, name, detail string) bool {
 		}
 	}
 	return false
-}
-
-var (
-	memProbeOnce sync.Once
-	memProbeErr  error
-)
-
-// memProbe is the path of testdata/memprobe built without the race
-// detector next to the helper (an ordinary user's re-run takes its
-// parent's, which TestContainAsOrdinaryUser builds before it starts).
-func memProbe(t *testing.T) string {
-	t.Helper()
-	const name = "memprobe"
-	if os.Getenv("IOH_SANDBOX_AS_USER") != "" || os.Getenv(asUserEnv) != "" {
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(filepath.Dir(self), name)
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("re-run without its parent's %s: %v", name, err)
-		}
-		return p
-	}
-	p := filepath.Join(filepath.Dir(helperPath(t)), name)
-	memProbeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", p, "./sandbox/testdata/memprobe")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as the init program is built: the same cached packages
-		cmd.Dir = moduleRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			memProbeErr = fmt.Errorf("go build memprobe: %v\n%s", err, out)
-		}
-	})
-	if memProbeErr != nil {
-		t.Fatal(memProbeErr)
-	}
-	return p
 }
 
 func TestAddressSpaceBackstop(t *testing.T) {

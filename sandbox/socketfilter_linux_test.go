@@ -15,77 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func init() {
-	// socketpair: a pair of connected unix sockets passes a byte.
-	moreHelpers["socketpair"] = func([]string) error {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fds[0])
-		defer unix.Close(fds[1])
-		if _, err := unix.Write(fds[0], []byte{'x'}); err != nil {
-			return err
-		}
-		b := make([]byte, 1)
-		_, err = unix.Read(fds[1], b)
-		return err
-	}
-	// shm-read ID: print the System V shared memory segment ID.
-	moreHelpers["shm-read"] = func(a []string) error {
-		id, _ := strconv.Atoi(a[0])
-		b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
-		if err != nil {
-			return err
-		}
-		defer unix.SysvShmDetach(b)
-		if i := strings.IndexByte(string(b), 0); i >= 0 {
-			b = b[:i]
-		}
-		_, err = os.Stdout.Write(b)
-		return err
-	}
-	// mq-make NAME: create a POSIX message queue and leave it.
-	moreHelpers["mq-make"] = func(a []string) error {
-		fd, err := mqOpen(a[0], unix.O_CREAT|unix.O_EXCL|unix.O_RDWR)
-		if err == nil {
-			unix.Close(fd)
-		}
-		return err
-	}
-	// shm-fill N SIZE [rm]: make N private segments of SIZE bytes, each
-	// attached, filled and detached; kept (as a detached segment stays)
-	// unless rm.
-	moreHelpers["shm-fill"] = func(a []string) error {
-		n, _ := strconv.Atoi(a[0])
-		size, _ := strconv.Atoi(a[1])
-		for i := 0; i < n; i++ {
-			id, err := unix.SysvShmGet(unix.IPC_PRIVATE, size, unix.IPC_CREAT|0o600)
-			if err != nil {
-				return fmt.Errorf("segment %d: %w", i, err)
-			}
-			b, err := unix.SysvShmAttach(id, 0, 0)
-			if err != nil {
-				return fmt.Errorf("attach segment %d: %w", i, err)
-			}
-			for j := 0; j < len(b); j += 4096 {
-				b[j] = 1
-			}
-			unix.SysvShmDetach(b)
-			if len(a) > 2 {
-				unix.SysvShmCtl(id, unix.IPC_RMID, nil)
-			}
-		}
-		return nil
-	}
-	// shm-make KEY: create a System V segment with KEY and leave it.
-	moreHelpers["shm-make"] = func(a []string) error {
-		key, _ := strconv.Atoi(a[0])
-		_, err := unix.SysvShmGet(key, 1<<20, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
-		return err
-	}
-}
-
 // TestSocketFilterProg runs the landlock tier's socket filter on socket(2)
 // calls: with the network only the internet families and netlink pass,
 // AF_UNIX only where Landlock confines it (ABI 9); without the network
@@ -287,7 +216,7 @@ func mqUnlink(name string) {
 // Control: the three outside (removed after).
 func TestLinuxTierIPCBounded(t *testing.T) {
 	requireLinuxBackend(t)
-	probe := memProbe(t) // limits_linux_test.go
+	probe := helperPath(t)
 	spec := func(count string) Spec {
 		return Spec{Argv: []string{probe, "sysv", fmt.Sprint(100 << 20), count}, Readable: []string{filepath.Dir(probe)}, Limits: Limits{Memory: 256 << 20}}
 	}

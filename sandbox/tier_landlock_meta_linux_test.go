@@ -1,76 +1,16 @@
 package sandbox
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-func init() {
-	// setxattr PATH NAME VALUE
-	moreHelpers["setxattr"] = func(a []string) error { return unix.Setxattr(a[0], a[1], []byte(a[2]), 0) }
-	// fchmodat DIR NAME MODE: NAME relative to DIR opened O_PATH
-	moreHelpers["fchmodat"] = func(a []string) error {
-		dfd, err := unix.Open(a[0], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(dfd)
-		mode, _ := strconv.ParseUint(a[2], 8, 32)
-		return unix.Fchmodat(dfd, a[1], uint32(mode), 0)
-	}
-	// fchmod-opath PATH MODE: on an O_PATH descriptor, which the kernel refuses (EBADF)
-	moreHelpers["fchmod-opath"] = func(a []string) error {
-		fd, err := unix.Open(a[0], unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		mode, _ := strconv.ParseUint(a[1], 8, 32)
-		return unix.Fchmod(fd, uint32(mode))
-	}
-	// setfcap PATH: give PATH the file capability cap_net_raw (permitted),
-	// which needs CAP_SETFCAP
-	moreHelpers["setfcap"] = func(a []string) error {
-		var v [20]byte // struct vfs_cap_data, revision 2, little-endian
-		binary.LittleEndian.PutUint32(v[0:], 0x02000000)
-		binary.LittleEndian.PutUint32(v[4:], 1<<unix.CAP_NET_RAW)
-		return unix.Setxattr(a[0], "security.capability", v[:], 0)
-	}
-	// setflags PATH: add the nodump attribute flag (chattr +d) through a
-	// descriptor opened for reading
-	moreHelpers["setflags"] = func(a []string) error {
-		f, err := os.Open(a[0])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
-		if err != nil {
-			return err
-		}
-		v := int(flags | fsNodumpFl)
-		return unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, v)
-	}
-	// fchmod PATH MODE: on a descriptor opened for reading
-	moreHelpers["fchmod"] = func(a []string) error {
-		f, err := os.Open(a[0])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		mode, _ := strconv.ParseUint(a[1], 8, 32)
-		return f.Chmod(os.FileMode(mode))
-	}
-}
 
 // userXattrs reports whether dir's filesystem takes user.* extended
 // attributes, and why not.

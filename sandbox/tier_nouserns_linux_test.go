@@ -25,6 +25,7 @@ func TestTierContainmentOtherModes(t *testing.T) {
 	if os.Getenv(noUsernsEnv) != "" || os.Getenv(asUserEnv) != "" {
 		t.Skip("already a re-run")
 	}
+	skipInShort(t, "the tier tests' re-runs without user namespaces and as an ordinary user")
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -32,9 +33,8 @@ func TestTierContainmentOtherModes(t *testing.T) {
 		}
 		t.Skip("bubblewrap is not installed: cannot take user namespaces away")
 	}
-	bin := helperPath(t)
-	smallInit(t) // built next to bin, where the re-runs look for it
-	memProbe(t)  // so is this (limits_linux_test.go)
+	bin := selfPath(t) // the probe is beside it
+	smallInit(t)       // built next to bin, where the re-runs look for it
 	home := outsideDir(t)
 	type mode struct {
 		name     string
