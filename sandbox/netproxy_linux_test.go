@@ -39,7 +39,7 @@ type netCase struct {
 type netWorld struct {
 	marker                    string
 	web, tlsWeb, echo, dns    string
-	sock, raw                 string
+	sock, raw, resolver       string
 	proxy                     *testProxy
 	work                      string
 	allowedURL, allowedTLSURL string
@@ -61,6 +61,12 @@ func newNetWorld(t *testing.T) *netWorld {
 		t.Cleanup(func() { ln.Close() })
 		go acceptEcho(ln) // ends when the listener closes
 		w.raw = ln.Addr().String()
+	}
+	// The host's resolver, if it answers outside: the case's control.
+	if r := hostResolver(); r != "" && exec.Command(helperPath(t), helperArg, "dnsask", r).Run() == nil {
+		w.resolver = r
+	} else {
+		t.Logf("the host's resolver %q does not answer a DNS query: its case is left out", r)
 	}
 	w.proxy = startTestProxy(t, hostsFor(map[string]string{"allowed.test": w.web, "allowed-tls.test": w.tlsWeb}))
 	w.work = outsideDir(t)
@@ -86,6 +92,9 @@ func (w *netWorld) cases(h string) []netCase {
 	}
 	if w.raw != "" {
 		cs = append(cs, netCase{name: "a raw IP of the host", argv: probe("tcp", w.raw)})
+	}
+	if w.resolver != "" {
+		cs = append(cs, netCase{name: "a DNS query to the host's resolver", argv: probe("dnsask", w.resolver)})
 	}
 	if curl, err := exec.LookPath("curl"); err == nil {
 		cs = append(cs,

@@ -8,19 +8,23 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/netproxy"
 )
 
-// testProxy is a tiny egress proxy for the sandbox's side of a
-// restricted network: HTTP CONNECT and plain-HTTP forwarding on a unix
-// socket in a private directory and on 127.0.0.1, as package netproxy
-// serves them. A host it knows (name:port → address) is reached, any
-// other is refused with 403 and recorded.
+// testProxy is the run's egress proxy as the wiring starts it (package
+// netproxy: HTTP CONNECT, plain-HTTP forwarding and SOCKS5 on a unix
+// socket in a private directory and on 127.0.0.1) with a judge that
+// allows exactly the hosts it was given (name:port → address on the
+// host's loopback) and the addresses they resolve to, and records every
+// host it refused.
 type testProxy struct {
 	NetProxy
 	hosts map[string]string
@@ -33,100 +37,58 @@ type testProxy struct {
 // hosts at its address.
 func startTestProxy(t *testing.T, hosts map[string]string) *testProxy {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "ioh-test-proxy-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o700)
 	p := &testProxy{hosts: hosts}
-	p.Socket = filepath.Join(dir, "proxy.sock")
-	uln, err := net.Listen("unix", p.Socket)
+	np, err := netproxy.Start(netproxy.Options{Judge: p.judge, Resolve: p.resolve, Record: p.record, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.TCP = tln.Addr().String()
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(uln) // ends at Close
-	go srv.Serve(tln)
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() { np.Close() })
+	p.Socket, p.TCP = np.Socket(), np.Addr()
 	return p
 }
 
-// deniedHosts are the hosts refused so far.
+// deniedHosts are the hosts refused so far, as host:port.
 func (p *testProxy) deniedHosts() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string{}, p.denied...)
 }
 
-// judge returns the address to dial for host (host:port), "" if denied.
-func (p *testProxy) judge(host string) string {
-	if a, ok := p.hosts[host]; ok {
-		return a
+// judge allows a host given, or an address one of them has, at its port.
+func (p *testProxy) judge(_ context.Context, host string, port int) netproxy.Verdict {
+	hp := net.JoinHostPort(host, strconv.Itoa(port))
+	if _, ok := p.hosts[hp]; ok {
+		return netproxy.Verdict{Allow: true, Rule: hp, Layer: "test"}
 	}
-	p.mu.Lock()
-	p.denied = append(p.denied, host)
-	p.mu.Unlock()
-	return ""
-}
-
-func (p *testProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	host := r.Host
-	if r.Method != http.MethodConnect {
-		host = r.URL.Host
-		if r.URL.Port() == "" {
-			host += ":80"
+	for _, addr := range p.hosts {
+		if addr == hp {
+			return netproxy.Verdict{Allow: true, Rule: hp, Layer: "test"}
 		}
 	}
-	addr := p.judge(host)
-	if addr == "" {
-		http.Error(w, "denied by the test proxy: "+host, http.StatusForbidden)
-		return
-	}
-	if r.Method == http.MethodConnect {
-		p.tunnel(w, addr)
-		return
-	}
-	out := r.Clone(r.Context())
-	out.RequestURI = ""
-	out.URL.Host = addr
-	out.Header.Del("Proxy-Connection")
-	res, err := http.DefaultTransport.(*http.Transport).RoundTrip(out)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer res.Body.Close()
-	for k, v := range res.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(res.StatusCode)
-	io.Copy(w, res.Body)
+	return netproxy.Verdict{Layer: "test", Reason: "not one of the test's hosts"}
 }
 
-// tunnel answers a CONNECT and relays to addr.
-func (p *testProxy) tunnel(w http.ResponseWriter, addr string) {
-	up, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
+// resolve gives a host's address.
+func (p *testProxy) resolve(_ context.Context, host string) ([]netip.Addr, error) {
+	for hp, addr := range p.hosts {
+		if h, _, _ := net.SplitHostPort(hp); h == host {
+			ap, err := netip.ParseAddrPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			return []netip.Addr{ap.Addr()}, nil
+		}
+	}
+	return nil, fmt.Errorf("no such host %s", host)
+}
+
+func (p *testProxy) record(c netproxy.Conn) {
+	if c.Allowed {
 		return
 	}
-	defer up.Close()
-	c, buf, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		return
-	}
-	defer c.Close()
-	io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-	done := make(chan struct{})
-	go func() { io.Copy(up, buf); up.(*net.TCPConn).CloseWrite(); close(done) }()
-	io.Copy(c, up)
-	<-done
+	p.mu.Lock()
+	p.denied = append(p.denied, net.JoinHostPort(c.Host, strconv.Itoa(c.Port)))
+	p.mu.Unlock()
 }
 
 func init() {
@@ -152,6 +114,22 @@ func init() {
 			return fmt.Errorf("%s: %s", a[0], res.Status)
 		}
 		return nil
+	}
+	// dnsask ADDR: a DNS query over UDP to ADDR gets an answer, whatever
+	// it says.
+	moreHelpers["dnsask"] = func(a []string) error {
+		c, err := net.DialTimeout("udp", a[0], 3*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		q := []byte{0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0, 0, 1, 0, 1}
+		if _, err := c.Write(q); err != nil {
+			return err
+		}
+		_, err = c.Read(make([]byte, 512))
+		return err
 	}
 	// dial ADDR: a TCP connection to ADDR is accepted.
 	moreHelpers["dial"] = func(a []string) error {
@@ -184,6 +162,20 @@ func hostIPv4() string {
 	for _, a := range addrs {
 		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
 			return n.IP.String()
+		}
+	}
+	return ""
+}
+
+// hostResolver is the first nameserver of /etc/resolv.conf as ip:53, ""
+// if it names none.
+func hostResolver() string {
+	b, _ := os.ReadFile("/etc/resolv.conf")
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "nameserver" {
+			if a, err := netip.ParseAddr(f[1]); err == nil && a.Is4() {
+				return net.JoinHostPort(f[1], "53")
+			}
 		}
 	}
 	return ""
