@@ -80,6 +80,8 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &NetConn{}
 	case EventReviewOpened:
 		return &ReviewOpened{}
+	case EventUserTurn:
+		return &UserTurn{}
 	}
 	return nil
 }

@@ -242,6 +242,6 @@ test("conversation: a second prompt continues the session's run, its edit adds t
     await withDeadline(STEP, "session/load", second, cx.request("session/load", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
     return [...updates];
   });
-  assert.equal(kinds(replayed, "user_message_chunk")[0].content.text, "Fix Mean: it divides by len(xs)-1");
+  assert.deepEqual(kinds(replayed, "user_message_chunk").map((c) => c.content.text), ["Fix Mean: it divides by len(xs)-1", "Now also return 0 for an empty slice"]);
   assert.match(messages(replayed), /Mean divides by len\(xs\)-1; fixing the divisor\.\n[\s\S]*Handling the empty slice too\.\n/, "both turns replay, in order");
 });
