@@ -28,7 +28,7 @@ var commandTable func() []command
 func init() { commandTable = func() []command { return commands } }
 
 // subCommands are the commands that take a sub-command before their flags.
-var subCommands = map[string][]string{"sandbox": {"run", "doctor"}, "eval": {"", "merge"}}
+var subCommands = map[string][]string{"sandbox": {"run", "doctor"}, "eval": {"", "merge", "generate"}}
 
 // specs describes every command of the table, in its order. Each
 // command is run in-process with --help (which parses its flags and

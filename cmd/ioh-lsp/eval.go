@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ioh-lsp/ioh-lsp/eval/generate"
 	"github.com/ioh-lsp/ioh-lsp/eval/report"
 	"github.com/ioh-lsp/ioh-lsp/eval/result"
 	"github.com/ioh-lsp/ioh-lsp/eval/runner"
@@ -23,6 +24,8 @@ func cmdEval(ctx context.Context, env *cliEnv, args []string) int {
 		switch args[0] {
 		case "merge":
 			return cmdEvalMerge(env, args[1:])
+		case "generate":
+			return cmdEvalGenerate(ctx, env, args[1:])
 		}
 	}
 	fs := newFlagSet("eval SUITE", env.stderr)
@@ -142,4 +145,46 @@ func writeReport(env *cliEnv, dir string, results []string, o report.Options) in
 	}
 	fmt.Fprintf(env.stderr, "ioh-lsp eval: %v\n", err)
 	return exitFailed
+}
+
+// cmdEvalGenerate makes a suite from a Go repository by mutating its
+// tested code (docs/eval.md#generated-suites).
+func cmdEvalGenerate(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlagSet("eval generate REPO", env.stderr)
+	var pkgs stringList
+	fs.Var(&pkgs, "packages", "go list patterns relative to REPO (repeatable, or comma-separated; default ./...)")
+	count := fs.Int("count", 10, "tasks to make")
+	seed := fs.Int64("seed", 1, "the seed of the mutations' order (the same seed gives the same suite)")
+	out := fs.String("out", "eval-suite", "the suite directory to write")
+	cassettes := fs.Bool("cassettes", false, "also write replay cassettes of two variants (restore, noop) for offline runs")
+	maxTries := fs.Int("max-tries", 0, "mutations to try at most (default 10 × --count)")
+	verbose := fs.Bool("verbose", false, "print every mutation tried")
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = wantArgs(pos, 1, 1)
+	}
+	if err == nil && (*count < 1 || *maxTries < 0) {
+		err = errors.New("--count must be at least 1 and --max-tries not negative")
+	}
+	if err != nil {
+		return usageError(env, "eval generate", err)
+	}
+	var patterns []string
+	for _, p := range pkgs {
+		patterns = append(patterns, strings.Split(p, ",")...)
+	}
+	o := generate.Options{Repo: pos[0], Packages: patterns, Count: *count, Seed: *seed, Out: *out, Cassettes: *cassettes, MaxTries: *maxTries}
+	if *verbose {
+		o.Log = env.stderr
+	}
+	tasks, err := generate.Generate(ctx, o)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "ioh-lsp eval generate: %v\n", err)
+		return exitFailed
+	}
+	for _, t := range tasks {
+		fmt.Fprintf(env.stdout, "%s: %s:%d %s %q → %q; fails %s\n", t.ID, t.Rel, t.Site.Line, t.Site.Kind, t.Site.Old, t.Site.New, strings.Join(t.Tests, ", "))
+	}
+	fmt.Fprintf(env.stderr, "ioh-lsp eval generate: %d tasks in %s; run them: ioh-lsp eval %s\n", len(tasks), *out, filepath.Join(*out, suite.FileName))
+	return exitOK
 }

@@ -64,6 +64,9 @@ var helpTable = sync.OnceValue(func() map[string]helpText {
 			"ioh-lsp eval suite.yaml --shard 4 --out /results   # index from JOB_COMPLETION_INDEX"}},
 		"eval merge": {args: "RESULTS...", examples: []string{
 			"ioh-lsp eval merge shard-*/results.jsonl --out merged"}},
+		"eval generate": {args: "REPO", examples: []string{
+			"ioh-lsp eval generate . --packages ./parser,./lexer --count 20 --seed 7 --out suite",
+			"ioh-lsp eval generate ~/src/lib --count 5 --cassettes --out /tmp/lib-suite"}},
 		"demo":       {examples: []string{"ioh-lsp demo", "ioh-lsp demo --keep --verbose"}},
 		"completion": {args: "bash|zsh|fish", examples: []string{"source <(ioh-lsp completion bash)", "ioh-lsp completion fish > ~/.config/fish/completions/ioh-lsp.fish"}},
 		"man":        {examples: []string{"ioh-lsp man | man -l -"}},
