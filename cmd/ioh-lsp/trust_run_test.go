@@ -101,10 +101,11 @@ func warned(events []map[string]any, parts ...string) bool {
 
 // TestUntrustedTaskFileCannotTurnOnTheNetwork: a task file of a workspace
 // the user config does not trust asks for the network for its check,
-// which connects to a listener on the host's loopback. Its network: true
-// is dropped, `run --json` carries the warning with the fix, and the
-// listener gets nothing. The control: the same task file in a trusted
-// workspace reaches it.
+// which connects to a listener on the host's loopback (through the run's
+// network proxy, which the user config allows to reach it). Its
+// network: true is dropped, `run --json` carries the warning with the
+// fix, and the listener gets nothing. The control: the same task file in
+// a trusted workspace reaches it.
 func TestUntrustedTaskFileCannotTurnOnTheNetwork(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -123,9 +124,9 @@ func TestUntrustedTaskFileCannotTurnOnTheNetwork(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	task := fmt.Sprintf("version: 1\ngoal: probe the host\nverify:\n  checks:\n    - {name: probe, run: [bash, -c, \"exec 3<>/dev/tcp/127.0.0.1/%d\"], network: true}\n", port)
+	task := fmt.Sprintf("version: 1\ngoal: probe the host\nverify:\n  checks:\n    - {name: probe, run: [bash, -c, \"curl -s --max-time 5 -x \\\"$HTTP_PROXY\\\" --noproxy '' http://127.0.0.1:%d/; exit 0\"], network: true}\n", port)
 	for _, trusted := range []bool{false, true} {
-		user := "approve: never\n"
+		user := fmt.Sprintf("approve: never\nnetwork:\n  allow: [\"127.0.0.1:%d\"]\n", port)
 		if trusted {
 			user += "trusted: [%WS%]\n"
 		}
