@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/goccy/go-yaml"
+
 	"github.com/ioh-lsp/ioh-lsp/eval/result"
+	"github.com/ioh-lsp/ioh-lsp/eval/runner"
 )
 
 const evalSuite = "../../examples/eval/suite.yaml"
@@ -132,4 +136,82 @@ func TestEvalUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want %d and %q", c.args, code, stderr.String(), exitUsage, c.want)
 		}
 	}
+}
+
+// TestEvalDeployExamples: the shipped Kubernetes Indexed Job and CI
+// matrix run as many shards as they declare, with flags eval accepts.
+func TestEvalDeployExamples(t *testing.T) {
+	var job struct {
+		Spec struct {
+			CompletionMode string `yaml:"completionMode"`
+			Completions    int    `yaml:"completions"`
+			Template       struct {
+				Spec struct {
+					Containers []struct {
+						Args []string `yaml:"args"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	readYAML(t, "../../deploy/k8s-indexed-job.yaml", &job)
+	if job.Spec.CompletionMode != "Indexed" || len(job.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("job %+v", job.Spec)
+	}
+	args := strings.Fields(strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "))
+	if got := flagValue(args, "--shard"); got != fmt.Sprint(job.Spec.Completions) {
+		t.Errorf("the job runs --shard %s with %d completions", got, job.Spec.Completions)
+	}
+	sh, err := runner.ParseShard(flagValue(args, "--shard"), func(string) string { return "3" })
+	if err != nil || sh != (runner.Shard{Index: 3, Count: 4}) {
+		t.Errorf("shard of pod 3: %v, %v", sh, err)
+	}
+	var ci struct {
+		Jobs struct {
+			Shard struct {
+				Strategy struct {
+					Matrix struct {
+						Shard []int `yaml:"shard"`
+					} `yaml:"matrix"`
+				} `yaml:"strategy"`
+				Steps []struct {
+					Run string `yaml:"run"`
+				} `yaml:"steps"`
+			} `yaml:"shard"`
+		} `yaml:"jobs"`
+	}
+	readYAML(t, "../../deploy/ci-matrix.yml", &ci)
+	n := len(ci.Jobs.Shard.Strategy.Matrix.Shard)
+	found := false
+	for _, s := range ci.Jobs.Shard.Steps {
+		if strings.Contains(s.Run, "ioh-lsp eval ") {
+			found = true
+			if want := fmt.Sprintf("--shard ${{ matrix.shard }}/%d", n); !strings.Contains(s.Run, want) {
+				t.Errorf("the CI step %q lacks %q", s.Run, want)
+			}
+		}
+	}
+	if !found || n == 0 {
+		t.Errorf("no eval step or matrix in the CI example")
+	}
+}
+
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }
