@@ -244,10 +244,19 @@ func (ss *session) changeModel(ctx context.Context, id string) error {
 		}
 		return invalidParams("unknown model %q: the configuration offers %s (model and model.fallback in the user config)", id, strings.Join(ids, ", "))
 	}
-	if ss.busy() {
+	ss.mu.Lock()
+	if ss.cancel != nil || ss.queued > 0 {
+		ss.mu.Unlock()
 		return invalidParams("session %s has a prompt in flight: choose the model once it ends", ss.id)
 	}
-	ss.mu.Lock()
+	// The engine is replaced under no prompt: one that comes meanwhile
+	// is refused (prompt), not run on the engine being closed.
+	ss.cancel, ss.reopening = func() {}, true
+	defer func() {
+		ss.mu.Lock()
+		ss.cancel, ss.reopening = nil, false
+		ss.mu.Unlock()
+	}()
 	prev := ss.rec.Model
 	was := prev
 	if was == "" {

@@ -48,6 +48,8 @@ type session struct {
 	// modelChanged: the model was chosen anew since the last run
 	// started, so the next prompt starts a run instead of following up.
 	modelChanged bool
+	// reopening: the engine is being replaced (changeModel).
+	reopening bool
 	// log and servers rebuild the engine (reopen).
 	log     *slog.Logger
 	servers []mcptool.Server
@@ -168,6 +170,10 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 		// session/cancel came while this prompt was queued.
 		ss.mu.Unlock()
 		return promptResult{StopReason: stopCancelled}, nil
+	}
+	if ss.reopening {
+		ss.mu.Unlock()
+		return nil, invalidParams("session %s is switching its model: send the prompt again once session/set_config_option has answered", ss.id)
 	}
 	if ss.cancel != nil {
 		ss.mu.Unlock()
