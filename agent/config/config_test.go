@@ -185,9 +185,11 @@ func TestLoadTrustedWorkspace(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	tests := []loadErrorCase{
-		{"unknown key", "budget:\n  steps: 3\n  wal: 5m\n", "", `USER:3:3: unknown field "wal"`},
-		{"unknown top key", "modle: {}\n", "", `USER:1:1: unknown field "modle"`},
-		{"unknown key in editor", "", `{"budget": {"steps": 1, "x": 2}}`, `editor settings:1:25: unknown field "x"`},
+		{"unknown key", "budget:\n  steps: 3\n  wal: 5m\n", "", `USER:3:3: unknown field "wal"; did you mean "wall"?`},
+		{"unknown top key", "modle: {}\n", "", `USER:1:1: unknown field "modle"; did you mean "model"?`},
+		{"unknown key in editor", "", `{"budget": {"steps": 1, "x": 2}}`, `editor settings:1:25: unknown field "x" (budget takes steps, tokens, cost_usd, wall)`},
+		{"unknown key in a list", "model:\n  fallback:\n    - {provider: openai, nmae: gpt-5}\n", "", `USER:3:26: unknown field "nmae"; did you mean "name"?`},
+		{"unknown key far from all", "verbose: true\n", "", `USER:1:1: unknown field "verbose" (the keys are model, approve, budget, policy, trusted, prices, sandbox, mcp, telemetry, network)`},
 		{"bad duration", "budget:\n  wall: 5 minutes\n", "", `USER:2:9: invalid duration "5 minutes": time: unknown unit " minutes" in duration "5 minutes"`},
 		{"bad rule", "policy:\n  rules:\n    - {act: exec, effect: allow, pattern: \"go [\"}\n", "",
 			`USER:3:7: policy.rules[0]: invalid policy rule: argv pattern "go [": unclosed [ in glob`},

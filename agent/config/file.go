@@ -134,6 +134,9 @@ func decode(data []byte, source string) (*parsed, error) {
 		if e := typeError(f, source, err); e != nil {
 			return nil, e
 		}
+		if e := unknownKey(f, source, err); e != nil {
+			return nil, e
+		}
 		return nil, positioned(source, err)
 	}
 	return p, nil

@@ -109,8 +109,9 @@ func joinPath(path []string) string {
 	return b.String()
 }
 
-// wantOf names, in words, the type the configuration expects at path.
-func wantOf(t reflect.Type, path []string) string {
+// typeAt is the type the configuration holds at path (pointers taken
+// off); false when path leads nowhere in it.
+func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 	for _, seg := range path {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
@@ -119,22 +120,31 @@ func wantOf(t reflect.Type, path []string) string {
 		case reflect.Struct:
 			f, ok := fieldByTag(t, seg)
 			if !ok {
-				return ""
+				return nil, false
 			}
 			t = f.Type
 		case reflect.Slice, reflect.Array:
 			if !strings.HasPrefix(seg, "[") {
-				return ""
+				return nil, false
 			}
 			t = t.Elem()
 		case reflect.Map:
 			t = t.Elem()
 		default:
-			return ""
+			return nil, false
 		}
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	return t, true
+}
+
+// wantOf names, in words, the type the configuration expects at path.
+func wantOf(t reflect.Type, path []string) string {
+	t, ok := typeAt(t, path)
+	if !ok {
+		return ""
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:

@@ -27,5 +27,5 @@ budget: {steps: 40}
 	// Make ParseDuration accept a 'd' suffix for days
 	// go test ./time/... 10m0s
 	// 40 500000 30m0s
-	// task.ioh.yaml:2:10: budget.stepz: unknown field
+	// task.ioh.yaml:2:10: budget.stepz: unknown field; did you mean steps?
 }

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"slices"
@@ -32,6 +33,7 @@ type violation struct {
 	kind      violationKind
 	schemaLoc string   // the subschema holding the failed keyword
 	names     []string // vRequired: missing; vAdditional: unknown
+	known     []string // vAdditional: the properties that may stand there
 	want      []string // vType
 	got       string   // vType: the value's type
 	value     any      // the failing value
@@ -114,7 +116,7 @@ func check(n *schemaNode, v any, ptr string, depth int) ([]violation, error) {
 		}
 		if unknown != nil {
 			e := at(vAdditional)
-			e.names = unknown
+			e.names, e.known = unknown, slices.Sorted(maps.Keys(n.props))
 			out = append(out, e)
 		}
 	case []any:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/suggest"
 	"github.com/ioh-lsp/ioh-lsp/schema"
 )
 
@@ -65,7 +66,11 @@ func describe(t *tree, v violation) []*Error {
 		var out []*Error
 		for _, p := range v.names {
 			kp := pointer(v.ptr, p)
-			out = append(out, at(t.keys[kp], fieldOf(kp), "unknown field"))
+			msg := "unknown field"
+			if s := suggest.Nearest(p, v.known); s != "" {
+				msg += fmt.Sprintf("; did you mean %s?", s)
+			}
+			out = append(out, at(t.keys[kp], fieldOf(kp), msg))
 		}
 		return out
 	case vType:
