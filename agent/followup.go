@@ -69,7 +69,7 @@ func (h *Harness) Continue(ctx context.Context, id, text string) (*Run, error) {
 	if text == "" {
 		return nil, configError{fmt.Errorf("follow up on %s: the message is empty: say what the agent should do next", id)}
 	}
-	if err := h.withdrawOffer(ctx, id); err != nil {
+	if _, err := h.Withdraw(ctx, id); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -416,22 +416,26 @@ func (a *agentRun) restoreTurns(ctx context.Context) error {
 	return nil
 }
 
-// withdrawOffer withdraws the offer of run id's change from the approver,
-// if it is being asked about, and waits for the run to end pending.
-func (h *Harness) withdrawOffer(ctx context.Context, id string) error {
+// Withdraw withdraws the offer of run id's change from the approver when
+// it is being asked about (a review in an editor, a permission request in
+// a panel) and waits for the run to end awaiting approval, its change
+// pending; false when nothing was offered. Continue does it itself; a
+// front end calls it first when it must see that end before the
+// follow-up's turn starts.
+func (h *Harness) Withdraw(ctx context.Context, id string) (bool, error) {
 	h.mu.Lock()
 	withdraw, offered := h.offers[id]
 	r := h.live[id]
 	h.mu.Unlock()
 	if !offered || r == nil {
-		return nil
+		return false, nil
 	}
 	withdraw(errWithdrawn)
 	select {
 	case <-r.Done():
-		return nil
+		return true, nil
 	case <-ctx.Done():
-		return fmt.Errorf("follow up on %s: waiting for its review to close: %w", id, ctx.Err())
+		return true, fmt.Errorf("follow up on %s: waiting for its review to close: %w", id, ctx.Err())
 	}
 }
 

@@ -86,6 +86,7 @@ type AskArgs struct {
 	Goal  string          `json:"goal" doc:"what the agent should do"`
 	URI   string          `json:"uri,omitempty" doc:"the document asked about (its file becomes the task's context)"`
 	Range *protocol.Range `json:"range,omitempty" doc:"the selection in that document"`
+	RunID string          `json:"runId,omitempty" doc:"a follow-up: the run whose conversation the goal continues (its pending change, its earlier turns)"`
 }
 
 // ApproveArgs is ioh.approve's argument.
@@ -202,7 +203,7 @@ var (
 	Run = Spec[RunArgs, RunRef]{Name: "ioh.run",
 		Doc: "Start a run of a task file or an inline contract; returns at once with its id."}
 	Ask = Spec[AskArgs, RunRef]{Name: "ioh.ask",
-		Doc: "Start a run from a goal, with the document (and selection) as context and the project's own tests as the check."}
+		Doc: "Start a run from a goal, with the document (and selection) as context and the project's own tests as the check; with runId, send the goal as a follow-up in that run's conversation."}
 	Approve = Spec[ApproveArgs, Decided]{Name: "ioh.approve",
 		Doc: "Apply a run's pending change, or allow its deferred act and let it continue."}
 	Reject = Spec[RejectArgs, Decided]{Name: "ioh.reject",

@@ -64,6 +64,8 @@ export interface AskArgs {
   uri?: string;
   /** the selection in that document */
   range?: Range;
+  /** a follow-up: the run whose conversation the goal continues (its pending change, its earlier turns) */
+  runId?: string;
 }
 
 export interface ApproveArgs {

@@ -32,12 +32,13 @@ M.CHOICES = {
 
 --- KEYS are the keys of each settings object, by dotted key ("": the section).
 M.KEYS = {
-  [""] = { "approve", "budget", "mcp", "model", "policy", "prices", "sandbox", "telemetry", "trusted" },
+  [""] = { "approve", "budget", "mcp", "model", "network", "policy", "prices", "sandbox", "telemetry", "trusted" },
   ["budget"] = { "cost_usd", "steps", "tokens", "wall" },
   ["mcp"] = { "servers" },
   ["mcp.servers"] = { "command", "dir", "env", "name", "network", "timeout", "tools", "url" },
   ["model"] = { "api_key_env", "base_url", "cassette", "fallback", "first_byte_timeout", "idle_timeout", "name", "provider" },
   ["model.fallback"] = { "api_key_env", "base_url", "name", "provider" },
+  ["network"] = { "allow", "deny" },
   ["policy"] = { "rules" },
   ["policy.rules"] = { "act", "effect", "pattern" },
   ["sandbox"] = { "limits", "masked", "readable", "require", "writable" },
