@@ -31,11 +31,19 @@ func TestAcpCommand(t *testing.T) {
 		t.Helper()
 		got := make(chan map[string]any, 1)
 		go func() {
-			var m map[string]any
-			if lines.Scan() {
-				json.Unmarshal(lines.Bytes(), &m)
+			// The reply to what was sent; notifications (a new session's
+			// available_commands_update) are skipped.
+			for lines.Scan() {
+				var m map[string]any
+				if json.Unmarshal(lines.Bytes(), &m) != nil {
+					continue
+				}
+				if _, reply := m["id"]; reply {
+					got <- m
+					return
+				}
 			}
-			got <- m
+			got <- nil
 		}()
 		select {
 		case m := <-got:
