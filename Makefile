@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 GOTEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-go test-cross test-vscode test-vscode-ui test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean schema
+.PHONY: all build check staticcheck test test-go test-cross test-vscode test-vscode-ui test-neovim test-acp lint lint-fast bench demo vscode install deps-test clean schema
 
 all: build
 
@@ -31,6 +31,16 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags '-buildid=ioh-stage-$(STAMP)' -o $(INIT_BIN) ./cmd/ioh-sandbox-init
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS) -X $(STAMPVAR)=$(STAMP)' -o $(BIN) ./cmd/ioh-lsp
 	@chmod go-w $(dir $(BIN)) $(BIN) $(INIT_BIN)
+
+# check: the everyday loop, a few minutes on 2 cores: vet, the generated
+# files and formatting (lint-fast), staticcheck where it can be
+# installed, and the tests with -short and without the race detector.
+# -short leaves out the slowest tests, each skip saying why: the sandbox's
+# containment suite re-run without user namespaces and as an ordinary
+# user, the CPU cap under load, and the tests that build the binary or
+# run many sandboxed builds. `make test` runs everything.
+check: lint-fast staticcheck
+	$(GO) test -short ./...
 
 # test: everything. Go with -race, the cross-builds of the non-Linux sandbox
 # backends, vet and formatting, and the editor clients.
@@ -60,7 +70,9 @@ lint-fast:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-lint: lint-fast
+lint: lint-fast staticcheck
+
+staticcheck:
 	@export PATH="$$PATH:$$($(GO) env GOPATH)/bin"; \
 	  if ! command -v staticcheck >/dev/null 2>&1 && ! $(GO) install honnef.co/go/tools/cmd/staticcheck@latest; then \
 	    echo "staticcheck could not be installed from the module proxy; skipped"; exit 0; fi; \
