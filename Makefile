@@ -13,12 +13,17 @@ all: build
 
 # build: the binary and, next to it, the sandbox's small init program
 # (cmd/ioh-sandbox-init), which runs a contained run's stages instead of
-# the whole binary. Both carry the same random stamp (the init program as
-# its Go build ID): ioh-lsp uses only an init program of its own build and
-# re-executes itself otherwise (go install, a stale or foreign file).
-STAMP    := $(shell od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
-INIT_BIN := bin/ioh-sandbox-init
-STAMPVAR := github.com/ioh-lsp/ioh-lsp/sandbox.stageStamp
+# the whole binary. The init program is built first and ioh-lsp is linked
+# with its SHA-256 (-X): ioh-lsp uses only an init program of its own
+# build and re-executes itself otherwise (go install, a stale or foreign
+# file). Both are built with the same flags (BUILDFLAGS, no cgo), so the
+# same source gives the same bytes: a second `make build` relinks nothing
+# (bench/rebuild.sh) and `make install` reuses build's cache.
+INIT_BIN   := bin/ioh-sandbox-init
+HASHVAR    := github.com/ioh-lsp/ioh-lsp/sandbox.initProgramHash
+BUILDFLAGS := -trimpath
+# sha256 FILE: the file's SHA-256 in hex, in a recipe.
+sha256 = $$( (sha256sum $(1) 2>/dev/null || shasum -a 256 $(1)) | cut -d' ' -f1)
 
 # Both are built without cgo: static, a program starts without the
 # dynamic loader, libc's and psx's pthread set-up (the init program: 1.0 ms
@@ -28,8 +33,8 @@ STAMPVAR := github.com/ioh-lsp/ioh-lsp/sandbox.stageStamp
 # and os/user use Go's own resolver and /etc/passwd (then $HOME), psx
 # signals threads itself.
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags '-buildid=ioh-stage-$(STAMP)' -o $(INIT_BIN) ./cmd/ioh-sandbox-init
-	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS) -X $(STAMPVAR)=$(STAMP)' -o $(BIN) ./cmd/ioh-lsp
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o $(INIT_BIN) ./cmd/ioh-sandbox-init
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS) -X $(HASHVAR)=$(call sha256,$(INIT_BIN))" -o $(BIN) ./cmd/ioh-lsp
 	@chmod go-w $(dir $(BIN)) $(BIN) $(INIT_BIN)
 
 # check: the everyday loop, a few minutes on 2 cores: vet, the generated
@@ -113,9 +118,12 @@ demo: build
 vscode:
 	$(MAKE) -C editors/vscode package
 
+# install: both into $(go env GOBIN), else the first $(go env GOPATH)/bin,
+# as build makes them.
 install:
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '-buildid=ioh-stage-$(STAMP)' ./cmd/ioh-sandbox-init
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS) -X $(STAMPVAR)=$(STAMP)' ./cmd/ioh-lsp
+	CGO_ENABLED=0 $(GO) install $(BUILDFLAGS) ./cmd/ioh-sandbox-init
+	dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH | cut -d: -f1)/bin; \
+	  CGO_ENABLED=0 $(GO) install $(BUILDFLAGS) -ldflags "$(LDFLAGS) -X $(HASHVAR)=$(call sha256,$$dir/ioh-sandbox-init)" ./cmd/ioh-lsp
 
 # deps-test installs the Debian packages the tests and benches use (as
 # root; otherwise it names what is missing and the tests that need them skip).

@@ -115,13 +115,14 @@ func makeHelperFiles() (string, error) {
 	return dir, nil
 }
 
-// goBuild builds the module's package pkg as out, without cgo and
-// without the race detector, as `make build` builds the init program (so
-// both share the cached packages).
+// goBuild builds the module's package pkg as out with `make build`'s
+// flags (-trimpath, without cgo) and without the race detector, so the
+// tests and `make build` share the cached packages, and the init program
+// built here is the one `make build` makes of the same source.
 func goBuild(out, pkg string, flags ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", out, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = moduleRoot()

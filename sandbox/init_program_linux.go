@@ -1,9 +1,10 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/binary"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,14 +22,18 @@ import (
 // a minimal Go program.
 const InitProgramName = "ioh-sandbox-init"
 
-// stageStamp ties this binary to the init program built with it. `make
-// build` sets it (-X) here and, as the Go build ID, in the init program;
-// a binary built without it (go install, go build) always re-executes
-// itself.
-var stageStamp string
+// initProgramHash ties this binary to the init program built with it:
+// the SHA-256 (hex) of its content. `make build` and `make install` build
+// the init program first and set this (-X) to its hash when they link
+// this binary; both are built with the same flags (-trimpath, no cgo),
+// so the same source gives the same bytes and a second build relinks
+// nothing. A binary built without it (go install, go build) always
+// re-executes itself.
+var initProgramHash string
 
-// stampPrefix starts the init program's build ID.
-const stampPrefix = "ioh-stage-"
+// maxInitProgram bounds what is read to hash a candidate init program
+// (the real one is about 5 MB).
+const maxInitProgram = 64 << 20
 
 // initProgram is what the stages of this process's runs execute.
 type initProgram struct {
@@ -50,20 +55,20 @@ var stageProgram = sync.OnceValue(func() *initProgram {
 	if err != nil {
 		return &initProgram{path: "/proc/self/exe", why: fmt.Sprintf("cannot locate this binary: %v", err)}
 	}
-	return findInitProgram(filepath.Dir(exe), stageStamp)
+	return findInitProgram(filepath.Dir(exe), initProgramHash)
 })
 
-// findInitProgram opens dir's init program and checks it: stamped with
-// stamp, a regular file that only root or this user can change, in
-// directories only they can change. Anything else, missing included,
-// means this binary re-executes itself, and why says so.
-func findInitProgram(dir, stamp string) *initProgram {
+// findInitProgram opens dir's init program and checks it: its content's
+// SHA-256 is hash, a regular file that only root or this user can
+// change, in directories only they can change. Anything else, missing
+// included, means this binary re-executes itself, and why says so.
+func findInitProgram(dir, hash string) *initProgram {
 	self := &initProgram{path: "/proc/self/exe"}
-	if stamp == "" {
+	if hash == "" {
 		self.why = "this binary was built without `make build`, so it has no init program of its own build"
 		return self
 	}
-	f, err := openInitProgram(filepath.Join(dir, InitProgramName), stamp)
+	f, err := openInitProgram(filepath.Join(dir, InitProgramName), hash)
 	if err != nil {
 		self.why = err.Error()
 		return self
@@ -75,7 +80,7 @@ func findInitProgram(dir, stamp string) *initProgram {
 // the sandbox's init program. The descriptor is moved above the ones a
 // child's ExtraFiles take (3, 4, …), so a stage's exec of
 // /proc/self/fd/N still finds it after they are placed.
-func openInitProgram(path, stamp string) (*os.File, error) {
+func openInitProgram(path, hash string) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("init program %s: %w", path, err)
@@ -86,7 +91,7 @@ func openInitProgram(path, stamp string) (*os.File, error) {
 		return nil, fmt.Errorf("init program %s: %w", path, err)
 	}
 	f := os.NewFile(uintptr(high), path)
-	if err := checkInitProgram(f, path, stamp); err != nil {
+	if err := checkInitProgram(f, path, hash); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -95,7 +100,7 @@ func openInitProgram(path, stamp string) (*os.File, error) {
 
 // checkInitProgram checks the open file f (named path): what it finds is
 // what the stages will execute.
-func checkInitProgram(f *os.File, path, stamp string) error {
+func checkInitProgram(f *os.File, path, hash string) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return fmt.Errorf("init program %s: %w", path, err)
@@ -121,13 +126,15 @@ func checkInitProgram(f *os.File, path, stamp string) error {
 			break
 		}
 	}
-	head := make([]byte, 8192)
-	n, err := f.ReadAt(head, 0)
-	if err != nil && n == 0 {
+	if st.Size > maxInitProgram {
+		return fmt.Errorf("init program %s is from another build than this binary: %d bytes, not a program of this build (rebuild both with `make build`)", path, st.Size)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, st.Size)); err != nil {
 		return fmt.Errorf("init program %s: %w", path, err)
 	}
-	if !bytes.Contains(head[:n], buildIDNote(stampPrefix+stamp)) {
-		return fmt.Errorf("init program %s is from another build than this binary (rebuild both with `make build`)", path)
+	if got := hex.EncodeToString(h.Sum(nil)); got != hash {
+		return fmt.Errorf("init program %s is from another build than this binary: its SHA-256 is %.12s…, this binary's is %.12s… (rebuild both with `make build`)", path, got, hash)
 	}
 	return nil
 }
@@ -144,18 +151,6 @@ func trustedOwner(path string, uid, mode uint32, dir bool) error {
 		return fmt.Errorf("init program path %s is writable by group or others (mode %#o)", path, mode&0o7777)
 	}
 	return nil
-}
-
-// buildIDNote is the ELF note in which the Go linker records a build ID
-// (-ldflags=-buildid=ID), in the first page of the file: name size 4,
-// description size, type 4, "Go\0\0", the ID.
-func buildIDNote(id string) []byte {
-	b := make([]byte, 0, 16+len(id))
-	b = binary.NativeEndian.AppendUint32(b, 4)
-	b = binary.NativeEndian.AppendUint32(b, uint32(len(id)))
-	b = binary.NativeEndian.AppendUint32(b, 4)
-	b = append(b, 'G', 'o', 0, 0)
-	return append(b, id...)
 }
 
 // stageCommand returns the command that runs stage (a hidden first

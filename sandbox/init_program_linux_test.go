@@ -1,7 +1,7 @@
 package sandbox
 
 import (
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"os"
@@ -16,31 +16,23 @@ import (
 )
 
 var (
-	smallInitOnce  sync.Once
-	smallInitStamp string
-	smallInitErr   error
+	smallInitOnce sync.Once
+	smallInitHash string
+	smallInitErr  error
 )
 
-// smallInit builds cmd/ioh-sandbox-init, as `make build` does, next to
+// smallInit builds cmd/ioh-sandbox-init as `make build` does, next to
 // the copy of the test binary the containment re-runs execute, and
-// returns its directory and stamp. A re-run (as another user, without
-// user namespaces) copies its parent's build into a directory of its own:
-// inside a user namespace that does not map root, the parent's root-owned
-// file shows as owned by the overflow uid, which the check rightly
-// refuses (it could be anyone's).
-func smallInit(t *testing.T) (dir, stamp string) {
+// returns its directory and its SHA-256, the hash a `make build` binary
+// carries. A re-run (as another user, without user namespaces) copies
+// its parent's build into a directory of its own: inside a user
+// namespace that does not map root, the parent's root-owned file shows
+// as owned by the overflow uid, which the check rightly refuses (it
+// could be anyone's).
+func smallInit(t *testing.T) (dir, hash string) {
 	t.Helper()
 	if os.Getenv(asUserEnv) != "" {
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		src := filepath.Dir(self)
-		b, err := os.ReadFile(filepath.Join(src, InitProgramName+".stamp"))
-		if err != nil {
-			t.Fatalf("re-run without its parent's init program: %v", err)
-		}
-		body, err := os.ReadFile(filepath.Join(src, InitProgramName))
+		body, err := os.ReadFile(filepath.Join(helperFiles(t), InitProgramName))
 		if err != nil {
 			t.Fatalf("re-run without its parent's init program: %v", err)
 		}
@@ -48,23 +40,26 @@ func smallInit(t *testing.T) (dir, stamp string) {
 		if err := os.WriteFile(filepath.Join(dir, InitProgramName), body, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		return dir, string(b)
+		return dir, sha256Hex(body)
 	}
-	dir = filepath.Dir(helperPath(t))
+	dir = helperFiles(t)
 	smallInitOnce.Do(func() {
-		var b [12]byte
-		rand.Read(b[:])
-		stamp := hex.EncodeToString(b[:])
-		if smallInitErr = goBuild(filepath.Join(dir, InitProgramName), "./cmd/ioh-sandbox-init", "-ldflags=-buildid="+stampPrefix+stamp); smallInitErr != nil {
+		p := filepath.Join(dir, InitProgramName)
+		if smallInitErr = goBuild(p, "./cmd/ioh-sandbox-init"); smallInitErr != nil {
 			return
 		}
-		smallInitErr = os.WriteFile(filepath.Join(dir, InitProgramName+".stamp"), []byte(stamp), 0o644)
-		smallInitStamp = stamp
+		body, err := os.ReadFile(p)
+		smallInitHash, smallInitErr = sha256Hex(body), err
 	})
 	if smallInitErr != nil {
 		t.Fatalf("build the init program: %v", smallInitErr)
 	}
-	return dir, smallInitStamp
+	return dir, smallInitHash
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 // moduleRoot is this module's directory, from this file's path: a test
@@ -95,8 +90,8 @@ func useProgram(t *testing.T, p *initProgram) {
 // itself, as the tests then check.
 func useSmallInit(t *testing.T) {
 	t.Helper()
-	dir, stamp := smallInit(t)
-	p := findInitProgram(dir, stamp)
+	dir, hash := smallInit(t)
+	p := findInitProgram(dir, hash)
 	if !p.small {
 		overflow, _ := os.ReadFile("/proc/sys/kernel/overflowuid")
 		if o := strings.TrimSpace(string(overflow)); o == "" || !strings.Contains(p.why, "owned by uid "+o+",") {
@@ -152,7 +147,7 @@ var smallInitCases = map[string]bool{
 // taken; anything else leaves the binary re-executing itself, with the
 // reason.
 func TestInitProgramChecks(t *testing.T) {
-	src, stamp := smallInit(t)
+	src, hash := smallInit(t)
 	body, err := os.ReadFile(filepath.Join(src, InitProgramName))
 	if err != nil {
 		t.Fatal(err)
@@ -166,38 +161,44 @@ func TestInitProgramChecks(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		setup  func(t *testing.T, dir string) string // returns the stamp to look for
+		setup  func(t *testing.T, dir string) string // returns the hash this binary carries
 		refuse string                                // part of the reason; "" means taken
 	}{
-		{"same build (control)", func(t *testing.T, dir string) string { return stamp }, ""},
-		{"another build", func(t *testing.T, dir string) string { return stamp + "0" }, "another build"},
-		{"no stamp in this binary", func(t *testing.T, dir string) string { return "" }, "without `make build`"},
+		{"same build (control)", func(t *testing.T, dir string) string { return hash }, ""},
+		{"another build", func(t *testing.T, dir string) string { return sha256Hex([]byte("another build")) }, "another build"},
+		{"the same build with one byte changed", func(t *testing.T, dir string) string {
+			changed := append([]byte(nil), body...)
+			changed[len(changed)/2] ^= 1
+			os.WriteFile(filepath.Join(dir, InitProgramName), changed, 0o755)
+			return hash
+		}, "its SHA-256 is"},
+		{"no hash in this binary", func(t *testing.T, dir string) string { return "" }, "without `make build`"},
 		{"missing", func(t *testing.T, dir string) string {
 			os.Remove(filepath.Join(dir, InitProgramName))
-			return stamp
+			return hash
 		}, "no such file"},
 		{"group-writable", func(t *testing.T, dir string) string {
 			os.Chmod(filepath.Join(dir, InitProgramName), 0o775)
-			return stamp
+			return hash
 		}, "writable by group or others"},
 		{"in a directory others can write", func(t *testing.T, dir string) string {
 			os.Chmod(dir, 0o777)
-			return stamp
+			return hash
 		}, "writable by group or others"},
 		{"a symlink to it", func(t *testing.T, dir string) string {
 			real := filepath.Join(dir, "real")
 			os.Rename(filepath.Join(dir, InitProgramName), real)
 			os.Symlink(real, filepath.Join(dir, InitProgramName))
-			return stamp
+			return hash
 		}, "symbolic links"},
 		{"not executable", func(t *testing.T, dir string) string {
 			os.Chmod(filepath.Join(dir, InitProgramName), 0o644)
-			return stamp
+			return hash
 		}, "not executable"},
 		{"a directory", func(t *testing.T, dir string) string {
 			os.Remove(filepath.Join(dir, InitProgramName))
 			os.Mkdir(filepath.Join(dir, InitProgramName), 0o755)
-			return stamp
+			return hash
 		}, "not a regular file"},
 	}
 	if isRoot() {
@@ -207,7 +208,7 @@ func TestInitProgramChecks(t *testing.T) {
 			refuse string
 		}{"owned by another user", func(t *testing.T, dir string) string {
 			os.Chown(filepath.Join(dir, InitProgramName), 65534, 65534)
-			return stamp
+			return hash
 		}, "owned by uid 65534"})
 	}
 	for _, c := range cases {
@@ -233,11 +234,31 @@ func TestInitProgramChecks(t *testing.T) {
 	}
 }
 
+// TestInitProgramBuildIsReproducible: the init program built twice from
+// the same source with `make build`'s flags is the same file, so the hash
+// a binary carries names exactly the init program built with it, and a
+// second `make build` relinks nothing (bench/rebuild.sh times it).
+func TestInitProgramBuildIsReproducible(t *testing.T) {
+	skipInShort(t, "a second build of the init program")
+	_, hash := smallInit(t)
+	p := filepath.Join(outsideDir(t), InitProgramName)
+	if err := goBuild(p, "./cmd/ioh-sandbox-init"); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sha256Hex(body); got != hash {
+		t.Fatalf("two builds of the same source differ: SHA-256 %s, then %s", hash, got)
+	}
+}
+
 // TestStaleInitProgramFallsBack: an init program of another build next to
 // the binary is not used; the run re-executes the binary and works.
 func TestStaleInitProgramFallsBack(t *testing.T) {
-	dir, stamp := smallInit(t)
-	useProgram(t, findInitProgram(dir, stamp+"-other"))
+	dir, _ := smallInit(t)
+	useProgram(t, findInitProgram(dir, sha256Hex([]byte("another build"))))
 	if s := initProgramSummary(); !strings.Contains(s, "re-executes itself") || !strings.Contains(s, "another build") {
 		t.Fatalf("sandbox doctor would say %q", s)
 	}
@@ -325,7 +346,7 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 // uncontained.
 func TestBinariesDirProtected(t *testing.T) {
 	h := helperPath(t)
-	src, stamp := smallInit(t)
+	src, hash := smallInit(t)
 	work := outsideDir(t)
 	os.Chmod(work, 0o755) // the init program is taken only from directories others cannot change
 	bin := filepath.Join(work, "bin")
@@ -342,7 +363,7 @@ func TestBinariesDirProtected(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, InitProgramName), body, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := findInitProgram(bin, stamp)
+	p := findInitProgram(bin, hash)
 	if !p.small {
 		t.Skipf("the init program is refused here (%s): its directory is not protected, as no stage runs from it", p.why)
 	}

@@ -2,9 +2,9 @@
 // starts it, instead of re-executing its whole self, for each stage of a
 // contained run (PID 1 of a Linux sandbox, the exec stage, the landlock
 // tier's runner, the spawn stage). `make build` builds it next to
-// bin/ioh-lsp with a build stamp both carry; ioh-lsp uses it only when the
-// stamps match and only root or the user can change it (see
-// sandbox/init_program_linux.go). It imports the sandbox package alone,
+// bin/ioh-lsp, first, and links ioh-lsp with its SHA-256; ioh-lsp uses it
+// only when its content has that hash and only root or the user can
+// change it (see sandbox/init_program_linux.go). It imports the sandbox package alone,
 // whose stages dispatch in its package initializer, so it maps a tenth of
 // ioh-lsp's code and starts about as fast as a minimal Go program.
 //
