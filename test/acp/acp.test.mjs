@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { pathToFileURL } from "node:url";
-import { AFTER, BEFORE, choose, connect, initialize, isChange, read, start, withDeadline, world } from "./harness.mjs";
+import { AFTER, BEFORE, choose, connect, initialize, isChange, read, settle, start, withDeadline, world } from "./harness.mjs";
 
 const STEP = 90_000;
 const kinds = (updates, k) => updates.filter((u) => u.update.sessionUpdate === k).map((u) => u.update);
@@ -49,6 +49,7 @@ test("allowed: the act and the change are asked, the disk is unchanged before th
     await initialize(cx);
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     const res = await withDeadline(STEP, "session/prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w) }));
+    await settle(cx);
     return { stop: res.stopReason, updates };
   });
   if (process.env.ACP_TRANSCRIPT) fs.writeFileSync(process.env.ACP_TRANSCRIPT, updates.map((u) => JSON.stringify(u)).join("\n") + "\n");
@@ -98,6 +99,7 @@ test("rejected: reject always denies the act for the rest of the run, a rejected
     await initialize(cx);
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     const res = await withDeadline(STEP, "session/prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w) }));
+    await settle(cx);
     return { stop: res.stopReason, updates };
   });
   assert.equal(stop, "end_turn");
@@ -209,6 +211,7 @@ test("stop reasons: a token budget that runs out is max_tokens, a run of denied 
     // A new session starts fresh (a prompt in the same one follows up).
     const fresh = (await cx.request("session/new", { cwd: w.ws, mcpServers: [] })).sessionId;
     const denied = await withDeadline(STEP, "denied prompt", agent, cx.request("session/prompt", { sessionId: fresh, prompt: [{ type: "text", text: "Set the git config" }] }));
+    await settle(cx);
     return { budget: budget.stopReason, denied: denied.stopReason, updates };
   });
   assert.equal(budget, "max_tokens");

@@ -122,6 +122,14 @@ export async function initialize(cx) {
   return cx.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "acp-test", version: "1" } });
 }
 
+// settle waits until every update sent before now has reached the
+// test's handler: the SDK runs notification handlers asynchronously, so
+// a reply can resolve before the updates sent ahead of it are handled;
+// one more round trip to the agent lets them finish.
+export async function settle(cx) {
+  await cx.request("session/list", {});
+}
+
 export function choose(params, kind) {
   const o = params.options.find((x) => x.kind === kind);
   if (!o) throw new Error(`no ${kind} option in ${JSON.stringify(params.options)}`);

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { AFTER, BEFORE, BIN, cassette, choose, connect, initialize, isChange, read, start, withDeadline, world } from "./harness.mjs";
+import { AFTER, BEFORE, BIN, cassette, choose, connect, initialize, isChange, read, settle, start, withDeadline, world } from "./harness.mjs";
 
 const STEP = 90_000;
 const kinds = (updates, k) => updates.filter((u) => u.update.sessionUpdate === k).map((u) => u.update);
@@ -29,12 +29,15 @@ test("modes: never asks nothing and writes nothing; /diff and /approve answer in
     const { sessionId } = created;
     await cx.request("session/set_mode", { sessionId, modeId: "never" });
     const run = await withDeadline(STEP, "prompt in mode never", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w.task) }));
+    await settle(cx);
     const afterRun = updates.length;
     const diff = await withDeadline(STEP, "/diff", agent, cx.request("session/prompt", { sessionId, prompt: text("/diff") }));
+    await settle(cx);
     const diffUpdates = updates.slice(afterRun);
     const onDiskBeforeApprove = read(w.file);
     const approved = await withDeadline(STEP, "/approve", agent, cx.request("session/prompt", { sessionId, prompt: text("/approve") }));
     await assert.rejects(cx.request("session/set_mode", { sessionId, modeId: "sometimes" }), /unknown mode "sometimes": want ask, auto, never/);
+    await settle(cx);
     return { created, run, diff, diffUpdates, approved, onDiskBeforeApprove, updates: [...updates] };
   });
   const { created, updates } = out;
@@ -94,6 +97,7 @@ test("commands: available after session/new; /help and an unknown command answer
     const help = await withDeadline(STEP, "/help", agent, cx.request("session/prompt", { sessionId, prompt: text("/help") }));
     const unknown = await withDeadline(STEP, "/hlep", agent, cx.request("session/prompt", { sessionId, prompt: text("/hlep me") }));
     const listed = await cx.request("session/list", { cwd: w.ws });
+    await settle(cx);
     return { updates: [...updates], help, unknown, listed };
   });
   const cmds = kinds(updates, "available_commands_update");
@@ -128,6 +132,7 @@ test("budget stop: the step budget is raised from the panel and the run goes on 
     await initialize(cx);
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     const res = await withDeadline(STEP, "prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(task) }));
+    await settle(cx);
     return { stop: res.stopReason, updates: [...updates] };
   });
   assert.equal(asked.length, 2, asked.map((p) => p.toolCall.title).join("; "));
@@ -152,6 +157,7 @@ test("refused: a bad task file ends the prompt with the plan closed and the reas
     await initialize(cx);
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     const res = await withDeadline(STEP, "prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(bad) }));
+    await settle(cx);
     return { stop: res.stopReason, updates: [...updates] };
   });
   assert.equal(stop, "refusal");
@@ -173,7 +179,7 @@ test("session/list lists a CLI run of the workspace, which loads by its id", asy
     const run = listed.sessions.find((s) => s.sessionId.startsWith("r-"));
     assert.ok(run, JSON.stringify(listed));
     await withDeadline(STEP, "session/load", agent, cx.request("session/load", { sessionId: run.sessionId, cwd: w.ws, mcpServers: [] }));
-    await cx.request("session/list", {}); // answered after the updates sent behind load's reply
+    await settle(cx);
     return { listed, updates: [...updates] };
   });
   assert.equal(listed.sessions.length, 1);
@@ -190,6 +196,7 @@ test("streaming: the model's text arrives as several agent_message_chunks and is
     await initialize(cx);
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     await withDeadline(STEP, "prompt", agent, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w.task) }));
+    await settle(cx);
     return [...updates];
   });
   const sentence = "Mean divides by len(xs)-1; fixing the divisor.";
@@ -220,12 +227,15 @@ test("conversation: a second prompt continues the session's run, its edit adds t
     const { sessionId } = await cx.request("session/new", { cwd: w.ws, mcpServers: [] });
     await cx.request("session/set_mode", { sessionId, modeId: "never" });
     await withDeadline(STEP, "first prompt", first, cx.request("session/prompt", { sessionId, prompt: taskPrompt(w.task) }));
+    await settle(cx);
     const mid = updates.length;
     const second = await withDeadline(STEP, "follow-up", first, cx.request("session/prompt", { sessionId, prompt: text("Now also return 0 for an empty slice") }));
     assert.equal(second.stopReason, "end_turn");
+    await settle(cx);
     assert.ok(kinds(updates.slice(mid), "tool_call").every((c) => c.title !== "Read stats.go"), "the follow-up did not start over");
     await withDeadline(STEP, "/approve", first, cx.request("session/prompt", { sessionId, prompt: text("/approve") }));
     const ended = [...messages(updates).matchAll(/Run (r-[0-9a-f]+) ended: (\w+)/g)].map((m) => [m[1], m[2]]);
+    await settle(cx);
     return { sid: sessionId, updates: [...updates], ended };
   });
   assert.equal(read(w.file), SECOND, "one change holds both turns' edits");
@@ -240,6 +250,7 @@ test("conversation: a second prompt continues the session's run, its edit adds t
   const replayed = await connect(second, noPermission, async (cx, updates) => {
     await initialize(cx);
     await withDeadline(STEP, "session/load", second, cx.request("session/load", { sessionId: sid, cwd: w.ws, mcpServers: [] }));
+    await settle(cx);
     return [...updates];
   });
   assert.deepEqual(kinds(replayed, "user_message_chunk").map((c) => c.content.text), ["Fix Mean: it divides by len(xs)-1", "Now also return 0 for an empty slice"]);
