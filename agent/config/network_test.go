@@ -116,3 +116,35 @@ func TestNetworkEntryErrors(t *testing.T) {
 		}
 	}
 }
+
+// An untrusted workspace cannot open the network a prompt away either: its
+// net ask rules are dropped (the default is deny) while its exec ask rules
+// stand; trusted, the net ask rule is kept.
+func TestUntrustedNetAskDropped(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.yaml")
+	ws := filepath.Join(dir, "ws")
+	write(t, user, "approve: ask\n")
+	write(t, WorkspacePath(ws), "policy:\n  rules:\n    - {act: net, effect: ask, pattern: \"*\"}\n    - {act: exec, effect: ask, pattern: \"make *\"}\n")
+	for _, trusted := range []bool{false, true} {
+		if trusted {
+			write(t, user, "trusted: ["+ws+"]\n")
+		}
+		c, err := Load(LoadOptions{UserPath: user, WorkspaceRoot: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := netPolicy(t, c)
+		net, exec := p.Check(policy.ActNet, "evil.example:443"), p.CheckArgv([]string{"make", "all"})
+		if exec.Effect != policy.Ask || exec.Layer != policy.LayerWorkspace {
+			t.Errorf("trusted %v: the exec ask rule: %+v", trusted, exec)
+		}
+		if trusted != (net.Effect == policy.Ask) || (!trusted && net.Layer != policy.LayerDefault) {
+			t.Errorf("trusted %v: net %+v", trusted, net)
+		}
+		warned := strings.Contains(strings.Join(c.Warnings, "\n"), `policy rule "ask net *" ignored`)
+		if warned == trusted {
+			t.Errorf("trusted %v: warnings %q", trusted, c.Warnings)
+		}
+	}
+}

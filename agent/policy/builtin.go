@@ -155,11 +155,13 @@ func (p *Policy) Narrows(child *Policy) error {
 // Untrusted filters a layer read from an untrusted source (a workspace's
 // .ioh/config.yaml, a task file in an untrusted workspace): deny and ask
 // rules stay, allow rules are dropped and returned so the caller can report
-// them.
+// them, and so are ask rules of an act whose default is deny (the
+// network): there an ask would open what the default keeps shut, a prompt
+// away.
 func Untrusted(l LayerRules) (kept LayerRules, dropped []Rule) {
 	kept = LayerRules{Layer: l.Layer}
 	for _, r := range l.Rules {
-		if r.Effect == Allow {
+		if r.Effect == Allow || (r.Effect == Ask && defaults[r.Act] == Deny) {
 			dropped = append(dropped, r)
 			continue
 		}
