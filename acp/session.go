@@ -244,7 +244,7 @@ func (ss *session) refuse(err error, prefix string) (promptResult, error) {
 	if errors.As(err, &re) {
 		msg = re.Message
 	}
-	msg = prefix + msg
+	msg = strings.TrimRight(prefix+msg, ". \n")
 	ss.update(ss.tr.closePlan("Refused: " + msg))
 	ss.say("Refused, nothing was run: " + msg + ". Fix it and send the prompt again (/help says what a prompt may hold).")
 	return promptResult{StopReason: stopRefusal}, nil
