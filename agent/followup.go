@@ -180,7 +180,8 @@ func (h *Harness) freshBudget(ctx context.Context, row *trace.RunRow) (contract.
 		per.CostUSD, nb.CostUSD = c.Budget.CostUSD, usd+c.Budget.CostUSD
 	}
 	if cur.Wall > 0 && c.Budget.Wall > 0 {
-		per.Wall, nb.Wall = c.Budget.Wall, time.Since(row.FirstStarted)+c.Budget.Wall
+		spent := (time.Since(row.FirstStarted) + time.Second - 1).Truncate(time.Second)
+		per.Wall, nb.Wall = c.Budget.Wall, spent+c.Budget.Wall
 	}
 	st.Budget, st.NeedCostUSD = &nb, 0
 	row.State = st.encode()

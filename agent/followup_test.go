@@ -467,3 +467,34 @@ func TestFollowUpBudgetAndRefusals(t *testing.T) {
 		t.Errorf("an unknown run: %v, want ErrNotFound", err)
 	}
 }
+
+// The earlier turns reach the model as any long transcript does: a large
+// result two turns old is a stub in the follow-up's request, as it would
+// be in the earlier run's next one, while the small result stays whole.
+func TestFollowUpMasksEarlierTurns(t *testing.T) {
+	big := strings.Repeat("BIGLINE of a large file, long enough to be masked\n", 400) // 20 KB
+	cs := newChatServer(t,
+		turnCall("read_file", args{"path": "big.txt"}),
+		turnCall("read_file", args{"path": "small.txt"}),
+		turnCall("finish", args{"summary": "looked"}),
+		turnCall("finish", args{"summary": "looked again"}),
+	)
+	f := chatFixture(t, map[string]string{"big.txt": big, "small.txt": "SMALL-CONTENT\n"}, cs)
+	first := f.run(t, goal("look at the files"))
+	if first.Outcome != OutcomeUnverified {
+		t.Fatalf("first: %s (%v)", first.Outcome, first.Err)
+	}
+	if !strings.Contains(sent(cs.requests()[1]), "BIGLINE") {
+		t.Fatalf("control: the big result should be whole in the request right after it")
+	}
+	n := len(cs.requests())
+	got := f.follow(t, first.RunID, "what else?")
+	if got.Outcome != OutcomeUnverified {
+		t.Fatalf("follow-up: %s (%v)", got.Outcome, got.Err)
+	}
+	req := sent(cs.requests()[n])
+	if strings.Contains(req, "BIGLINE") || !strings.Contains(req, "[result hidden to save context: read_file big.txt") {
+		t.Errorf("the follow-up's request should hold big.txt's result as a stub:\n%.2000s", req)
+	}
+	inOrder(t, req, "look at the files", "read_file big.txt", "SMALL-CONTENT", "The earlier run ended unverified without a change", "what else?")
+}
