@@ -51,6 +51,9 @@ var allowed = map[string][]string{
 	// eval runs suites of tasks through the same wiring as `ioh-lsp run`
 	// (internal/wire), so it sits beside cmd, under it.
 	"eval": {"agent", "workspace", "internal", "schema"},
+	// ioh is the library surface for embedders: a facade over the
+	// engine's wiring and the sandbox, beside cmd.
+	"ioh": {"agent", "workspace", "sandbox", "internal"},
 }
 
 // protocolFree lists layers that must not depend on go.lsp.dev, even

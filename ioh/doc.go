@@ -1,0 +1,20 @@
+// Package ioh is ioh-lsp's library surface: what a program embedding the
+// agent needs, and the one package of this module it should import.
+//
+// An engine (New) runs task contracts (ParseContract, LoadContract) in
+// one workspace: the model loop, the policy, the budgets, the trace
+// store, and each check run in the OS sandbox, as `ioh-lsp run` does.
+// The sandbox is usable on its own: NewRunner runs one command
+// contained, and NewSandbox is the adapter the engine runs commands
+// through.
+//
+// A program that uses the sandbox must call Init first in main and
+// return when it reports true: the sandbox's stages are copies of the
+// program, re-executed.
+//
+// What is stable: the names declared in this package and their
+// documented behaviour. The types they alias (from agent, agent/contract,
+// sandbox and internal/sandboxexec) may gain fields and methods; the
+// packages behind them may move under internal/ and are not covered.
+// See README.md in this directory.
+package ioh
