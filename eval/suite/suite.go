@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 )
 
@@ -98,19 +98,9 @@ func (v Variant) CassetteFor(t Task) string {
 	return t.Cassette
 }
 
-// Error is a problem in a suite, at its file and line.
-type Error struct {
-	File      string
-	Line, Col int
-	Msg       string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+// Error is a problem in a suite, at its file (Source) and line: the
+// configuration's error type, which formats as file:line:col: message.
+type Error = config.Error
 
 // file is the YAML form.
 type file struct {
@@ -177,7 +167,7 @@ func loadFile(path string) (*Suite, error) {
 		return nil, fmt.Errorf("suite %s: %w", path, err)
 	}
 	if len(data) > MaxSize {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("suite is larger than %d bytes", MaxSize)}
+		return nil, &Error{Source: path, Msg: fmt.Sprintf("suite is larger than %d bytes", MaxSize)}
 	}
 	p := &positions{file: path}
 	if p.ast, err = parser.ParseBytes(data, 0); err != nil {
@@ -199,18 +189,18 @@ type positions struct {
 func (p *positions) yamlErr(err error) error {
 	var ye yaml.Error
 	if errors.As(err, &ye) {
-		e := &Error{File: p.file, Msg: ye.GetMessage()}
+		e := &Error{Source: p.file, Msg: ye.GetMessage()}
 		if tok := ye.GetToken(); tok != nil && tok.Position != nil {
 			e.Line, e.Col = tok.Position.Line, tok.Position.Column
 		}
 		return e
 	}
-	return &Error{File: p.file, Msg: strings.TrimSpace(err.Error())}
+	return &Error{Source: p.file, Msg: strings.TrimSpace(err.Error())}
 }
 
 // at is an error at the node ypath names (the file alone when absent).
 func (p *positions) at(ypath, format string, args ...any) error {
-	e := &Error{File: p.file, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{Source: p.file, Msg: fmt.Sprintf(format, args...)}
 	if yp, err := yaml.PathString(ypath); err == nil && p.ast != nil {
 		if n, err := yp.FilterFile(p.ast); err == nil && n != nil {
 			if tok := n.GetToken(); tok != nil && tok.Position != nil {
@@ -407,62 +397,4 @@ func resolve(dir, p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(dir, p)
-}
-
-// findContract is the one *.ioh.yaml (or .ioh/tasks/*.yaml) at dir's top.
-func findContract(dir string) (string, error) {
-	found, _ := filepath.Glob(filepath.Join(dir, "*.ioh.yaml"))
-	if len(found) == 0 {
-		found, _ = filepath.Glob(filepath.Join(dir, ".ioh", "tasks", "*.yaml"))
-	}
-	switch len(found) {
-	case 0:
-		return "", fmt.Errorf("no task contract (*.ioh.yaml) in %s: add one or name it with `contract`", dir)
-	case 1:
-		return found[0], nil
-	}
-	sort.Strings(found)
-	return "", fmt.Errorf("%d task contracts in %s (%s, …): name one with `contract`", len(found), dir, filepath.Base(found[0]))
-}
-
-// loadDir makes a suite of a directory's task subdirectories.
-func loadDir(dir string) (*Suite, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("suite %s: %w", dir, err)
-	}
-	s := &Suite{Path: dir, Name: filepath.Base(dir), Variants: []Variant{{Name: "default"}}}
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		sub := filepath.Join(dir, e.Name())
-		c, err := findContract(sub)
-		if err != nil {
-			continue // not a task directory
-		}
-		if !validID(e.Name()) {
-			return nil, &Error{File: sub, Msg: fmt.Sprintf("task directory name %q: use letters, digits, '-', '_' and '.'", e.Name())}
-		}
-		if _, err := contract.Load(c); err != nil {
-			return nil, err
-		}
-		t := Task{ID: e.Name(), Dir: sub, Contract: filepath.Base(c), Inside: true}
-		if rel, err := filepath.Rel(sub, c); err == nil {
-			t.Contract = rel
-		}
-		if cas := filepath.Join(sub, "cassette.json"); fileExists(cas) {
-			t.Cassette = cas
-		}
-		s.Tasks = append(s.Tasks, t)
-	}
-	if len(s.Tasks) == 0 {
-		return nil, &Error{File: dir, Msg: "no " + FileName + " and no task directories (a subdirectory with one *.ioh.yaml): nothing to run"}
-	}
-	return s, nil
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }
