@@ -57,17 +57,14 @@ func Markdown(events []Event) string {
 // ("" for events not worth a line): the model's text, the calls, what
 // failed or was denied, each check's verdict, sub-agents.
 func Headline(e Event) string {
-	who := ""
-	if e.Parent != "" {
-		who = "  [" + e.Run + "] "
-	}
+	who := who(e)
 	switch p := e.Payload.(type) {
 	case *ModelTurn:
 		if text := strings.TrimSpace(p.Text); text != "" {
-			return fmt.Sprintf("%sstep %d: %s", who, e.Step, OneLine(text, 200))
+			return StepPrefix(e) + OneLine(text, 200)
 		}
 	case *ToolCall:
-		return fmt.Sprintf("%sstep %d: %s %s", who, e.Step, p.Tool, OneLine(p.Arguments, 120))
+		return StepPrefix(e) + p.Tool + " " + OneLine(p.Arguments, 120)
 	case *ToolResult:
 		if p.IsError {
 			first, _, _ := strings.Cut(p.Content, "\n")
@@ -120,6 +117,19 @@ func Headline(e Event) string {
 	}
 	return ""
 }
+
+// who is what a sub-agent's lines start with ("  [r-…] "); "" for a
+// root run's.
+func who(e Event) string {
+	if e.Parent != "" {
+		return "  [" + e.Run + "] "
+	}
+	return ""
+}
+
+// StepPrefix is what a line of e's step starts with, as Headline writes
+// it ("step 3: ", "  [r-…] step 2: "): streamed text goes behind it.
+func StepPrefix(e Event) string { return fmt.Sprintf("%sstep %d: ", who(e), e.Step) }
 
 // waitText is a retry's wait as a person reads it: "250 ms", "2.0 s".
 func waitText(ms int64) string {

@@ -20,11 +20,11 @@ import (
 // configuration, one trace store per workspace, the OS sandbox).
 func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("acp", env.stderr)
-	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	level := fs.String("log-level", "info", "log level `L`: debug, info, warn, error")
 	var ov wire.Overrides
-	fs.StringVar(&ov.Provider, "provider", "", "model provider for every session: anthropic, openai, openrouter, openai-compatible, replay")
-	fs.StringVar(&ov.Model, "model", "", "model name")
-	fs.StringVar(&ov.Cassette, "cassette", "", "replay cassette (selects the replay provider)")
+	fs.StringVar(&ov.Provider, "provider", "", "model provider `P` for every session: anthropic, openai, openrouter, openai-compatible, replay")
+	fs.StringVar(&ov.Model, "model", "", "model name `M`")
+	fs.StringVar(&ov.Cassette, "cassette", "", "replay cassette `F` (selects the replay provider)")
 	pos, err := parseFlags(fs, args)
 	if err == nil {
 		err = wantArgs(pos, 0, 0)

@@ -38,10 +38,10 @@ func cmdApprove(ctx context.Context, env *cliEnv, args []string) int {
 func cmdReject(ctx context.Context, env *cliEnv, args []string) int {
 	env, g := guardOutput(env)
 	fs := newFlagSet("reject RUN_ID", env.stderr)
-	reason := fs.String("reason", "", "why (recorded in the trace; for an act, shown to the agent)")
+	reason := fs.String("reason", "", "why, `R` (recorded in the trace; for an act, shown to the agent)")
 	var feedback string
-	fs.StringVar(&feedback, "feedback", "", "continue the run: the agent revises its change as this text asks (the change is kept, not dropped)")
-	fs.StringVar(&feedback, "continue", "", "the same as --feedback")
+	fs.StringVar(&feedback, "feedback", "", "continue the run: the agent revises its change as `TEXT` asks (the change is kept, not dropped)")
+	fs.StringVar(&feedback, "continue", "", "the same as --feedback `TEXT`")
 	f := new(runFlags)
 	f.register(fs)
 	arg, err := parseRunID(fs, args)

@@ -32,7 +32,7 @@ func cmdDemo(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("demo", env.stderr)
 	keep := fs.Bool("keep", false, "keep the temporary project")
 	verbose := fs.Bool("verbose", false, "show the server's log")
-	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long")
+	timeout := fs.Duration("timeout", 2*time.Minute, "give up after `D`")
 	pos, err := parseFlags(fs, args)
 	if err == nil {
 		err = wantArgs(pos, 0, 0)

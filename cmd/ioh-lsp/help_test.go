@@ -39,7 +39,7 @@ func TestHelpBinary(t *testing.T) {
 		usage string
 		flag  string
 	}{
-		{[]string{"run", "--help"}, "usage: ioh-lsp run [flags] FILE\n", "\n  --approve string\n"},
+		{[]string{"run", "--help"}, "usage: ioh-lsp run [flags] FILE\n", "\n  --approve MODE\n"},
 		{[]string{"grep", "--help"}, "usage: ioh-lsp grep [flags] PATTERN [DIR]\n", "\n  --glob GLOB\n"},
 		{[]string{"find", "-h"}, "usage: ioh-lsp find [flags] GLOB [DIR]\n", "\n  -h, --help\n"},
 		{[]string{"resume", "--help"}, "usage: ioh-lsp resume [flags] RUN_ID|--last\n", "\n  --budget-usd "},
@@ -55,6 +55,14 @@ func TestHelpBinary(t *testing.T) {
 		}
 		if ex := strings.SplitN(out, "\nexamples:\n", 2); len(ex) != 2 || strings.Count(strings.SplitN(ex[1], "\n\n", 2)[0], "\n  ioh-lsp ")+1 < 2 {
 			t.Errorf("%v: want at least two examples in:\n%s", tt.args, out)
+		}
+	}
+	// A flag's value is named as docs/cli.md names it (--approve MODE),
+	// never by its Go type (--approve string).
+	for _, args := range [][]string{{"serve"}, {"acp"}, {"run"}, {"resume"}, {"reject"}, {"ask"}, {"demo"}, {"init"}} {
+		out, _ := help(append(args, "--help")...)
+		if m := regexp.MustCompile(`(?m)^  --[a-z-]+ (string|int|int64|float|float64|duration|value|uint)$`).FindString(out); m != "" {
+			t.Errorf("%v --help: a flag's value named by its type: %q", args, m)
 		}
 	}
 	out, _ := help("run", "--help")

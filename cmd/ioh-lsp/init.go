@@ -32,7 +32,7 @@ const starterTask = ".ioh/tasks/check.yaml"
 func cmdInit(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("init", env.stderr)
 	force := fs.Bool("force", false, "replace existing files (each is kept as FILE.bak first)")
-	pick := fs.String("provider", "", "the provider to configure: anthropic, openai or openrouter (default: the first whose key is in the environment)")
+	pick := fs.String("provider", "", "the provider `P` to configure: anthropic, openai or openrouter (default: the first whose key is in the environment)")
 	pos, err := parseFlags(fs, args)
 	if err == nil {
 		err = wantArgs(pos, 0, 0)

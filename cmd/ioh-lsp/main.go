@@ -17,6 +17,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/approve"
+	"github.com/ioh-lsp/ioh-lsp/agent/suggest"
 )
 
 // command is one sub-command of the binary.
@@ -101,7 +104,7 @@ func finishesAtOnce(args []string) bool {
 // dispatch picks the sub-command; no arguments means serve.
 func dispatch(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) == 0 {
-		if isTerminal(env.stdin) {
+		if approve.IsTerminal(env.stdin) {
 			// A person typed `ioh-lsp`: an editor starts it over pipes.
 			// Waiting silently for LSP frames would look hung.
 			fmt.Fprintln(env.stderr, "ioh-lsp is a language server: an editor starts it (ioh-lsp serve) over pipes.\nFrom a shell: ioh-lsp run TASK.ioh.yaml, ioh-lsp demo, ioh-lsp help for every command.")
@@ -127,7 +130,7 @@ func dispatch(ctx context.Context, env *cliEnv, args []string) int {
 	for _, c := range commands {
 		names = append(names, c.name)
 	}
-	if s := suggest(name, names); s != "" {
+	if s := suggest.Nearest(name, names); s != "" {
 		fmt.Fprintf(env.stderr, "ioh-lsp: unknown command %q; did you mean %q? (ioh-lsp help lists the commands)\n", name, s)
 		return exitUsage
 	}

@@ -35,21 +35,21 @@ type runFlags struct {
 // registerRaise adds resume's budget flags: each may only raise the
 // run's limit (the harness refuses a lower one as a usage error).
 func (f *runFlags) registerRaise(fs *flag.FlagSet) {
-	fs.IntVar(&f.raise.Steps, "budget-steps", 0, "continue with this step budget (only raises)")
-	fs.Int64Var(&f.raise.Tokens, "budget-tokens", 0, "continue with this token budget (only raises)")
-	fs.Float64Var(&f.raise.CostUSD, "budget-usd", 0, "continue with this dollar budget (only raises)")
-	fs.DurationVar(&f.raise.Wall, "budget-wall", 0, "continue with this wall budget, measured from the run's first start (only raises)")
+	fs.IntVar(&f.raise.Steps, "budget-steps", 0, "continue with a step budget of `N` (only raises)")
+	fs.Int64Var(&f.raise.Tokens, "budget-tokens", 0, "continue with a token budget of `N` (only raises)")
+	fs.Float64Var(&f.raise.CostUSD, "budget-usd", 0, "continue with a dollar budget of `X` (only raises)")
+	fs.DurationVar(&f.raise.Wall, "budget-wall", 0, "continue with a wall budget of `D`, measured from the run's first start (only raises)")
 }
 
 func (f *runFlags) register(fs interface {
 	StringVar(*string, string, string, string)
 	BoolVar(*bool, string, bool, string)
 }) {
-	fs.StringVar(&f.provider, "provider", "", "model provider: anthropic, openai, openrouter, openai-compatible, replay")
-	fs.StringVar(&f.model, "model", "", "model name")
-	fs.StringVar(&f.cassette, "cassette", "", "replay cassette (selects the replay provider)")
-	fs.StringVar(&f.record, "record", "", "record the model's turns into this cassette")
-	fs.StringVar(&f.approve, "approve", "", "ask (terminal prompts), auto (apply a verified change), never (leave it pending); default from the user config, else ask")
+	fs.StringVar(&f.provider, "provider", "", "model provider `P`: anthropic, openai, openrouter, openai-compatible, replay")
+	fs.StringVar(&f.model, "model", "", "model name `M`")
+	fs.StringVar(&f.cassette, "cassette", "", "replay cassette `F` (selects the replay provider)")
+	fs.StringVar(&f.record, "record", "", "record the model's turns into the cassette `F`")
+	fs.StringVar(&f.approve, "approve", "", "`MODE`: ask (terminal prompts), auto (apply a verified change), never (leave it pending); default from the user config, else ask")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per event on stdout and a final summary")
 }
 
@@ -144,8 +144,9 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	// one lock keeps each write whole and in order.
 	st := startStatus(env, g)
 	defer st.stop()
-	stderr := &lockedWriter{w: st.writer(env.stderr)}
-	out := &cliSink{stderr: stderr, status: st}
+	sw := st.writer(env.stderr)
+	stderr := &lockedWriter{w: sw}
+	out := &cliSink{stderr: stderr, status: st, text: turnText{out: &sw}}
 	if f.json {
 		out.stdout = env.stdout
 	}
@@ -278,6 +279,7 @@ type cliSink struct {
 	stderr io.Writer
 	stdout io.Writer   // nil without --json
 	status *statusLine // nil: none
+	text   turnText    // the model's text as it streams in
 }
 
 func (s *cliSink) Emit(e trace.Event) {
@@ -291,7 +293,7 @@ func (s *cliSink) Emit(e trace.Event) {
 			s.stdout.Write(append(b, '\n'))
 		}
 	}
-	if line := trace.Headline(e); line != "" {
+	if line := s.text.line(e); line != "" {
 		fmt.Fprintln(s.stderr, line)
 	}
 }

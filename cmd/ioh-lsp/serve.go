@@ -19,7 +19,7 @@ import (
 // the approver/sink that route back to the editor.
 func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("serve", env.stderr)
-	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	level := fs.String("log-level", "info", "log level `L`: debug, info, warn, error")
 	_ = fs.Bool("stdio", true, "serve over stdio (the only transport; accepted for editors that pass it)")
 	pos, err := parseFlags(fs, args)
 	if err == nil {

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 )
 
@@ -39,6 +41,16 @@ type statusLine struct {
 	checks  int  // check runs seen since the finish call
 	done    chan struct{}
 	stopped bool
+	text    textLine // the line a turn's streamed text is on
+}
+
+// textLine is the line streamed model text is written on: open from a
+// turn's first piece until its turn ends or another line is written (the
+// status line stays off meanwhile), key the run whose text it is.
+type textLine struct {
+	open bool
+	key  string
+	bol  bool // the last piece ended a line
 }
 
 // newStatusLine starts the status line on out; live says out is a
@@ -67,7 +79,7 @@ func (s *statusLine) tick() {
 // show draws the line (live) or announces a long wait once (plain).
 // Called with s.mu held.
 func (s *statusLine) show() {
-	if s.stopped || s.paused || s.what == "" {
+	if s.stopped || s.paused || s.what == "" || s.text.open {
 		return
 	}
 	took := time.Since(s.since)
@@ -131,7 +143,13 @@ func (s *statusLine) observe(e trace.Event) {
 		if s.pending--; s.pending <= 0 {
 			s.wait(e.Step+1, "waiting for the model")
 		}
+	case *trace.CheckStarted:
+		s.wait(e.Step, checkWait(p, s.checks))
 	case *trace.CheckRun:
+		if e.Step == 0 { // the red phase, told once it ended: the model is next
+			s.wait(max(s.step, 1), "waiting for the model")
+			break
+		}
 		s.checks++
 		s.wait(e.Step, fmt.Sprintf("running the checks (%d done, last: check %s)", s.checks, p.Check))
 	case *trace.Retry:
@@ -145,9 +163,26 @@ func (s *statusLine) observe(e trace.Event) {
 	}
 }
 
+// checkWait is the wait while check p runs: "running check test (red
+// phase, 1 done)".
+func checkWait(p *trace.CheckStarted, done int) string {
+	var notes []string
+	if p.Phase == "red" {
+		notes = append(notes, "red phase: the unchanged tree")
+	}
+	if done > 0 {
+		notes = append(notes, fmt.Sprintf("%d done", done))
+	}
+	what := "running check " + p.Check
+	if len(notes) > 0 {
+		what += " (" + strings.Join(notes, ", ") + ")"
+	}
+	return what
+}
+
 // writer returns w with the live line cleared before each write and
 // drawn again after a write that ends a line.
-func (s *statusLine) writer(w io.Writer) io.Writer { return statusWriter{s: s, w: w} }
+func (s *statusLine) writer(w io.Writer) statusWriter { return statusWriter{s: s, w: w} }
 
 type statusWriter struct {
 	s *statusLine
@@ -159,11 +194,66 @@ func (sw statusWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.erase()
+	s.endText(sw.w)
 	n, err := sw.w.Write(p)
 	if len(p) > 0 && p[len(p)-1] == '\n' && s.live {
 		s.show()
 	}
 	return n, err
+}
+
+// streamText writes a piece of a turn's streamed text: behind prefix on
+// a new line when the text line is not key's, and each line it starts
+// indented under the first. Write errors are ignored (EPIPE is no reason
+// to stop a run).
+func (sw statusWriter) streamText(key, prefix, text string) {
+	s := sw.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.erase()
+	if s.text.key != key {
+		s.endText(sw.w)
+	}
+	if !s.text.open {
+		s.text = textLine{open: true, key: key}
+		io.WriteString(sw.w, prefix)
+	}
+	for i, seg := range strings.Split(text, "\n") {
+		if i > 0 {
+			io.WriteString(sw.w, "\n")
+			s.text.bol = true
+		}
+		if seg != "" {
+			if s.text.bol {
+				io.WriteString(sw.w, strings.Repeat(" ", utf8.RuneCountInString(prefix)))
+			}
+			io.WriteString(sw.w, seg)
+			s.text.bol = false
+		}
+	}
+}
+
+// endText ends the streamed text's line, if one is open (its turn ended,
+// or another line comes). Called with s.mu held.
+func (s *statusLine) endText(w io.Writer) {
+	if s.text.open && !s.text.bol {
+		io.WriteString(w, "\n")
+	}
+	s.text = textLine{}
+}
+
+// endTurnText ends key's streamed text line when its turn is whole, so
+// the status line can come back.
+func (sw statusWriter) endTurnText(key string) {
+	s := sw.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.text.open && s.text.key == key {
+		s.endText(sw.w)
+		if s.live {
+			s.show()
+		}
+	}
 }
 
 // pause takes the line off while a prompt waits for an answer, and
@@ -224,5 +314,5 @@ func (a statusApprover) ApproveChange(ctx context.Context, p *agent.Proposal) (a
 func liveTerminal(w io.Writer, getenv func(string) string) bool {
 	f, ok := w.(*os.File)
 	term := getenv("TERM")
-	return ok && isTerminal(f) && term != "" && !strings.EqualFold(term, "dumb")
+	return ok && approve.IsTerminal(f) && term != "" && !strings.EqualFold(term, "dumb")
 }

@@ -1,8 +1,0 @@
-//go:build linux
-
-package main
-
-import "golang.org/x/sys/unix"
-
-// termiosReq reads a terminal's attributes (tcgetattr).
-const termiosReq = unix.TCGETS
