@@ -314,18 +314,11 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 	if a.pol, err = a.withRemembered(); err != nil {
 		return nil, err
 	}
-	steps, err := h.opts.Store.Steps(ctx, row.ID)
-	if err != nil {
+	// The user's messages are added once the first message is in place
+	// (restoreTurns, in resume).
+	if a.msgs, err = h.stepMessages(ctx, row.ID); err != nil {
 		return nil, err
 	}
-	for _, s := range steps {
-		var ms []model.Message
-		if err := json.Unmarshal(s.Messages, &ms); err != nil {
-			return nil, fmt.Errorf("decode step %d: %w", s.N, err)
-		}
-		a.msgs = append(a.msgs, ms...)
-	}
-	a.replayFeedback()
 	// The whole tree's committed spend counts against the ledger; runs of
 	// the tree left in flight by the crash are closed as cancelled.
 	treeRows, err := h.opts.Store.Tree(ctx, row.ID)

@@ -375,20 +375,31 @@ func (h *Harness) history(ctx context.Context, row *trace.RunRow, st *runState) 
 	var msgs []model.Message
 	var fb []userFeedback
 	for i := len(chain) - 1; i >= 0; i-- {
-		steps, err := h.opts.Store.Steps(ctx, chain[i].id)
+		ms, err := h.stepMessages(ctx, chain[i].id)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, s := range steps {
-			var ms []model.Message
-			if err := json.Unmarshal(s.Messages, &ms); err != nil {
-				return nil, nil, fmt.Errorf("decode step %d of %s: %w", s.N, chain[i].id, err)
-			}
-			msgs = append(msgs, ms...)
-		}
-		fb = append(fb, chain[i].fb...)
+		msgs, fb = append(msgs, ms...), append(fb, chain[i].fb...)
 	}
 	return msgs, fb, nil
+}
+
+// stepMessages is the transcript run id's committed steps hold (its
+// first message is not stored: setup builds it).
+func (h *Harness) stepMessages(ctx context.Context, id string) ([]model.Message, error) {
+	steps, err := h.opts.Store.Steps(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []model.Message
+	for _, s := range steps {
+		var ms []model.Message
+		if err := json.Unmarshal(s.Messages, &ms); err != nil {
+			return nil, fmt.Errorf("decode step %d of %s: %w", s.N, id, err)
+		}
+		msgs = append(msgs, ms...)
+	}
+	return msgs, nil
 }
 
 // restoreTurns completes a restored transcript: the user's messages of a

@@ -498,3 +498,41 @@ func TestFollowUpMasksEarlierTurns(t *testing.T) {
 	}
 	inOrder(t, req, "look at the files", "read_file big.txt", "SMALL-CONTENT", "The earlier run ended unverified without a change", "what else?")
 }
+
+// Feedback on a rejected change keeps its place when the run is restored
+// again: it stays in the user message holding the finish result, so the
+// restored transcript is the one the model saw (no two user messages in
+// a row, which the Anthropic API refuses).
+func TestFeedbackKeepsItsPlaceOnRestore(t *testing.T) {
+	f := newFixture(t, nil, map[string][]turn{"": {
+		say(10, "write_file", args{"path": "a.txt", "content": "one\n"}),
+		say(10, "finish", args{"summary": "s"}),
+		say(10, "write_file", args{"path": "a.txt", "content": "revised\n"}),
+		say(10, "finish", args{"summary": "s"}),
+		say(10, "finish", args{"summary": "s"}),
+	}})
+	f.appr.change = Decision{Answer: Defer}
+	first := f.run(t, goal("write a.txt"))
+	r, err := f.harness(t).RejectWithFeedback(context.Background(), first.RunID, "do X instead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Wait(); res.Outcome != OutcomeAwaitingApproval {
+		t.Fatalf("after feedback: %s (%v)", res.Outcome, res.Err)
+	}
+	f.h = f.harness(t)
+	if res := f.follow(t, first.RunID, "and Y"); res.Outcome != OutcomeAwaitingApproval {
+		t.Fatalf("follow-up: %s (%v)", res.Outcome, res.Err)
+	}
+	reqs := f.prov.requests()
+	msgs := reqs[len(reqs)-1].Messages
+	for i, m := range msgs {
+		if i > 0 && m.Role == model.RoleUser && msgs[i-1].Role == model.RoleUser {
+			t.Errorf("messages %d and %d are both the user's: %q / %q", i-1, i, msgs[i-1].Text, m.Text)
+		}
+		if strings.Contains(m.Text, "do X instead") && len(m.ToolResults) == 0 {
+			t.Errorf("the feedback is a message of its own, not beside the finish result it answers")
+		}
+	}
+	inOrder(t, fmt.Sprint(msgs), "do X instead", "still pending", "and Y")
+}

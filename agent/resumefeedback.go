@@ -70,13 +70,9 @@ func (a *agentRun) addUserText(text string) {
 	a.msgs[i].Text = joinText(a.msgs[i].Text, text)
 }
 
-// replayFeedback is called by restore before the first message is in
-// place; the user's messages are added afterwards, by restoreTurns, whose
-// indices count the first message (as addUserText's do).
-func (a *agentRun) replayFeedback() {}
-
 // replayTurns adds recorded user messages (fb, oldest first) to a
-// transcript that holds its first message.
+// transcript that holds its first message: their indices count it, as
+// addUserText's do (restoreTurns).
 func (a *agentRun) replayTurns(fb []userFeedback) {
 	for _, f := range fb {
 		if f.Msg == len(a.msgs) {
