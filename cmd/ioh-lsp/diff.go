@@ -2,17 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
+	"github.com/ioh-lsp/ioh-lsp/workspace"
 )
 
 // cmdDiff prints a run's change as a unified diff `git apply` takes
-// (git headers, a/ and b/ paths, new and deleted file modes), against the
-// workspace as it is now: for a pending change, what approving it would
-// write.
+// (git headers, a/ and b/ paths, new and deleted file modes): for a
+// pending change, against the workspace as it is now (what approving it
+// would write); for an applied one, against the files as they were
+// before it (its stored bases), whatever happened to them since.
 func cmdDiff(ctx context.Context, env *cliEnv, args []string) int {
 	env, _ = guardOutput(env)
 	fs := newFlagSet("diff RUN_ID", env.stderr)
@@ -46,15 +51,33 @@ func cmdDiff(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "ioh-lsp diff: run %s: %v\n", id, err)
 		return exitFailed
 	}
-	n := 0
+	applied := row.Outcome == string(agent.OutcomeApplied)
+	var missing []string
 	for _, ch := range cs.Changes() {
-		if d := cs.DiffFile(ch.Path); d != "" {
-			fmt.Fprint(env.stdout, d)
-			n++
+		if applied && !baseKnown(cs, ch) {
+			missing = append(missing, ch.Path)
+			continue
 		}
+		fmt.Fprint(env.stdout, cs.DiffFile(ch.Path))
 	}
-	if n == 0 && row.Outcome == string(agent.OutcomeApplied) {
-		fmt.Fprintf(env.stderr, "ioh-lsp diff: run %s's change is applied: the workspace holds it (git diff shows it)\n", id)
+	if len(missing) > 0 {
+		fmt.Fprintf(env.stderr, "ioh-lsp diff: run %s's change is applied, but what %s held before it was not recorded (applied by the editor or an older version), so the diff above leaves out %d of its %d files; `git diff` shows the workspace's own changes\n",
+			id, strings.Join(missing, ", "), len(missing), len(cs.Changes()))
+		return exitFailed
 	}
 	return exitOK
+}
+
+// baseKnown says whether the change set holds the content ch was based
+// on. An applied run's snapshot stores each base's content (for undo),
+// and its diff is then the change as applied, against the tree before
+// the run; one that stored only their hashes gets the workspace's file
+// as a stand-in, whose hash no longer matches.
+func baseKnown(cs *workspace.ChangeSet, ch workspace.Change) bool {
+	if ch.BaseHash == "" {
+		return true // a file the change created
+	}
+	base, ok := cs.Base(ch.Path)
+	sum := sha256.Sum256(base)
+	return ok && hex.EncodeToString(sum[:]) == ch.BaseHash
 }
