@@ -82,7 +82,7 @@ func (h *Harness) AnswerAct(ctx context.Context, id string, d Decision) (*Result
 	}
 	defer h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
 	if d.Answer == Deny && d.Reason == "" {
-		d.Reason = "denied by the user"
+		d.Reason = "no reason given" // the model reads "denied by the user: ACT TARGET: no reason given"
 	}
 	st.Answer = &d
 	f := &trace.Approval{Answer: string(d.Answer), Reason: d.Reason, Recorded: true}

@@ -79,6 +79,7 @@ func TestDeferredActAnsweredFromAnywhere(t *testing.T) {
 		{name: "approve once", answer: []string{"approve"}, resume: "ask", notes: true, inTrace: `"answer":"allow_once"`, exit: exitDeferred, settleUp: true},
 		{name: "approve for the run", answer: []string{"approve", "--for-run"}, resume: "auto", notes: true, inTrace: `"answer":"allow_run"`, exit: 0},
 		{name: "reject with a reason", answer: []string{"reject", "--reason", "no notes please"}, resume: "auto", notes: false, inTrace: `no notes please`, exit: 0},
+		{name: "reject without a reason", answer: []string{"reject"}, resume: "auto", notes: false, inTrace: `denied by the user: write notes.txt: no reason given`, exit: 0},
 		{name: "control no answer so auto denies", resume: "auto", notes: false, inTrace: `automatic approval does not grant acts`, exit: 0},
 	}
 	for _, tt := range tests {
