@@ -21,7 +21,7 @@ func HTML(w io.Writer, s stats.Summary, o Options) error {
 	b.WriteString("<style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}" +
 		"td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}" +
 		"svg text{font:12px system-ui,sans-serif}</style></head><body>\n")
-	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%d tasks, %d variants.</p>\n", esc(title(o)), len(s.Tasks), len(s.Variants))
+	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s.</p>\n", esc(title(o)), counts(s))
 	b.WriteString("<h2>Pass@1 with 95% Wilson intervals</h2>\n")
 	passChart(&b, s)
 	b.WriteString("<h2>Cost per task against pass@1</h2>\n")
@@ -113,8 +113,13 @@ func costChart(b *strings.Builder, s stats.Summary) {
 		maxCost = 1 // every run free (replay): all points at the left edge
 	}
 	maxCost *= 1.1
-	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">cost per task (USD, 0 to %s)</text>\n", (padL+chartW-padR)/2, chartH-8, fmt.Sprintf("%.4f", maxCost))
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">cost per task (USD)</text>\n", (padL+chartW-padR)/2, chartH-8)
 	width := float64(chartW - padL - padR)
+	for _, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		x := float64(padL) + width*f
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">$%.4f</text>\n",
+			x, y(0), x, y(0)+5, x, y(0)+18, f*maxCost)
+	}
 	for i, v := range s.Variants {
 		x := float64(padL) + width*v.CostPerTask/maxCost
 		fmt.Fprintf(b, "<circle class=\"point\" data-variant=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>%s: %s at %s a task</title></circle>",

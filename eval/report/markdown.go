@@ -27,7 +27,7 @@ type Options struct {
 func Markdown(w io.Writer, s stats.Summary, o Options) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", title(o))
-	fmt.Fprintf(&b, "%d tasks, %d variants.\n\n", len(s.Tasks), len(s.Variants))
+	fmt.Fprintf(&b, "%s.\n\n", counts(s))
 	b.WriteString("| variant | cells | verified | pass@1 | 95% CI | cost/task | cost/solved | tokens/task | tokens/solved | steps/task | failed edits | verify rounds |")
 	if !o.NoTiming {
 		b.WriteString(" wall/task |")
@@ -76,6 +76,17 @@ func Markdown(w io.Writer, s stats.Summary, o Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// counts is "3 tasks, 1 variant".
+func counts(s stats.Summary) string {
+	n := func(k int, noun string) string {
+		if k == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", k, noun)
+	}
+	return n(len(s.Tasks), "task") + ", " + n(len(s.Variants), "variant")
 }
 
 func title(o Options) string {
