@@ -1,0 +1,45 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/eval/result"
+	"github.com/ioh-lsp/ioh-lsp/eval/suite"
+)
+
+// TestVariantConfig: a variant's config is the user configuration its
+// cells read (here it chooses the replay cassette), and a variant
+// without one reads the user's own (which names none: the run fails).
+func TestVariantConfig(t *testing.T) {
+	tasks, _ := filepath.Abs("../../examples/eval/tasks/mean")
+	cassette, _ := filepath.Abs("../../examples/eval/cassettes/fix/mean.json")
+	p := filepath.Join(t.TempDir(), "suite.yaml")
+	os.WriteFile(p, []byte(`tasks:
+  - workspace: `+tasks+`
+variants:
+  - name: configured
+    config:
+      model: {provider: replay, cassette: `+cassette+`}
+  - name: plain
+`), 0o644)
+	s, err := suite.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Run(context.Background(), Options{Suite: s, Parallel: 2, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	cells, _, err := result.Read(filepath.Join(out, result.FileName))
+	if err != nil || len(cells) != 2 {
+		t.Fatalf("%d cells, %v", len(cells), err)
+	}
+	for _, c := range cells {
+		if c.Verified != (c.Variant == "configured") {
+			t.Errorf("cell %s: verified %v, outcome %s (%s)", c.Key(), c.Verified, c.Outcome, c.Error)
+		}
+	}
+}
