@@ -114,6 +114,8 @@ func Headline(e Event) string {
 		if e.Parent != "" {
 			return fmt.Sprintf("%ssub-agent ended: %s", who, p.Outcome)
 		}
+	case *NetConn:
+		return who + "  " + p.NetHeadline() // payload_net.go
 	}
 	return ""
 }

@@ -309,6 +309,9 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	if res.Err != nil && res.Outcome != agent.OutcomeApplied && res.Outcome != agent.OutcomeVerified {
 		msg += " (" + res.Err.Error() + ")"
 	}
+	if res.Network != "" {
+		msg += "\n" + res.Network
+	}
 	for _, e := range res.Report.Evidence() {
 		msg += "\n  " + e
 	}
@@ -343,6 +346,9 @@ func (s *cliSink) summary(res *agent.Result, code int) {
 	}
 	if res.Err != nil {
 		sum["error"] = res.Err.Error()
+	}
+	if res.Network != "" {
+		sum["network"] = res.Network
 	}
 	if res.Report != nil {
 		sum["verified"] = res.Report.Passed && res.Report.Proves

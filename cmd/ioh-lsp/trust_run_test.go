@@ -140,6 +140,9 @@ func TestUntrustedTaskFileCannotTurnOnTheNetwork(t *testing.T) {
 			if !reached || dropped || code != 0 {
 				t.Errorf("trusted: reached %v, warned %v, exit %d; want the check's network kept (verified, exit 0)\n%s", reached, dropped, code, stderr)
 			}
+			if !strings.Contains(stderr, "network: 1 connection allowed through the proxy") {
+				t.Errorf("trusted: the summary does not count the connection:\n%s", stderr)
+			}
 			continue
 		}
 		if reached {
