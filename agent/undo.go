@@ -62,6 +62,29 @@ func (a *agentRun) keepUndo(snap []byte) {
 	}
 }
 
+// UndoPoint is what `ioh-lsp undo` needs of a change another party
+// applies (the editor, through workspace/applyEdit): the change with every
+// base's content, taken before it is applied. Keep it once the change
+// landed; nil when it could not be taken (undo then says so).
+func (h *Harness) UndoPoint(cs *workspace.ChangeSet) []byte {
+	data, err := cs.MarshalWithBases(h.sealer())
+	if err != nil {
+		h.log.Warn("snapshot the change for undo", "err", err)
+		return nil
+	}
+	return data
+}
+
+// KeepUndoPoint stores p as run id's change to undo. A file the editor
+// applied only in part is reverted hunk by hunk three-way, so its dropped
+// hunks, never applied, stay as the user left them.
+func (h *Harness) KeepUndoPoint(ctx context.Context, id string, p []byte) error {
+	if p == nil {
+		return nil
+	}
+	return h.opts.Store.SetChanges(ctx, id, p)
+}
+
 // Undo reverts the applied change of run id: every file it changed goes
 // back to what it was before, edits made since kept where they do not
 // overlap the change (workspace.ChangeSet.Revert). Overlapping edits

@@ -248,6 +248,7 @@ func (s *Server) sendOnce(ctx context.Context, folder string, p *agent.Proposal,
 		s.reviewReport(p.Run, viaAnnotated)
 	}
 	label := "ioh: " + oneLine(p.Goal, 80)
+	point := s.undoPoint(ctx, folder, p)
 	res, err := s.client.ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Label: &label, Edit: we})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -268,10 +269,16 @@ func (s *Server) sendOnce(ctx context.Context, folder string, p *agent.Proposal,
 	if err != nil {
 		return agent.Decision{}, true, err
 	}
+	bad, partial := partials(sent, bad, files)
 	if len(bad) > 0 {
 		return s.mismatch(ctx, folder, p, bad)
 	}
 	s.publishEdits(p.Run, files)
+	s.keepUndoPoint(ctx, folder, p.Run, point)
+	if len(partial) > 0 {
+		s.recordPartial(ctx, folder, p.Run, partial)
+		return agent.Decision{Answer: agent.Applied, Reason: partialReason(partial)}, true, nil
+	}
 	return agent.Decision{Answer: agent.Applied}, true, nil
 }
 

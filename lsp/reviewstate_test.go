@@ -2,7 +2,9 @@ package lsp_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 	"github.com/ioh-lsp/ioh-lsp/lsp/lsptest"
 )
@@ -52,16 +55,7 @@ func TestWaitingReviewIsAwaitingReviewNotRunning(t *testing.T) {
 	if r := f.runsByID(ctx)[id]; r.Outcome != "awaiting_approval" {
 		t.Errorf("ioh.runs says %q while the review waits, want awaiting_approval", r.Outcome)
 	}
-	store, err := wire.OpenStore(ctx, f.dir, func(k string) string {
-		if k == "IOH_STATE_DIR" {
-			return f.state
-		}
-		return os.Getenv(k)
-	}, func() []string { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t, ctx, f)
 	row, err := store.Run(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -209,4 +203,100 @@ func TestRefusedStartMarksTheTaskFileLine(t *testing.T) {
 	if _, err := f.editor.Await(ctx, "the refusal gone once its line changed", func(s lsptest.State) bool { return len(s.Diagnostics[u]) == 0 }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPartlyAcceptedChangeIsRecorded: the editor applies one of the two
+// hunks of a file (a user unticking the other in a preview). The run is
+// applied, not a mismatch; the trace's partial_apply event names the
+// applied and the dropped hunk; the file holds only the applied one and
+// the edit diagnostics mark only it.
+func TestPartlyAcceptedChangeIsRecorded(t *testing.T) {
+	const orig = "a\nb\nc\nd\ne\nf\ng\n"
+	var editor *lsptest.Editor
+	firstOnly := func(ctx context.Context, p *protocol.ApplyWorkspaceEditParams) (*protocol.ApplyWorkspaceEditResult, error) {
+		we := p.Edit
+		for _, dc := range we.DocumentChanges {
+			if td, ok := dc.(*protocol.TextDocumentEdit); ok && len(td.Edits) > 1 {
+				td.Edits = td.Edits[:1]
+			}
+		}
+		return editor.Apply(ctx, we), nil
+	}
+	f := newFixture(t, map[string]string{"a.txt": orig}, lsptest.Config{Hooks: lsptest.Hooks{ApplyEdit: firstOnly}})
+	editor = f.editor
+	ctx := f.ctx()
+	calls := [][]call{edit("a.txt", "b\n", "B\n"), edit("a.txt", "f\n", "F\n"), finish("two hunks")}
+	id := f.start(ctx, "ioh.run", inline("shout", f.cassette(calls...), []string{"grep", "-q", "F", "a.txt"}))
+	if end := f.awaitEnd(ctx, id); !strings.Contains(end, "applied") {
+		t.Fatalf("run ended %q, want applied", end)
+	}
+	if got := f.read("a.txt"); got != "a\nB\nc\nd\ne\nf\ng\n" {
+		t.Fatalf("a.txt = %q, want only the first hunk", got)
+	}
+	store := openStore(t, ctx, f)
+	evs, err := store.Events(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pa *trace.PartialApply
+	for _, e := range evs {
+		if e.Type == trace.EventApplyMismatch {
+			t.Errorf("a partly accepted change was recorded as a mismatch: %+v", e.Payload)
+		}
+		if e.Type == trace.EventPartialApply {
+			pa, _ = e.Payload.(*trace.PartialApply)
+			if pa == nil {
+				var m struct{ Files []trace.PartialFile }
+				b, _ := json.Marshal(e)
+				_ = json.Unmarshal(b, &m)
+				pa = &trace.PartialApply{Files: m.Files}
+			}
+		}
+	}
+	want := []trace.PartialFile{{Path: "a.txt", Applied: []trace.HunkNote{{Line: 2, Lines: 1, New: "B"}}, Dropped: []trace.HunkNote{{Line: 6, Lines: 1, New: "F"}}}}
+	if pa == nil || !reflect.DeepEqual(pa.Files, want) {
+		t.Errorf("partial_apply = %+v, want %+v", pa, want)
+	}
+	u := f.editor.URI("a.txt")
+	if _, err := f.editor.Await(ctx, "the edit diagnostic on the applied hunk only", func(s lsptest.State) bool {
+		ds := editedDiags(s, u, id)
+		return len(ds) == 1 && ds[0].Range.Start.Line == 1
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Undo (what `ioh-lsp undo` calls) reverts the applied hunk; the
+	// dropped one was never there.
+	eng, err := wire.NewHarness(ctx, wire.Options{Root: f.dir, Getenv: stateEnv(f.state), Environ: func() []string { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := eng.Harness.Undo(ctx, id); err != nil {
+		t.Fatalf("undo of the partly applied change: %v", err)
+	}
+	if got := f.read("a.txt"); got != orig {
+		t.Errorf("a.txt after undo = %q, want %q", got, orig)
+	}
+}
+
+// stateEnv is the environment of the fixture's state directory.
+func stateEnv(state string) func(string) string {
+	return func(k string) string {
+		if k == "IOH_STATE_DIR" {
+			return state
+		}
+		return os.Getenv(k)
+	}
+}
+
+// openStore opens the fixture's trace store beside the server, as another
+// process (the CLI) would.
+func openStore(t *testing.T, ctx context.Context, f *fixture) *trace.Store {
+	t.Helper()
+	store, err := wire.OpenStore(ctx, f.dir, stateEnv(f.state), func() []string { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }

@@ -18,3 +18,32 @@ type ReviewOpened struct {
 
 // EventType implements Payload.
 func (*ReviewOpened) EventType() string { return EventReviewOpened }
+
+// EventPartialApply is stored when the editor applied only some hunks of
+// a verified change (the user unticked others in VS Code's Refactor
+// Preview): what was applied and what was dropped, per file.
+const EventPartialApply = "partial_apply"
+
+// PartialApply: the user accepted part of the change.
+type PartialApply struct {
+	Files []PartialFile `json:"files"`
+}
+
+// PartialFile is one file's applied and dropped hunks.
+type PartialFile struct {
+	Path    string     `json:"path"`
+	Applied []HunkNote `json:"applied"`
+	Dropped []HunkNote `json:"dropped"`
+}
+
+// HunkNote names a hunk by the lines it replaces in the file as it was
+// (1-based Line, Lines of them; 0 lines for an insertion before Line) and
+// a preview of its new text.
+type HunkNote struct {
+	Line  int    `json:"line"`
+	Lines int    `json:"lines"`
+	New   string `json:"new"`
+}
+
+// EventType implements Payload.
+func (*PartialApply) EventType() string { return EventPartialApply }
