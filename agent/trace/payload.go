@@ -80,6 +80,8 @@ func payloadFor(typ string, has func(key string) bool) Payload {
 		return &NetConn{}
 	case EventReviewOpened:
 		return &ReviewOpened{}
+	case EventPartialApply:
+		return &PartialApply{}
 	case EventUserTurn:
 		return &UserTurn{}
 	}
