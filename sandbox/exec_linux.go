@@ -223,7 +223,7 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 	}
 	mechs = append(mechs, fm...)
 	if cfg.Tier == BackendLandlock {
-		mm, err := metaHandOff() // tier_landlock_meta_linux.go
+		mm, err := metaHandOff(proxyPortOf(cfg)) // tier_landlock_meta_linux.go
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -101,7 +102,11 @@ func linuxNetProxySupport(name string) (bool, string) {
 		if abi := landlockABI(); abi < 4 {
 			return false, fmt.Sprintf("a run restricted to allowed hosts is refused: Landlock ABI %d has no TCP rules (needs 4, Linux 6.7)", abi)
 		}
-		return true, "Landlock lets TCP connect only to the proxy's port (at any address: its rules name ports, not addresses) and refuses TCP bind; the socket filter refuses every socket but TCP over IPv4 (no UDP, so no DNS; no raw, IPv6 or unix sockets)"
+		how := "Landlock lets TCP connect only to the proxy's port and refuses TCP bind; the socket filter refuses every socket but TCP over IPv4 (no UDP, so no DNS; no raw, IPv6 or unix sockets) and TCP Fast Open sends"
+		if runtime.GOARCH == "amd64" {
+			return true, how + "; the metadata supervisor does each IPv4 connect itself, only to 127.0.0.1:PORT"
+		}
+		return true, how + "; without a supervisor on " + runtime.GOARCH + " a connect to that port at another address is not refused (Landlock's rule names the port only)"
 	}
 	return false, "a run restricted to allowed hosts is refused: " + name + " is not a Linux tier"
 }

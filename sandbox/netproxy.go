@@ -72,6 +72,15 @@ func netModeOf(cfg *initConfig) netMode {
 	return netNone
 }
 
+// proxyPortOf is the port a run restricted to the proxy may connect to,
+// 0 for a run with no network or the whole network.
+func proxyPortOf(cfg *initConfig) int {
+	if netModeOf(cfg) != netProxy {
+		return 0
+	}
+	return cfg.NetProxyPort
+}
+
 // proxyPort is p's TCP port (validated), 0 for no proxy.
 func proxyPort(p *NetProxy) int {
 	if p == nil {

@@ -40,6 +40,7 @@ type netWorld struct {
 	marker                    string
 	web, tlsWeb, echo, dns    string
 	sock, raw, resolver       string
+	rawAtProxyPort            string
 	proxy                     *testProxy
 	work                      string
 	allowedURL, allowedTLSURL string
@@ -69,6 +70,17 @@ func newNetWorld(t *testing.T) *netWorld {
 		t.Logf("the host's resolver %q does not answer a DNS query: its case is left out", r)
 	}
 	w.proxy = startTestProxy(t, hostsFor(map[string]string{"allowed.test": w.web, "allowed-tls.test": w.tlsWeb}))
+	// A server elsewhere on the proxy's own port (Landlock's TCP rule
+	// names the port only).
+	if ip := hostIPv4(); ip != "" {
+		ln, err := net.Listen("tcp4", net.JoinHostPort(ip, portOf(w.proxy.TCP)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go acceptEcho(ln) // ends when the listener closes
+		w.rawAtProxyPort = ln.Addr().String()
+	}
 	w.work = outsideDir(t)
 	w.allowedURL = "http://allowed.test:" + portOf(w.web) + "/"
 	w.allowedTLSURL = "https://allowed-tls.test:" + portOf(w.tlsWeb) + "/"
@@ -93,6 +105,12 @@ func (w *netWorld) cases(h string) []netCase {
 	if w.raw != "" {
 		cs = append(cs, netCase{name: "a raw IP of the host", argv: probe("tcp", w.raw)})
 	}
+	if w.rawAtProxyPort != "" {
+		cs = append(cs,
+			netCase{name: "the proxy's port at another address", argv: probe("tcp", w.rawAtProxyPort)},
+			netCase{name: "the proxy's port at another address by TCP Fast Open", argv: probe("fastopen", w.rawAtProxyPort)})
+	}
+	cs = append(cs, netCase{name: "a loopback service by TCP Fast Open", argv: probe("fastopen", w.echo)})
 	if w.resolver != "" {
 		cs = append(cs, netCase{name: "a DNS query to the host's resolver", argv: probe("dnsask", w.resolver)})
 	}
@@ -210,7 +228,8 @@ func TestNetProxyRefusedByFloor(t *testing.T) {
 // TestSocketFilterTCPProg checks the landlock tier's socket filter for a
 // run that reaches only the proxy: TCP over IPv4 works, any other type,
 // protocol or family does not (no UDP for DNS, no raw or MPTCP socket),
-// and without AF_UNIX confinement no unix socket either.
+// and without AF_UNIX confinement no unix socket either; a send with
+// MSG_FASTOPEN (a connect Landlock does not see) is refused.
 func TestSocketFilterTCPProg(t *testing.T) {
 	const allow, eacces = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
 	info, ok := syscallTable("amd64")
@@ -249,7 +268,24 @@ func TestSocketFilterTCPProg(t *testing.T) {
 				t.Errorf("unix confined %v, %s: socket = %#x, want %#x", unixConfined, c.name, got, c.want)
 			}
 		}
-		if got := runFilter(t, prog, info.audit, info.nr["connect"], unix.AF_INET); got != allow {
+		for _, c := range []struct {
+			call string
+			args []uint64
+			want uint32
+		}{
+			{"sendto", []uint64{3, 0, 4, unix.MSG_FASTOPEN, 0, 16}, eacces},
+			{"sendto", []uint64{3, 0, 4, unix.MSG_NOSIGNAL | unix.MSG_FASTOPEN}, eacces},
+			{"sendto", []uint64{3, 0, 4, unix.MSG_NOSIGNAL}, allow},
+			{"sendmsg", []uint64{3, 0, unix.MSG_FASTOPEN}, eacces},
+			{"sendmsg", []uint64{3, 0, unix.MSG_DONTWAIT}, allow},
+			{"sendmmsg", []uint64{3, 0, 1, unix.MSG_FASTOPEN}, eacces},
+			{"sendmmsg", []uint64{3, 0, unix.MSG_FASTOPEN, 0}, allow}, // vlen, not flags
+		} {
+			if got := runFilter(t, prog, info.audit, info.nr[c.call], c.args...); got != c.want {
+				t.Errorf("unix confined %v: %s%v = %#x, want %#x", unixConfined, c.call, c.args, got, c.want)
+			}
+		}
+		if got := runFilter(t, prog, info.audit, sysConnect, unix.AF_INET); got != allow {
 			t.Errorf("another call: %#x, want it left alone", got)
 		}
 		if got := runFilter(t, prog, unix.AUDIT_ARCH_I386, sock, unix.AF_INET, unix.SOCK_DGRAM); got != allow {

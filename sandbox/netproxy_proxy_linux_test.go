@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/netproxy"
+	"golang.org/x/sys/unix"
 )
 
 // testProxy is the run's egress proxy as the wiring starts it (package
@@ -130,6 +131,29 @@ func init() {
 		}
 		_, err = c.Read(make([]byte, 512))
 		return err
+	}
+	// fastopen ADDR: a TCP Fast Open sendto(2), which connects without
+	// connect(2), reaches ADDR (the echo server answers).
+	moreHelpers["fastopen"] = func(a []string) error {
+		ap, err := netip.ParseAddrPort(a[0])
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		tv := unix.Timeval{Sec: 3}
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+		if err := unix.Sendto(fd, []byte("ping"), unix.MSG_FASTOPEN, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+			return err
+		}
+		buf := make([]byte, 4)
+		if _, err := unix.Read(fd, buf); err != nil {
+			return err
+		}
+		return nil
 	}
 	// dial ADDR: a TCP connection to ADDR is accepted.
 	moreHelpers["dial"] = func(a []string) error {

@@ -23,6 +23,9 @@ func syscallTable(goarch string) (*sysTable, bool) {
 		return &sysTable{
 			name: "x86_64", audit: unix.AUDIT_ARCH_X86_64,
 			nr: map[string]uint32{
+				"sendmmsg":          307,
+				"sendmsg":           46,
+				"sendto":            44,
 				"acct":              163,
 				"add_key":           248,
 				"adjtimex":          159,
@@ -109,6 +112,9 @@ func syscallTable(goarch string) (*sysTable, bool) {
 		return &sysTable{
 			name: "aarch64", audit: unix.AUDIT_ARCH_AARCH64,
 			nr: map[string]uint32{
+				"sendmmsg":          269,
+				"sendmsg":           211,
+				"sendto":            206,
 				"acct":              89,
 				"add_key":           217,
 				"adjtimex":          171,
@@ -192,6 +198,9 @@ func syscallTable(goarch string) (*sysTable, bool) {
 		return &sysTable{
 			name: "i386", audit: unix.AUDIT_ARCH_I386,
 			nr: map[string]uint32{
+				"sendmmsg":          345,
+				"sendmsg":           370,
+				"sendto":            369,
 				"acct":              51,
 				"add_key":           286,
 				"adjtimex":          124,
@@ -279,6 +288,9 @@ func syscallTable(goarch string) (*sysTable, bool) {
 		return &sysTable{
 			name: "arm", audit: unix.AUDIT_ARCH_ARM,
 			nr: map[string]uint32{
+				"sendmmsg":          374,
+				"sendmsg":           296,
+				"sendto":            290,
 				"acct":              51,
 				"add_key":           309,
 				"adjtimex":          124,

@@ -99,16 +99,22 @@ func socketFilterProg(info *sysTable, fams []socketFamily) ([]unix.SockFilter, e
 // reaches only the proxy: socket(2) of AF_INET works only with the type
 // SOCK_STREAM (SOCK_NONBLOCK and SOCK_CLOEXEC aside) and the protocol 0
 // or IPPROTO_TCP, so no UDP, raw, SCTP or MPTCP socket; the families of
-// fams work whole; everything else fails with EACCES.
+// fams work whole; everything else fails with EACCES. So does a send
+// with MSG_FASTOPEN (sendto, sendmsg, sendmmsg): TCP Fast Open connects
+// without connect(2), and Landlock's TCP rule does not see it.
 func socketFilterTCPProg(info *sysTable, fams []socketFamily) ([]unix.SockFilter, error) {
-	nr, ok := info.nr["socket"]
-	if !ok {
-		return nil, fmt.Errorf("socket filter: no socket(2) on %s", info.name)
+	nrs := map[string]uint32{}
+	for _, name := range []string{"socket", "sendto", "sendmsg", "sendmmsg"} {
+		nr, ok := info.nr[name]
+		if !ok {
+			return nil, fmt.Errorf("socket filter: no %s(2) on %s", name, info.name)
+		}
+		nrs[name] = nr
 	}
 	deny := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-	// 14 instructions before the families, then one per family, the
+	// 23 instructions before the families, then one per family, the
 	// denying return and the allowing one.
-	const famsAt, protoAt = 14, 11
+	const protoAt, famsAt = 20, 23
 	denyAt := famsAt + len(fams)
 	allowAt := denyAt + 1
 	to := func(at, pc int) uint8 { return uint8(at - pc - 1) }
@@ -117,19 +123,30 @@ func socketFilterTCPProg(info *sysTable, fams []socketFamily) ([]unix.SockFilter
 		bpfLoad(offArch),
 		bpfJump(unix.BPF_JEQ, info.audit, 0, to(allowAt, 1)),
 		bpfLoad(offNr),
-		bpfJump(unix.BPF_JEQ, nr, 0, to(allowAt, 3)),
+		// The sends' flags: sendto's and sendmmsg's fourth argument,
+		// sendmsg's third.
+		bpfJump(unix.BPF_JEQ, nrs["sendto"], 0, 2),
+		bpfLoad(argLowOffset(3)),
+		bpfJump(unix.BPF_JSET, unix.MSG_FASTOPEN, to(denyAt, 5), to(allowAt, 5)),
+		bpfJump(unix.BPF_JEQ, nrs["sendmsg"], 0, 2),
+		bpfLoad(argLowOffset(2)),
+		bpfJump(unix.BPF_JSET, unix.MSG_FASTOPEN, to(denyAt, 8), to(allowAt, 8)),
+		bpfJump(unix.BPF_JEQ, nrs["sendmmsg"], 0, 2),
+		bpfLoad(argLowOffset(3)),
+		bpfJump(unix.BPF_JSET, unix.MSG_FASTOPEN, to(denyAt, 11), to(allowAt, 11)),
+		bpfJump(unix.BPF_JEQ, nrs["socket"], 0, to(allowAt, 12)),
 		bpfLoad(argLowOffset(0)),
-		bpfJump(unix.BPF_JEQ, unix.AF_INET, 0, to(famsAt, 5)),
+		bpfJump(unix.BPF_JEQ, unix.AF_INET, 0, to(famsAt, 14)),
 		// The type: SOCK_STREAM with or without the two flags (any
 		// other bit is EINVAL to the kernel anyway).
 		bpfLoad(argLowOffset(1)),
-		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM, to(protoAt, 7), 0),
-		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|nb, to(protoAt, 8), 0),
-		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|ce, to(protoAt, 9), 0),
-		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|nb|ce, 0, to(denyAt, 10)),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM, to(protoAt, 16), 0),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|nb, to(protoAt, 17), 0),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|ce, to(protoAt, 18), 0),
+		bpfJump(unix.BPF_JEQ, unix.SOCK_STREAM|nb|ce, 0, to(denyAt, 19)),
 		bpfLoad(argLowOffset(2)),
-		bpfJump(unix.BPF_JEQ, 0, to(allowAt, 12), 0),
-		bpfJump(unix.BPF_JEQ, unix.IPPROTO_TCP, to(allowAt, 13), to(denyAt, 13)),
+		bpfJump(unix.BPF_JEQ, 0, to(allowAt, 21), 0),
+		bpfJump(unix.BPF_JEQ, unix.IPPROTO_TCP, to(allowAt, 22), to(denyAt, 22)),
 	}
 	for _, f := range fams {
 		prog = append(prog, bpfJump(unix.BPF_JEQ, f.af, to(allowAt, len(prog)), 0))

@@ -126,14 +126,19 @@ var metaIoctls = map[uint32]int{ioctlSetFlags: 4, ioctlSetFlags32: 4, ioctlFsSet
 // and the ioctls of metaIoctls go to the listener, everything else is
 // allowed (the deny-list stacked before it judges the rest, and its
 // EPERM wins over a notification).
-func metaFilter() []unix.SockFilter { return metaProg(unix.SECCOMP_RET_USER_NOTIF) }
+// With connect, connect(2) goes to the listener too (a run restricted to
+// the proxy: tier_landlock_connect_linux.go).
+func metaFilter(connect bool) []unix.SockFilter {
+	return metaProg(unix.SECCOMP_RET_USER_NOTIF, connect)
+}
 
 // metaRefuseFilter refuses the same calls with EPERM: for a command no
 // supervisor serves.
-func metaRefuseFilter() []unix.SockFilter { return metaProg(retErrno | uint32(unix.EPERM)) }
+func metaRefuseFilter() []unix.SockFilter { return metaProg(retErrno|uint32(unix.EPERM), false) }
 
-// metaProg returns ret for the supervised calls, allows the rest.
-func metaProg(ret uint32) []unix.SockFilter {
+// metaProg returns ret for the supervised calls (connect(2) among them
+// with connect), allows the rest.
+func metaProg(ret uint32, connect bool) []unix.SockFilter {
 	prog := []unix.SockFilter{
 		bpfLoad(offArch),
 		bpfJump(unix.BPF_JEQ, unix.AUDIT_ARCH_X86_64, 1, 0),
@@ -155,6 +160,9 @@ func metaProg(ret uint32) []unix.SockFilter {
 	for nr := range metaCalls {
 		prog = append(prog, bpfJump(unix.BPF_JEQ, nr, 0, 1), bpfRet(ret))
 	}
+	if connect {
+		prog = append(prog, bpfJump(unix.BPF_JEQ, sysConnect, 0, 1), bpfRet(ret))
+	}
 	return append(prog, bpfRet(retAllow))
 }
 
@@ -172,18 +180,27 @@ func loadFilter(prog []unix.SockFilter, flags uintptr) (int, error) {
 
 // metaSupervise loads the notifying filter on the calling thread (the
 // runner thread, restricted, no_new_privs set, about to fork the
-// command) and starts the supervisor for the writable roots.
-func metaSupervise(writable []string) (Mechanism, error) {
+// command) and starts the supervisor for the writable roots; with a
+// proxy port, for connect(2) too.
+func metaSupervise(writable []string, port int) (Mechanism, error) {
 	if runtime.GOARCH != "amd64" {
 		return metaRefuse("no supervisor on " + runtime.GOARCH)
 	}
 	roots := metaRoots(writable)
-	lfd, err := loadFilter(metaFilter(), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	lfd, err := loadFilter(metaFilter(port != 0), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
 	if err != nil {
 		return metaRefuse(fmt.Sprintf("seccomp listener: %v", err))
 	}
-	go superviseMeta(lfd, roots)
-	return Mechanism{"metadata-supervisor", StateApplied, metaNames + " are done by the runner outside the sandbox, on the file the call names, only inside the writable roots and the private directory (never their protected directories); elsewhere EPERM"}, nil
+	go superviseMeta(lfd, roots, port)
+	return Mechanism{"metadata-supervisor", StateApplied, metaNames + " are done by the runner outside the sandbox, on the file the call names, only inside the writable roots and the private directory (never their protected directories); elsewhere EPERM" + connectNote(port)}, nil
+}
+
+// connectNote is what the supervisor adds for a proxy on port (0: none).
+func connectNote(port int) string {
+	if port == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; an IPv4 connect(2) only to 127.0.0.1:%d, the proxy, done by the supervisor on the command's socket (Landlock's rule names the port only); elsewhere EACCES", port)
 }
 
 // metaRefuse loads the refusing filter instead; why says why there is
@@ -211,7 +228,7 @@ func metaRoots(writable []string) []string {
 
 // superviseMeta answers the listener's notifications until no process
 // uses the filter. Its thread is locked and holds no capability.
-func superviseMeta(lfd int, roots []string) {
+func superviseMeta(lfd int, roots []string, port int) {
 	runtime.LockOSThread() // never unlocked: the thread drops its capabilities
 	defer unix.Close(lfd)
 	capsOK := capsetEmpty() == nil
@@ -233,11 +250,14 @@ func superviseMeta(lfd int, roots []string) {
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(lfd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
 			continue // EINTR, or the caller died (ENOENT)
 		}
-		errno := unix.EPERM
-		if capsOK {
-			errno = metaServe(lfd, &n, roots)
+		resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
+		switch {
+		case !capsOK:
+		case n.nr == sysConnect && n.arch == unix.AUDIT_ARCH_X86_64:
+			resp.error, resp.flags = serveConnect(lfd, &n, port) // tier_landlock_connect_linux.go
+		default:
+			resp.error = -int32(metaServe(lfd, &n, roots))
 		}
-		resp := seccompNotifResp{id: n.id, error: -int32(errno)}
 		_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(lfd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 	}
 }
@@ -495,11 +515,11 @@ const metaHandFd = 5
 // supervisor (metaReceive) serves it; its own copy closes here. If the
 // listener cannot be sent, the run fails: the calls would have no one
 // to answer them.
-func metaHandOff() (Mechanism, error) {
+func metaHandOff(port int) (Mechanism, error) {
 	if runtime.GOARCH != "amd64" {
 		return metaRefuse("no supervisor on " + runtime.GOARCH)
 	}
-	lfd, err := loadFilter(metaFilter(), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	lfd, err := loadFilter(metaFilter(port != 0), unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
 	if err != nil {
 		return metaRefuse(fmt.Sprintf("seccomp listener: %v", err))
 	}
@@ -508,13 +528,13 @@ func metaHandOff() (Mechanism, error) {
 	if err := unix.Sendmsg(metaHandFd, []byte{1}, unix.UnixRights(lfd), nil, 0); err != nil {
 		return Mechanism{}, fmt.Errorf("hand the metadata listener to the runner: %w", err)
 	}
-	return Mechanism{"metadata-supervisor", StateApplied, metaNames + " are done by the runner outside the sandbox (the exec stage handed it its listener), on the file the call names, only inside the writable roots and the private directory (never their protected directories); elsewhere EPERM"}, nil
+	return Mechanism{"metadata-supervisor", StateApplied, metaNames + " are done by the runner outside the sandbox (the exec stage handed it its listener), on the file the call names, only inside the writable roots and the private directory (never their protected directories); elsewhere EPERM" + connectNote(port)}, nil
 }
 
 // metaReceive is the runner's end of metaHandOff: it waits for the
 // exec stage's listener on sock and serves it. It returns when the
 // stage closed its end without sending one.
-func metaReceive(sock *os.File, writable []string) {
+func metaReceive(sock *os.File, writable []string, port int) {
 	defer sock.Close()
 	roots := metaRoots(writable)
 	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
@@ -537,7 +557,7 @@ func metaReceive(sock *os.File, writable []string) {
 			}
 			return
 		}
-		superviseMeta(fds[0], roots)
+		superviseMeta(fds[0], roots, port)
 		return
 	}
 }

@@ -25,7 +25,7 @@ func TestMetaFilterNamesEveryCall(t *testing.T) {
 			t.Errorf("%s is %d here, the kernel's number is %d", c.name, nr, w)
 		}
 	}
-	if n := len(metaFilter()); n != 10+len(metaIoctls)+2*len(metaCalls) {
+	if n := len(metaFilter(false)); n != 10+len(metaIoctls)+2*len(metaCalls) {
 		t.Errorf("filter of %d instructions for %d calls", n, len(metaCalls))
 	}
 }

@@ -240,7 +240,7 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	case cfg.Network:
 		ms = append(ms, Mechanism{"landlock-net", StateUnavailable, "network requested"})
 	case cfg.NetProxyPort != 0:
-		ms = append(ms, Mechanism{"landlock-net", StateApplied, fmt.Sprintf("TCP bind refused; TCP connect only to port %d, the proxy's on 127.0.0.1 (Landlock's rule names a port, not an address)", cfg.NetProxyPort)})
+		ms = append(ms, Mechanism{"landlock-net", StateApplied, fmt.Sprintf("TCP bind refused; TCP connect only to port %d, the proxy's on 127.0.0.1 (Landlock's rule names a port, not an address; on x86_64 the metadata supervisor checks the address)", cfg.NetProxyPort)})
 	case abi >= 4:
 		ms = append(ms, Mechanism{"landlock-net", StateApplied, "TCP bind and connect refused"})
 	default:

@@ -47,7 +47,7 @@ func startExecStage(cfg *initConfig, status *os.File) (int, error) {
 		mine.Close()
 		return 0, fmt.Errorf("start exec stage: %w", err)
 	}
-	go metaReceive(mine, cfg.Writable) // ends when the stage has sent its listener and the command has ended, or the stage exited
+	go metaReceive(mine, cfg.Writable, proxyPortOf(cfg)) // ends when the stage has sent its listener and the command has ended, or the stage exited
 	if err := json.NewEncoder(w).Encode(cfg); err != nil {
 		return 0, fmt.Errorf("send exec config: %w", err)
 	}
@@ -194,7 +194,7 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 	mechs = append(mechs, fm...)
 	// Last: the filters stacked before it see each call first, and a
 	// deny-list EPERM wins over its notification.
-	mm, err := metaSupervise(cfg.Writable) // tier_landlock_meta_linux.go
+	mm, err := metaSupervise(cfg.Writable, proxyPortOf(cfg)) // tier_landlock_meta_linux.go
 	if err != nil {
 		return nil, err
 	}
