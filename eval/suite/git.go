@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/contract"
 )
 
 // Checkout makes the workspace of a git task under cache (once: a
@@ -34,6 +36,9 @@ func Checkout(ctx context.Context, t Task, cache string) (string, error) {
 	}
 	if !fileExists(filepath.Join(dir, t.Contract)) {
 		return "", fmt.Errorf("task %s: the contract %s is not in %s at %s", t.ID, t.Contract, t.Git, t.Commit)
+	}
+	if _, err := contract.Load(filepath.Join(dir, t.Contract)); err != nil {
+		return "", fmt.Errorf("task %s (%s at %s): %w", t.ID, t.Git, t.Commit, err)
 	}
 	return dir, os.WriteFile(done, nil, 0o644)
 }

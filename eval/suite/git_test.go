@@ -31,7 +31,7 @@ func TestGitTask(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "lib")
 	os.MkdirAll(filepath.Join(repo, ".ioh", "tasks"), 0o755)
 	gitRun(t, repo, "init", "-q")
-	os.WriteFile(filepath.Join(repo, ".ioh", "tasks", "fix.yaml"), []byte("goal: fix it\nverify: [{run: [true]}]\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, ".ioh", "tasks", "fix.yaml"), []byte("goal: fix it\nverify: [{run: [echo]}]\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("first\n"), 0o644)
 	gitRun(t, repo, "add", ".")
 	gitRun(t, repo, "commit", "-q", "-m", "one")
@@ -60,6 +60,13 @@ func TestGitTask(t *testing.T) {
 	}
 	if again, err := Checkout(context.Background(), task, cache); err != nil || again != ws {
 		t.Fatalf("second checkout %s, %v", again, err)
+	}
+	bad := task
+	os.WriteFile(filepath.Join(repo, ".ioh", "tasks", "fix.yaml"), []byte("goal: fix it\nbudget: {dollars: 1}\n"), 0o644)
+	gitRun(t, repo, "commit", "-q", "-am", "bad contract")
+	bad.Commit, bad.ID = gitRun(t, repo, "rev-parse", "HEAD"), "bad"
+	if _, err := Checkout(context.Background(), bad, cache); err == nil || !strings.Contains(err.Error(), "fix.yaml:2:") || !strings.Contains(err.Error(), "budget.dollars") {
+		t.Fatalf("bad contract: %v", err)
 	}
 	task.Commit, task.ID = "0123456789abcdef0123456789abcdef01234567", "missing"
 	if _, err := Checkout(context.Background(), task, cache); err == nil || !strings.Contains(err.Error(), "task missing: commit 0123456789") {

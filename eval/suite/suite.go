@@ -320,29 +320,31 @@ func (p *positions) task(dir string, i int, ft fileTask) (Task, error) {
 
 // placeContract sets t's contract: inside the workspace (relative to it)
 // when the path is relative to it and exists there (a git task's always
-// is), else relative to the suite file.
+// is), else relative to the suite file. A path task's contract is parsed
+// now (a git task's when it is checked out).
 func (p *positions) placeContract(dir, at, c string, t *Task) error {
-	if filepath.IsAbs(c) {
-		if t.Dir != "" {
-			if rel, err := filepath.Rel(t.Dir, c); err == nil && !strings.HasPrefix(rel, "..") {
-				t.Contract, t.Inside = rel, true
-				return nil
-			}
-		}
-		t.Contract = c
-	} else if t.Dir == "" {
-		if strings.HasPrefix(filepath.Clean(c), "..") {
-			return p.at(at+".contract", "contract %q must lie inside the repository", c)
-		}
-		t.Contract, t.Inside = filepath.Clean(c), true
+	clean := filepath.Clean(c)
+	switch {
+	case t.Dir == "" && (filepath.IsAbs(c) || strings.HasPrefix(clean, "..")):
+		return p.at(at+".contract", "contract %q must be a path inside the repository", c)
+	case t.Dir == "":
+		t.Contract, t.Inside = clean, true
 		return nil
-	} else if _, err := os.Stat(filepath.Join(t.Dir, c)); err == nil && !strings.HasPrefix(filepath.Clean(c), "..") {
-		t.Contract, t.Inside = filepath.Clean(c), true
-		return nil
-	} else {
+	case filepath.IsAbs(c):
+		t.Contract = clean
+		if rel, err := filepath.Rel(t.Dir, clean); err == nil && !strings.HasPrefix(rel, "..") {
+			t.Contract, t.Inside = rel, true
+		}
+	case !strings.HasPrefix(clean, "..") && fileExists(filepath.Join(t.Dir, clean)):
+		t.Contract, t.Inside = clean, true
+	default:
 		t.Contract = resolve(dir, c)
 	}
-	if _, err := contract.Load(t.Contract); err != nil {
+	path := t.Contract
+	if t.Inside {
+		path = filepath.Join(t.Dir, t.Contract)
+	}
+	if _, err := contract.Load(path); err != nil {
 		return p.at(at+".contract", "%v", err)
 	}
 	return nil

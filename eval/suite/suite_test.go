@@ -33,7 +33,8 @@ func TestLoadExample(t *testing.T) {
 func TestLoadErrorsNameFileAndLine(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "ws"), 0o755)
-	os.WriteFile(filepath.Join(dir, "ws", "t.ioh.yaml"), []byte("goal: g\nverify: [{run: [true]}]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ws", "t.ioh.yaml"), []byte("goal: g\nverify: [{run: [echo]}]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ws", "bad.yaml"), []byte("budget: {steps: 3}\n"), 0o644)
 	cases := []struct{ name, text, want string }{
 		{"missing workspace", "tasks:\n  - workspace: ws\n  - workspace: nope\n", ":3:16: workspace " + filepath.Join(dir, "nope") + " is not a directory"},
 		{"unknown key", "tasks:\n  - workspace: ws\n    cassete: x\n", ":3:5: unknown field \"cassete\""},
@@ -43,6 +44,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		{"bad wall", "tasks:\n  - workspace: ws\nvariants:\n  - name: a\n    budget: {wall: soon}\n", ":5:20: invalid duration \"soon\""},
 		{"bad variant name", "tasks:\n  - workspace: ws\nvariants:\n  - name: a/b\n", ":4:9: variant name \"a/b\""},
 		{"git without commit", "tasks:\n  - git: {url: /r}\n    contract: t.yaml\n", ":2:10: git needs both"},
+		{"bad contract", "tasks:\n  - workspace: ws\n    contract: bad.yaml\n", ":3:15: " + filepath.Join(dir, "ws", "bad.yaml") + ":1:1: goal: required field missing"},
 		{"missing cassette", "tasks:\n  - workspace: ws\n    cassette: none.json\n", ":3:15: cassette " + filepath.Join(dir, "none.json")},
 	}
 	for _, c := range cases {
