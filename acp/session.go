@@ -285,7 +285,7 @@ func stopReason(res *agent.Result, cancelled bool) string {
 	case cancelled || res.Outcome == agent.OutcomeCancelled:
 		return stopCancelled
 	case res.Outcome == agent.OutcomeBudgetExceeded:
-		if res.Err != nil && strings.HasPrefix(res.Err.Error(), "step budget") {
+		if res.StopLimit() == agent.LimitSteps {
 			return stopMaxTurns
 		}
 		return stopMaxTokens

@@ -62,13 +62,13 @@ func (a *agentRun) countedInput(req *model.Request) int64 {
 // sent; it also trims req.MaxTokens to what the token budget has left.
 func (a *agentRun) checkBudget(req *model.Request) *end {
 	if a.c.Budget.Steps > 0 && a.totals.Steps+1 > a.c.Budget.Steps {
-		return &end{OutcomeBudgetExceeded, fmt.Errorf("step budget of %d spent", a.c.Budget.Steps)}
+		return budgetStop(LimitSteps, fmt.Errorf("step budget of %d spent", a.c.Budget.Steps))
 	}
 	leftTok, leftCost := a.ledger.Left()
 	in := a.countedInput(req)
 	if leftTok >= 0 {
 		if leftTok-in < minOutputTokens {
-			return &end{OutcomeBudgetExceeded, fmt.Errorf("token budget: the next call needs about %d input tokens, %d are left", in, leftTok)}
+			return budgetStop(LimitTokens, fmt.Errorf("token budget: the next call needs about %d input tokens, %d are left", in, leftTok))
 		}
 		req.MaxTokens = int(min(int64(req.MaxTokens), leftTok-in))
 	}
@@ -82,7 +82,7 @@ func (a *agentRun) checkBudget(req *model.Request) *end {
 				err = fmt.Errorf("%w; raise the limit to at least $%.2f with `ioh-lsp resume %s --budget-usd %.2f`",
 					err, a.st.NeedCostUSD, a.id, a.st.NeedCostUSD)
 			}
-			return &end{OutcomeBudgetExceeded, err}
+			return budgetStop(LimitCost, err)
 		}
 	}
 	return nil
@@ -94,10 +94,14 @@ func minCostRaise(usd float64) float64 {
 	return math.Ceil(usd*100-1e-6) / 100
 }
 
-// isOverdraw reports a ledger refusal (a sibling drew first).
-func isOverdraw(err error) bool {
+// overdraw is the limit of a ledger refusal (a sibling drew first), ""
+// for any other error.
+func overdraw(err error) Limit {
 	var o errOverdraw
-	return errors.As(err, &o)
+	if errors.As(err, &o) {
+		return o.limit
+	}
+	return ""
 }
 
 // budgetEvent is the budget draw of a step: this call, the run's and the

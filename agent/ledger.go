@@ -109,7 +109,10 @@ type Reservation struct {
 }
 
 // errOverdraw is returned by Reserve when a draw does not fit.
-type errOverdraw struct{ what string }
+type errOverdraw struct {
+	what  string
+	limit Limit
+}
 
 func (e errOverdraw) Error() string { return "budget: " + e.what + " would be exceeded" }
 
@@ -120,10 +123,10 @@ func (l *Ledger) Reserve(tokens int64, cost float64) (*Reservation, error) {
 	defer l.mu.Unlock()
 	for n := l; n != nil; n = n.parent {
 		if n.tokens > 0 && n.spentTokens+n.resTokens+tokens > n.tokens {
-			return nil, errOverdraw{fmt.Sprintf("token budget (%d of %d used)", n.spentTokens+n.resTokens, n.tokens)}
+			return nil, errOverdraw{fmt.Sprintf("token budget (%d of %d used)", n.spentTokens+n.resTokens, n.tokens), LimitTokens}
 		}
 		if n.cost > 0 && n.spentCost+n.resCost+cost > n.cost+1e-12 {
-			return nil, errOverdraw{fmt.Sprintf("cost budget ($%.4f of $%.4f used)", n.spentCost+n.resCost, n.cost)}
+			return nil, errOverdraw{fmt.Sprintf("cost budget ($%.4f of $%.4f used)", n.spentCost+n.resCost, n.cost), LimitCost}
 		}
 	}
 	for n := l; n != nil; n = n.parent {

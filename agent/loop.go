@@ -70,7 +70,7 @@ func (a *agentRun) loop(ctx context.Context) end {
 // interrupted reports a cancelled context or a spent wall budget.
 func (a *agentRun) interrupted(ctx context.Context) (end, bool) {
 	if !a.deadline.IsZero() && !time.Now().Before(a.deadline) {
-		return end{OutcomeBudgetExceeded, fmt.Errorf("wall budget of %s spent", a.c.Budget.Wall)}, true
+		return *budgetStop(LimitWall, fmt.Errorf("wall budget of %s spent", a.c.Budget.Wall)), true
 	}
 	if ctx.Err() != nil {
 		return end{OutcomeCancelled, context.Cause(ctx)}, true
@@ -91,8 +91,8 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 		// stored on their own, as they were printed.
 		a.storeRetries(ctx)
 	}
-	if isOverdraw(err) {
-		return &end{OutcomeBudgetExceeded, err}, nil
+	if l := overdraw(err); l != "" {
+		return budgetStop(l, err), nil
 	}
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 				a.emit(a.event(&trace.Retry{Class: string(model.ClassContextOverflow), Action: "masked older tool results"}))
 				req = a.request()
 				if e := a.checkBudget(req); e != nil {
-					return nil, model.Usage{}, 0, "", errOverdraw{e.err.Error()}
+					return nil, model.Usage{}, 0, "", errOverdraw{e.err.Error(), limitOf(e.err)}
 				}
 				continue
 			}

@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/ioh-lsp/ioh-lsp/agent/trace"
+import (
+	"errors"
+
+	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+)
 
 // Outcome is how a run ended (docs/contract.md#outcomes); OutcomeRunning while in flight.
 type Outcome string
@@ -25,6 +29,46 @@ const (
 	// process holds its lease, and resume continues it.
 	OutcomeInterrupted Outcome = trace.OutcomeInterrupted
 )
+
+// BudgetError is why a run ended budget_exceeded: the limit that stopped
+// it and the text that says what was spent and how to go on. Front ends
+// read the limit from it (Result.StopLimit), not from the text.
+type BudgetError struct {
+	Limit Limit
+	Err   error
+}
+
+func (e *BudgetError) Error() string { return e.Err.Error() }
+func (e *BudgetError) Unwrap() error { return e.Err }
+
+// budgetStop ends a run on limit l, err saying how.
+func budgetStop(l Limit, err error) *end {
+	return &end{OutcomeBudgetExceeded, &BudgetError{Limit: l, Err: err}}
+}
+
+// StopLimit says which limit stopped a run that ended budget_exceeded
+// (LimitSteps, LimitTokens, LimitCost, LimitWall), "" for any other
+// outcome or when nothing names one. A live run's error carries it
+// (BudgetError); a run read back from the trace store has only its
+// recorded text, which ExceededLimit reads.
+func (r *Result) StopLimit() Limit {
+	if r == nil || r.Outcome != OutcomeBudgetExceeded || r.Err == nil {
+		return ""
+	}
+	if l := limitOf(r.Err); l != "" {
+		return l
+	}
+	return ExceededLimit(r.Err.Error())
+}
+
+// limitOf is the limit of a BudgetError in err's chain, "" without one.
+func limitOf(err error) Limit {
+	var be *BudgetError
+	if errors.As(err, &be) {
+		return be.Limit
+	}
+	return ""
+}
 
 // resumable reports whether Resume continues a run that ended with o: one
 // still running (its process died), one awaiting approval (of an act: the

@@ -272,8 +272,9 @@ func TestRaiseAndResume(t *testing.T) {
 			tt.small(&c.Budget)
 			h := f.pricedHarness(t, tablePrice, nil, prov)
 			stopped := f.runWith(t, h, c)
-			if stopped.Outcome != OutcomeBudgetExceeded || ExceededLimit(stopped.Err.Error()) != tt.limit {
-				t.Fatalf("small budget: %s (%v), want budget_exceeded on %s", stopped.Outcome, stopped.Err, tt.limit)
+			var be *BudgetError
+			if stopped.Outcome != OutcomeBudgetExceeded || stopped.StopLimit() != tt.limit || !errors.As(stopped.Err, &be) {
+				t.Fatalf("small budget: %s (%v), want budget_exceeded on %s, typed (BudgetError)", stopped.Outcome, stopped.Err, tt.limit)
 			}
 			prov.stop()
 			t.Logf("stopped by %s after %d of %d steps", tt.limit, stopped.Steps, want.steps)
@@ -285,8 +286,8 @@ func TestRaiseAndResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res := r.Wait(); res.Outcome != OutcomeBudgetExceeded {
-				t.Fatalf("plain resume: %s", res.Outcome)
+			if res := r.Wait(); res.Outcome != OutcomeBudgetExceeded || res.StopLimit() != tt.limit {
+				t.Fatalf("plain resume: %s, stopped by %q (the stored run's), want %s", res.Outcome, res.StopLimit(), tt.limit)
 			}
 			r, err = f.pricedHarness(t, tablePrice, nil, prov).ResumeWith(testCtx(t), stopped.RunID, tt.raise)
 			if err != nil {
