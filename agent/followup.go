@@ -76,7 +76,7 @@ func (h *Harness) Continue(ctx context.Context, id, text string) (*Run, error) {
 	_, busy := h.running[id]
 	h.mu.Unlock()
 	if busy {
-		return nil, fmt.Errorf("follow up on %s: the run is still working: wait for it to end, or cancel it, then send the follow-up: %w", id, ErrBusy)
+		return nil, fmt.Errorf("follow up on %s: the run is still working (or waits for your answer to a question it asked): answer it or wait for the run to end, or cancel it, then send the follow-up: %w", id, ErrBusy)
 	}
 	row, err := h.opts.Store.Run(ctx, id)
 	if err != nil {

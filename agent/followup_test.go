@@ -411,7 +411,7 @@ func TestFollowUpWhileRunning(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	_, err = f.h.Continue(context.Background(), r.ID(), "more")
-	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "wait for it to end, or cancel it") {
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "wait for the run to end, or cancel it") {
 		t.Errorf("a follow-up on a running run: %v, want ErrBusy saying to wait or cancel", err)
 	}
 	close(cs.block)
