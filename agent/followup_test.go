@@ -536,3 +536,57 @@ func TestFeedbackKeepsItsPlaceOnRestore(t *testing.T) {
 	}
 	inOrder(t, fmt.Sprint(msgs), "do X instead", "still pending", "and Y")
 }
+
+// A cancelled run continues in place (here one cancelled before its
+// first step: the follow-up joins the first message); a run stopped on
+// an act it asked about refuses a follow-up, naming approve and reject.
+func TestFollowUpAfterCancelAndOnAnAct(t *testing.T) {
+	f := newFixture(t, nil, map[string][]turn{"": {
+		say(10, "run", args{"argv": []string{"true"}}),
+		say(10, "finish", args{"summary": "s"}),
+	}})
+	// The first call waits until the run is cancelled; later ones are
+	// the script's.
+	gate := make(chan struct{})
+	var once sync.Once
+	h, err := New(Options{Root: f.root, Store: f.store, Approver: f.appr, Sandbox: copySandbox{t},
+		Providers: func(*contract.Contract, RetryReporter) (model.Provider, error) {
+			return providerFunc(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+				first := false
+				once.Do(func() { first = true })
+				if first {
+					close(gate)
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				return f.prov.Complete(ctx, req)
+			}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h = h
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := f.h.Start(ctx, goal("run true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-gate
+	cancel()
+	if res := r.Wait(); res.Outcome != OutcomeCancelled {
+		t.Fatalf("first: %s", res.Outcome)
+	}
+	f.appr.act = Decision{Answer: Defer}
+	res := f.follow(t, r.ID(), "go ahead now")
+	if res.RunID != r.ID() || res.Outcome != OutcomeAwaitingApproval || res.Pending {
+		t.Fatalf("follow-up: %s %s pending=%v, want %s stopped on the act", res.RunID, res.Outcome, res.Pending, r.ID())
+	}
+	first := f.prov.requests()[0].Messages[0]
+	if first.Role != model.RoleUser || !strings.Contains(first.Text, "The run stopped before it finished (cancelled") || !strings.HasSuffix(first.Text, "go ahead now") {
+		t.Errorf("the first message should end with the statement and the follow-up:\n%s", first.Text)
+	}
+	_, err = f.h.Continue(context.Background(), r.ID(), "and more")
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "ioh-lsp approve "+r.ID()) {
+		t.Errorf("a follow-up on a run stopped on an act: %v, want ErrConfig naming approve", err)
+	}
+}
