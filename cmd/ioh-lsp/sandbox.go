@@ -148,7 +148,7 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 			return usageError(env, "sandbox run", err)
 		}
 		defer eg.close()
-		spec.NetProxy = eg.spec()
+		spec.NetProxy, spec.Stderr = eg.spec(), eg
 	}
 	var rep *reportFile
 	if *report != "" {

@@ -18,13 +18,22 @@ import (
 // config's policy layers (network.allow and network.deny among them)
 // with the --net-allow hosts as allow rules of the task layer above
 // them. Deny wins as everywhere; an Ask verdict is a denial, as nobody is
-// asked here. Each denial is printed on stderr as it happens.
+// asked here. Each denial is printed on stderr as it happens, between
+// the command's own writes there (Stderr).
 type netAllow struct {
 	proxy *netproxy.Proxy
 
-	mu     sync.Mutex
+	mu     sync.Mutex // held for each write to w, and for denied
 	w      io.Writer
 	denied int
+}
+
+// Write writes the command's stderr, so that a denial's line never lands
+// inside one of its writes: the run's Spec.Stderr.
+func (n *netAllow) Write(b []byte) (int, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.w.Write(b)
 }
 
 // startNetAllow starts the proxy for the --net-allow entries.
