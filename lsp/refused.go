@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -47,7 +48,11 @@ func (s *Server) startedFrom(path string) {
 	}
 }
 
-var keyRE = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*:`)
+// keyRE matches a YAML key at the start of a line; compiled on first use
+// (a package-level regexp would compile on every start of the binary).
+var keyRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*:`)
+})
 
 // keyLine is the 1-based line of the task file's key that msg names
 // first ("cassette …: a cassette named by …" is the cassette: line), 0
@@ -55,7 +60,7 @@ var keyRE = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*:`)
 func keyLine(text []byte, msg string) int {
 	best, bestAt := 0, -1
 	for i, line := range strings.Split(string(text), "\n") {
-		m := keyRE.FindStringSubmatch(line)
+		m := keyRE().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
