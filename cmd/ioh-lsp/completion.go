@@ -167,7 +167,9 @@ _ioh_lsp() {
 	for _, s := range ss {
 		words := flagWords(s)
 		if subs := subCommands[s.name]; subs != nil {
-			words = subs
+			// a command that runs without a sub-command too (eval) has
+			// its own flags after the sub-commands
+			words = append(slices.DeleteFunc(slices.Clone(subs), func(s string) bool { return s == "" }), words...)
 		}
 		if len(words) == 0 && subCommands[strings.Fields(s.name)[0]] == nil {
 			continue

@@ -215,3 +215,25 @@ func flagValue(args []string, name string) string {
 	}
 	return ""
 }
+
+// TestEvalBashCompletion: eval completes its sub-commands and, without
+// one, its own flags.
+func TestEvalBashCompletion(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	var script strings.Builder
+	bashCompletion(&script, specs())
+	for words, want := range map[string]string{
+		"ioh-lsp eval m":             "merge",
+		"ioh-lsp eval --sh":          "--shard",
+		"ioh-lsp eval generate --se": "--seed",
+		"ioh-lsp eval merge --no-":   "--no-timing",
+	} {
+		probe := script.String() + "\nCOMP_WORDS=(" + words + ")\nCOMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n_ioh_lsp\necho \"${COMPREPLY[*]}\"\n"
+		got, err := exec.Command("bash", "-c", probe).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(got)) != want {
+			t.Errorf("bash completion of %q = %q (%v), want %s", words, got, err, want)
+		}
+	}
+}

@@ -141,8 +141,12 @@ func printHelp(w io.Writer, fs *flag.FlagSet) {
 	}
 	if len(h.env) > 0 {
 		fmt.Fprintln(w, "\nenvironment:")
+		width := 19
 		for _, v := range h.env {
-			fmt.Fprintf(w, "  %-19s %s\n", v, envDoc(v))
+			width = max(width, len(v))
+		}
+		for _, v := range h.env {
+			fmt.Fprintf(w, "  %-*s %s\n", width, v, envDoc(v))
 		}
 	}
 }
