@@ -28,7 +28,11 @@ var commandTable func() []command
 func init() { commandTable = func() []command { return commands } }
 
 // subCommands are the commands that take a sub-command before their flags.
-var subCommands = map[string][]string{"sandbox": {"run", "doctor"}, "eval": {"", "merge", "generate"}}
+var subCommands = map[string][]string{"sandbox": {"run", "doctor"}, "eval": {"merge", "generate"}}
+
+// runsBare are the commands of subCommands that also run without one,
+// with flags of their own (`eval SUITE`).
+var runsBare = map[string]bool{"eval": true}
 
 // specs describes every command of the table, in its order. Each
 // command is run in-process with --help (which parses its flags and
@@ -41,8 +45,8 @@ func specs() []cmdSpec {
 			continue
 		}
 		subs := subCommands[c.name]
-		if subs == nil {
-			subs = []string{""}
+		if subs == nil || runsBare[c.name] {
+			subs = append([]string{""}, subs...)
 		}
 		for _, sub := range subs {
 			s := cmdSpec{name: strings.TrimSpace(c.name + " " + sub), summary: c.summary}
@@ -167,9 +171,7 @@ _ioh_lsp() {
 	for _, s := range ss {
 		words := flagWords(s)
 		if subs := subCommands[s.name]; subs != nil {
-			// a command that runs without a sub-command too (eval) has
-			// its own flags after the sub-commands
-			words = append(slices.DeleteFunc(slices.Clone(subs), func(s string) bool { return s == "" }), words...)
+			words = append(slices.Clone(subs), words...) // runsBare: its own flags too
 		}
 		if len(words) == 0 && subCommands[strings.Fields(s.name)[0]] == nil {
 			continue
