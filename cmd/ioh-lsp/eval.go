@@ -20,6 +20,7 @@ import (
 // merge` combines shards' results; `eval generate` makes a suite by
 // mutating a repository's tested code.
 func cmdEval(ctx context.Context, env *cliEnv, args []string) int {
+	env, _ = guardOutput(env) // the environment's secrets never printed
 	if len(args) > 0 {
 		switch args[0] {
 		case "merge":

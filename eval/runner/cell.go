@@ -28,11 +28,15 @@ type world struct {
 	srcs     map[string]string // task id → workspace to copy
 	variants map[string]suite.Variant
 	envs     map[string]func(string) string
+	// redact keeps the environment's secrets out of a cell's error text
+	// (results.jsonl and the progress lines).
+	redact trace.Redactor
 }
 
 func prepare(ctx context.Context, o Options, out string, variants []suite.Variant) (*world, error) {
 	w := &world{out: out, keep: o.Keep, tasks: map[string]suite.Task{}, srcs: map[string]string{},
-		variants: map[string]suite.Variant{}, envs: map[string]func(string) string{}}
+		variants: map[string]suite.Variant{}, envs: map[string]func(string) string{},
+		redact: trace.NewRedactor(wire.Secrets(envWith(o.Getenv, nil), os.Environ))}
 	for _, t := range o.Suite.Tasks {
 		src, err := suite.Checkout(ctx, t, filepath.Join(out, "repos"))
 		if err != nil {
@@ -72,6 +76,7 @@ func (w *world) cell(ctx context.Context, k result.Key) result.Cell {
 	if err != nil {
 		c.Outcome, c.Error = "error", err.Error()
 	}
+	c.Error = w.redact.String(c.Error)
 	return c
 }
 
