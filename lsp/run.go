@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/agent"
 	"github.com/ioh-lsp/ioh-lsp/agent/contract"
@@ -20,6 +21,9 @@ func (s *Server) startRun(ctx context.Context, folder string, c *contract.Contra
 	run, err := eng.Harness.Start(runCtx, c)
 	if err != nil {
 		cancel()
+		if strings.HasPrefix(err.Error(), "start run: ") {
+			return "", err // the harness said so already
+		}
 		return "", fmt.Errorf("start run: %w", err)
 	}
 	s.track(run, folder, eng, c, cancel)

@@ -236,7 +236,8 @@ export function formatTrace(result: unknown): string {
  * (its error names the file, line and fix): "ioh: the task did not start: …".
  */
 export function refusalMessage(command: string, err: unknown): string {
-  const why = err instanceof Error ? err.message : String(err);
+  // The client prefixes the method; the server, the command's name.
+  const why = (err instanceof Error ? err.message : String(err)).replace(/^workspace\/executeCommand: /, '');
   const verb = command === 'ioh.run' ? 'the task did not start' : `${command} failed`;
   return `ioh: ${verb}: ${why.replace(new RegExp(`^${command.replace('.', '\\.')}: `), '')}`;
 }

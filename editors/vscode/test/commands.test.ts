@@ -101,4 +101,5 @@ test('a refused command reads as what did not happen and why', () => {
   assert.equal(refusalMessage('ioh.run', err), 'ioh: the task did not start: /w/bad.ioh.yaml:4:10: budget.steps: want an integer, got string "many"');
   assert.equal(refusalMessage('ioh.approve', new Error('approve r-1: run has no change awaiting approval')), 'ioh: ioh.approve failed: approve r-1: run has no change awaiting approval');
   assert.equal(refusalMessage('ioh.run', 'start run: cassette /x.json: outside'), 'ioh: the task did not start: start run: cassette /x.json: outside');
+  assert.equal(refusalMessage('ioh.run', new Error('workspace/executeCommand: start run: cassette /x.json: outside')), 'ioh: the task did not start: start run: cassette /x.json: outside');
 });

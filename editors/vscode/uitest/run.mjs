@@ -7,7 +7,11 @@
 // the change); the lens again with the user typing in stats.go while the
 // review waits, Apply, the server's warning that the edit landed on a
 // changed file, Restore my text and review again, the rebased review
-// applied (the disk holds the typed line and the change). Screenshots of each step go to test-artifacts/ui-<time>/;
+// applied (the disk holds the typed line and the change); the status item
+// says "awaiting review" without a spinner while a review waits; a task
+// file the server refuses (a cassette outside the workspace) gives an
+// error notification and a Problems entry on its cassette: line.
+// Screenshots of each step go to test-artifacts/ui-<time>/;
 // an error in the extension host's log or the ioh-lsp channel fails it.
 //
 // Usage: node uitest/run.mjs --vsix FILE --server BIN
@@ -301,6 +305,12 @@ async function main() {
     await groupsVisible(page, pane, ['Implementation', 'Changes its own checks: review carefully']);
   });
   await shot(page, 'ask-review');
+  // A change waiting for review is not work in progress: the status item
+  // says so, without a spinner.
+  await step(page, 'the status bar says awaiting review, no spinner', 30000, async () => {
+    await page.waitForFunction(() => [...document.querySelectorAll('.statusbar-item')].some((e) => /^ioh\s.*1 awaiting review/.test(e.textContent?.trim() ?? '') && !e.querySelector('.codicon-modifier-spin')), null, { timeout: 30000 });
+  });
+  log(`status bar while the review waits: ${(await status.first().textContent())?.trim()}`);
   await step(page, 'discard the review', 30000, async () => {
     await page.getByRole('button', { name: 'Discard', exact: true }).click();
     await page.getByRole('button', { name: 'Apply', exact: true }).waitFor({ state: 'hidden', timeout: 20000 });
@@ -457,6 +467,32 @@ async function main() {
   });
   log('disk after the rebased Apply: the typed line and the change');
   await shot(page, 'typing-result');
+
+  // 4. A task the server refuses to start: an error notification with the
+  // reason, and an Error on the task file's cassette: line.
+  await step(page, 'open the refused task file and click Run task', 60000, async () => {
+    await palette(page, 'View: Close All Editors');
+    await openFile(page, 'refused.ioh.yaml');
+    const lens = page.locator('.codelens-decoration a', { hasText: 'Run task' }).first();
+    await lens.waitFor({ state: 'visible', timeout: 45000 });
+    await lens.click();
+  });
+  await step(page, 'the refusal is an error notification', 30000, async () => {
+    const toast = page.locator('.notification-toast', { hasText: 'the task did not start' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 20000 });
+    const text = (await toast.textContent()) ?? '';
+    if (!/cassette \/etc\/hostname/.test(text) || !/inside the workspace/.test(text)) throw new Error(`the notification does not give the reason: ${text}`);
+    await shot(page, 'refused-notification');
+  });
+  await step(page, 'the refusal marks the cassette: line in the Problems panel', 30000, async () => {
+    if (!(await page.locator('.markers-panel').first().isVisible())) await palette(page, 'View: Toggle Problems');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'this task did not start' }).first();
+    await row.waitFor({ state: 'visible', timeout: 20000 });
+    const text = (await row.textContent()) ?? '';
+    // The row ends with its position: [Ln 5, Col …].
+    if (!/Ln 5\b/.test(text)) throw new Error(`the refusal is not on line 5 (cassette:): ${text}`);
+    await shot(page, 'refused-problem');
+  });
 
   // Logs: the extension host's and the ioh-lsp channel's.
   const logsDir = path.join(userData, 'logs');
