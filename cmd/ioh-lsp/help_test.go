@@ -59,7 +59,7 @@ func TestHelpBinary(t *testing.T) {
 	}
 	// A flag's value is named as docs/cli.md names it (--approve MODE),
 	// never by its Go type (--approve string).
-	for _, args := range [][]string{{"serve"}, {"acp"}, {"run"}, {"resume"}, {"reject"}, {"ask"}, {"demo"}, {"init"}} {
+	for _, args := range [][]string{{"serve"}, {"acp"}, {"run"}, {"resume"}, {"reject"}, {"ask"}, {"demo"}, {"init"}, {"sandbox", "run"}} {
 		out, _ := help(append(args, "--help")...)
 		if m := regexp.MustCompile(`(?m)^  --[a-z-]+ (string|int|int64|float|float64|duration|value|uint)$`).FindString(out); m != "" {
 			t.Errorf("%v --help: a flag's value named by its type: %q", args, m)

@@ -55,17 +55,17 @@ func cmdSandbox(ctx context.Context, env *cliEnv, args []string) int {
 func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("sandbox run", env.stderr)
 	var writes stringList
-	fs.Var(&writes, "write", "writable directory (repeatable; default the current directory)")
+	fs.Var(&writes, "write", "writable directory `DIR` (repeatable; default the current directory)")
 	network := fs.Bool("net", false, "grant the whole network: every host, port and protocol (see --net-allow)")
 	var netAllow stringList
-	fs.Var(&netAllow, "net-allow", "reach only HOST (host or host:port glob, or preset:go, preset:npm, preset:pypi, preset:crates) through an egress proxy, with the user config's network.allow and network.deny (repeatable)")
-	timeout := fs.Duration("timeout", sandbox.DefaultLimits.Wall, "wall-clock cap")
-	cpu := fs.Duration("cpu", 0, "CPU time cap per process")
-	memory := fs.String("memory", "", "memory cap in bytes (plain or with a unit: 256MiB)")
-	procs := fs.Int("procs", 0, "process cap")
-	output := fs.String("output", sandboxRunOutput, "output cap (stdout+stderr)")
-	backend := fs.String("backend", "", "backend: linux, landlock, macos, windows or floor (default: the strongest that works)")
-	report := fs.String("report", "", "write the outcome as JSON to FILE")
+	fs.Var(&netAllow, "net-allow", "reach only `HOST` (host or host:port glob, or preset:go, preset:npm, preset:pypi, preset:crates) through an egress proxy, with the user config's network.allow and network.deny (repeatable)")
+	timeout := fs.Duration("timeout", sandbox.DefaultLimits.Wall, "wall-clock cap `D`")
+	cpu := fs.Duration("cpu", 0, "CPU time cap `D` per process")
+	memory := fs.String("memory", "", "memory cap in `BYTES` (plain or with a unit: 256MiB)")
+	procs := fs.Int("procs", 0, "process cap `N`")
+	output := fs.String("output", sandboxRunOutput, "output cap in `BYTES` (stdout+stderr)")
+	backend := fs.String("backend", "", "backend `NAME`: linux, landlock, macos, windows or floor (default: the strongest that works)")
+	report := fs.String("report", "", "write the outcome as JSON to `FILE`")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return usageError(env, "sandbox run", err)
