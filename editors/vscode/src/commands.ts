@@ -49,7 +49,7 @@ export function runArgs(target: { uri: string } | { inline: unknown }): RunArgs 
  * askArgs builds `ioh.ask`: the goal, the document and, when the selection
  * is not empty, its range.
  */
-export function askArgs(goal: string, uri?: string, selection?: Range): AskArgs {
+export function askArgs(goal: string, uri?: string, selection?: Range, runId?: string): AskArgs {
   const g = goal.trim();
   if (g === '') throw new ArgumentError('ask: the goal is empty');
   const out: AskArgs = { goal: g };
@@ -57,7 +57,65 @@ export function askArgs(goal: string, uri?: string, selection?: Range): AskArgs 
     out.uri = uri;
     if (selection && !isEmptyRange(selection)) out.range = selection;
   }
+  const id = runId?.trim();
+  if (id) out.runId = id;
   return out;
+}
+
+/**
+ * AskTarget is one row of "Ask agent…"'s first pick: a new task (no
+ * runId) or a follow-up in a run's conversation (docs/lsp.md#follow-ups).
+ */
+export interface AskTarget {
+  label: string;
+  description?: string;
+  detail?: string;
+  runId?: string;
+}
+
+export const NEW_TASK: AskTarget = { label: 'New task', description: 'a fresh run' };
+
+/**
+ * askTargets lists what an ask can go to: a new task first, then the runs
+ * a follow-up can continue, newest first. Empty when there is no such run
+ * (the ask then asks for the goal straight away).
+ */
+export function askTargets(runs: RunSummary[]): AskTarget[] {
+  const follow = pickableRuns(runs, 'followUp');
+  if (follow.length === 0) return [];
+  return [NEW_TASK, ...follow.map((r) => ({
+    label: `Follow up on ${r.runId}`,
+    description: r.goal,
+    detail: `${r.outcome}: the agent continues this run's conversation`,
+    runId: r.runId,
+  }))];
+}
+
+/** AskUI is what "Ask agent…" needs of the editor: a pick and an input box. */
+export interface AskUI {
+  pick(items: AskTarget[], title: string): Promise<AskTarget | undefined>;
+  input(title: string): Promise<string | undefined>;
+}
+
+/**
+ * askFlow gathers an ask: where it goes (runId given, picked among
+ * askTargets(runs), or a new task) and its goal; askArgs shapes the
+ * request from them. Undefined: the user dismissed a step.
+ */
+export async function askFlow(ui: AskUI, runs: RunSummary[], at: { selection?: Range; runId?: string }): Promise<{ goal: string; runId?: string } | undefined> {
+  let runId = at.runId;
+  if (!runId) {
+    const targets = askTargets(runs);
+    if (targets.length > 0) {
+      const t = await ui.pick(targets, 'ioh: ask the agent: a new task or a follow-up?');
+      if (!t) return undefined;
+      runId = t.runId;
+    }
+  }
+  const about = at.selection && !isEmptyRange(at.selection) ? ' about the selection' : '';
+  const goal = await ui.input(runId ? `Follow up on ${runId}${about}` : `Ask agent${about}`);
+  if (!goal?.trim()) return undefined;
+  return runId ? { goal, runId } : { goal };
 }
 
 export function isEmptyRange(r: Range): boolean {
@@ -148,6 +206,9 @@ const PICKABLE: Record<string, readonly string[] | 'all'> = {
   resume: ['awaiting_approval', 'interrupted', 'cancelled', 'budget_exceeded', 'provider_failed', 'stalled', 'running'],
   trace: 'all',
   clearTrace: 'all',
+  // A run still working refuses a follow-up (docs/lsp.md#follow-ups).
+  followUp: ['awaiting_approval', 'verified', 'unverified', 'verification_failed', 'applied', 'rejected', 'stalled', 'denied',
+    'cancelled', 'provider_failed', 'budget_exceeded', 'interrupted'],
 };
 
 export type PickAction = keyof typeof PICKABLE;

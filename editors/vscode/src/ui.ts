@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
-  askArgs, clearTraceArgs, formatTrace, isTaskFile, parseRunId, pickableRuns, PickAction,
+  askArgs, askFlow, clearTraceArgs, formatTrace, isTaskFile, parseRunId, pickableRuns, PickAction,
   rejectArgs, runArgs, runIdArgs, traceFile,
 } from './commands';
 import type { Controller } from './controller';
@@ -45,9 +45,11 @@ function relPath(uri: vscode.Uri): string | undefined {
   return path.posix.relative(folder.uri.path, uri.path);
 }
 
-function started(result: unknown): void {
+/** started tells which run the command started (a follow-up: which run its turn went to). */
+function started(result: unknown, followed?: string): void {
   const id = parseRunId(result);
-  void vscode.window.showInformationMessage(`ioh: started run ${id}`, 'Show trace').then((c) => {
+  const what = !followed ? `started run ${id}` : id === followed ? `follow-up sent to run ${id}` : `follow-up on ${followed} started run ${id}`;
+  void vscode.window.showInformationMessage(`ioh: ${what}`, 'Show trace').then((c) => {
     if (c) void vscode.commands.executeCommand('ioh-lsp.trace', id);
   });
 }
@@ -79,18 +81,22 @@ export function registerCommands(context: vscode.ExtensionContext, ctl: Controll
       if (!uri) return;
       started(await ctl.execute('ioh.run', runArgs({ uri: uri.toString() })));
     },
-    'ioh-lsp.ask': async () => {
+    'ioh-lsp.ask': async (arg) => {
       const ed = vscode.window.activeTextEditor;
       const sel = ed?.selection;
-      const goal = await vscode.window.showInputBox({
-        title: sel && !sel.isEmpty ? 'Ask agent about the selection' : 'Ask agent',
-        prompt: 'What should the agent do?',
-        placeHolder: 'e.g. make the failing test in this file pass',
-        ignoreFocusOut: true,
-      });
-      if (!goal?.trim()) return;
+      const given = typeof arg === 'string' && arg !== '' ? arg : undefined;
       const range = sel && { start: { line: sel.start.line, character: sel.start.character }, end: { line: sel.end.line, character: sel.end.character } };
-      started(await ctl.execute('ioh.ask', askArgs(goal, ed?.document.uri.toString(), range)));
+      const asked = await askFlow({
+        pick: async (items, title) => vscode.window.showQuickPick(items, { title, matchOnDescription: true }),
+        input: async (title) => vscode.window.showInputBox({
+          title,
+          prompt: 'What should the agent do?',
+          placeHolder: 'e.g. make the failing test in this file pass',
+          ignoreFocusOut: true,
+        }),
+      }, given ? [] : await ctl.listRuns(), { selection: range, runId: given });
+      if (!asked) return;
+      started(await ctl.execute('ioh.ask', askArgs(asked.goal, ed?.document.uri.toString(), range, asked.runId)), asked.runId);
     },
     'ioh-lsp.approve': async (arg) => {
       const id = await pickRun(ctl, 'approve', arg);

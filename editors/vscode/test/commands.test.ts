@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
-  ArgumentError, askArgs, clearTraceArgs, FALLBACK_TASK_RULE, formatTrace, globToRegExp, traceFile, isTaskFile, taskFileRule, needsGoal, parseRunId, parseRuns,
+  ArgumentError, askArgs, askFlow, AskTarget, askTargets, NEW_TASK, clearTraceArgs, FALLBACK_TASK_RULE, formatTrace, globToRegExp, traceFile, isTaskFile, taskFileRule, needsGoal, parseRunId, parseRuns,
   pickableRuns, refusalMessage, rejectArgs, runArgs, runIdArgs, RunSummary, SERVER_COMMANDS, withGoal,
 } from '../src/commands';
 
@@ -19,6 +19,8 @@ test('command arguments', () => {
     { name: 'ask file, empty selection', got: () => askArgs('fix', 'file:///w/a.go', sel(3, 4, 3, 4)), want: { goal: 'fix', uri: 'file:///w/a.go' } },
     { name: 'ask selection', got: () => askArgs('fix', 'file:///w/a.go', sel(3, 0, 7, 2)), want: { goal: 'fix', uri: 'file:///w/a.go', range: sel(3, 0, 7, 2) } },
     { name: 'ask range without uri dropped', got: () => askArgs('fix', undefined, sel(1, 0, 2, 0)), want: { goal: 'fix' } },
+    { name: 'ask follow-up', got: () => askArgs('now the docs', 'file:///w/a.go', sel(3, 0, 7, 2), ' r-4 '), want: { goal: 'now the docs', uri: 'file:///w/a.go', range: sel(3, 0, 7, 2), runId: 'r-4' } },
+    { name: 'ask blank run id is a new task', got: () => askArgs('fix', undefined, undefined, '  '), want: { goal: 'fix' } },
     { name: 'approve', got: () => runIdArgs(' r-1 '), want: { runId: 'r-1' } },
     { name: 'reject no reason', got: () => rejectArgs('r-1', '  '), want: { runId: 'r-1' } },
     { name: 'reject reason', got: () => rejectArgs('r-1', 'too broad'), want: { runId: 'r-1', reason: 'too broad' } },
@@ -102,4 +104,51 @@ test('a refused command reads as what did not happen and why', () => {
   assert.equal(refusalMessage('ioh.approve', new Error('approve r-1: run has no change awaiting approval')), 'ioh: ioh.approve failed: approve r-1: run has no change awaiting approval');
   assert.equal(refusalMessage('ioh.run', 'start run: cassette /x.json: outside'), 'ioh: the task did not start: start run: cassette /x.json: outside');
   assert.equal(refusalMessage('ioh.run', new Error('workspace/executeCommand: start run: cassette /x.json: outside')), 'ioh: the task did not start: start run: cassette /x.json: outside');
+});
+
+/** fakeAskUI answers the pick with the row choose() selects and the input box with goal, recording both. */
+function fakeAskUI(choose: (items: AskTarget[]) => AskTarget | undefined, goal: string | undefined) {
+  const seen: { picks: AskTarget[][]; inputs: string[] } = { picks: [], inputs: [] };
+  return {
+    seen,
+    ui: {
+      pick: async (items: AskTarget[]) => { seen.picks.push(items); return choose(items); },
+      input: async (title: string) => { seen.inputs.push(title); return goal; },
+    },
+  };
+}
+
+test('"Ask agent…" follows up on a picked run: ioh.ask carries its runId', async () => {
+  const r = (runId: string, outcome: string, started: string, goal = ''): RunSummary => ({ runId, outcome, started, goal, steps: 0, tokens: 0, costUsd: 0 });
+  const runs = [r('r-1', 'applied', '1', 'fix mean'), r('r-2', 'running', '2', 'busy'), r('r-3', 'awaiting_approval', '3', 'add median')];
+  const targets = askTargets(runs);
+  // A running run refuses a follow-up, so it is not offered; newest first.
+  assert.deepEqual(targets.map((t) => t.runId), [undefined, 'r-3', 'r-1']);
+  assert.deepEqual(targets[0], NEW_TASK);
+  assert.equal(targets[1].label, 'Follow up on r-3');
+  assert.equal(targets[1].description, 'add median');
+
+  const follow = fakeAskUI((items) => items.find((t) => t.runId === 'r-3'), ' also test it ');
+  const asked = await askFlow(follow.ui, runs, { selection: sel(1, 0, 2, 0) });
+  assert.ok(asked);
+  // What ui.ts sends: askArgs of what the flow gathered.
+  assert.deepEqual(askArgs(asked.goal, 'file:///w/a.go', sel(1, 0, 2, 0), asked.runId), { goal: 'also test it', uri: 'file:///w/a.go', range: sel(1, 0, 2, 0), runId: 'r-3' });
+  assert.deepEqual(follow.seen.inputs, ['Follow up on r-3 about the selection']);
+
+  const fresh = fakeAskUI((items) => items[0], 'fix it');
+  assert.deepEqual(await askFlow(fresh.ui, runs, {}), { goal: 'fix it' }, 'a new task has no runId');
+  assert.deepEqual(fresh.seen.inputs, ['Ask agent']);
+
+  // No run to follow up on: no pick, the goal is asked for at once.
+  const none = fakeAskUI(() => assert.fail('no pick without runs'), 'fix it');
+  assert.deepEqual(await askFlow(none.ui, [r('r-2', 'running', '2')], {}), { goal: 'fix it' });
+  assert.equal(none.seen.picks.length, 0);
+
+  // A run id given (a command argument) skips the pick.
+  const given = fakeAskUI(() => assert.fail('no pick with a run given'), 'more');
+  assert.deepEqual(await askFlow(given.ui, runs, { runId: 'r-1' }), { goal: 'more', runId: 'r-1' });
+
+  // Dismissed pick or empty goal: nothing is sent.
+  assert.equal(await askFlow(fakeAskUI(() => undefined, 'x').ui, runs, {}), undefined);
+  assert.equal(await askFlow(fakeAskUI((items) => items[1], '  ').ui, runs, {}), undefined);
 });

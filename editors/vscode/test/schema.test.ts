@@ -16,7 +16,7 @@ const sel = { start: { line: 3, character: 0 }, end: { line: 7, character: 2 } }
 /** What each argument builder of src/commands.ts produces, by name. */
 const BUILT: Record<string, unknown[]> = {
   runArgs: [runArgs({ uri: 'file:///w/fix.ioh.yaml' }), runArgs({ inline: { version: 1, goal: 'g' } })],
-  askArgs: [askArgs('fix it'), askArgs('fix', 'file:///w/a.go'), askArgs('fix', 'file:///w/a.go', sel)],
+  askArgs: [askArgs('fix it'), askArgs('fix', 'file:///w/a.go'), askArgs('fix', 'file:///w/a.go', sel), askArgs('and the docs', 'file:///w/a.go', sel, 'r-4')],
   runIdArgs: [runIdArgs(' r-1 ')],
   rejectArgs: [rejectArgs('r-1'), rejectArgs('r-1', 'too broad')],
   clearTraceArgs: [clearTraceArgs(), clearTraceArgs('r-2')],

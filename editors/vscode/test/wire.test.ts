@@ -160,6 +160,19 @@ test('ioh.ask ends in one annotated applyEdit the refactor preview can show', { 
   const traced = traceFile(trace);
   assert.ok(traced && fs.readFileSync(traced, 'utf8').includes(runId), `ioh.trace names a rendered trace of ${runId}: ${JSON.stringify(trace)}`);
 
+  // A follow-up on the applied run ("Ask agent…", follow up on it): the
+  // server starts a new run linked to it, its first event the user's turn.
+  const followGoal = 'now also document Add';
+  const next = parseRunId(await execute('ioh.ask', [askArgs(followGoal, uri, undefined, runId)]));
+  assert.notEqual(next, runId, 'a follow-up on an applied run starts a new run');
+  // Its trace is read once it has ended (the cassette has no turn left for it).
+  while ((parseRuns(await execute('ioh.runs', [])).find((r) => r.runId === next)?.outcome ?? 'running') === 'running') {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const nextTrace = traceFile(await execute('ioh.trace', [runIdArgs(next)]));
+  const nextText = nextTrace ? fs.readFileSync(nextTrace, 'utf8') : '';
+  assert.ok(nextText.includes(followGoal) && nextText.includes(runId), `the follow-up's trace names its goal and the run it follows:\n${nextText}`);
+
   await conn.sendRequest('shutdown');
   await conn.sendNotification('exit');
 });
