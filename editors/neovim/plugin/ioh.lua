@@ -16,16 +16,32 @@ local cmd = vim.api.nvim_create_user_command
 
 cmd("IohAsk", function(a)
   local range = a.range > 0 and { a.line1, a.line2 } or nil
+  -- With a bang: a follow-up on the last run (docs/lsp.md#follow-ups).
+  local send = a.bang and function(g) ioh().follow_up(g, range) end or function(g) ioh().ask(g, range) end
   if a.args == "" then
-    vim.ui.input({ prompt = "Ask agent: " }, function(goal)
+    vim.ui.input({ prompt = a.bang and "Follow up: " or "Ask agent: " }, function(goal)
       if goal and goal ~= "" then
-        ioh().ask(goal, range)
+        send(goal)
       end
     end)
     return
   end
-  ioh().ask(a.args, range)
-end, { nargs = "*", range = true, desc = "ioh: ask the agent (goal) about this file or the selected lines" })
+  send(a.args)
+end, { nargs = "*", range = true, bang = true, desc = "ioh: ask the agent (goal) about this file or the selected lines; !: follow up on the last run" })
+
+cmd("IohFollowUp", function(a)
+  local range = a.range > 0 and { a.line1, a.line2 } or nil
+  local run, goal = a.args:match("^(%S+)%s*(.*)$")
+  if goal == "" then
+    vim.ui.input({ prompt = "Follow up on " .. run .. ": " }, function(g)
+      if g and g ~= "" then
+        ioh().follow_up(g, range, run)
+      end
+    end)
+    return
+  end
+  ioh().follow_up(goal, range, run)
+end, { nargs = "+", range = true, desc = "ioh: follow up on a run: {run} {goal}, in its conversation" })
 
 cmd("IohRun", function(a)
   ioh().run(a.args)

@@ -3,7 +3,8 @@
 
 It speaks JSON-RPC 2.0 with Content-Length framing over stdio, like
 ioh-lsp, and plays SPEC section 8's held-proposal flow for a client without
-change-annotation support: ioh.ask answers {runId}, then reports
+change-annotation support: ioh.ask answers {runId} (with a runId: a new
+run, as for a follow-up on an ended run; an unknown one is an error), then reports
 $/progress, publishes an `ioh` diagnostic and sends window/showMessageRequest
 (Apply / Show diff / Reject); ioh.showDiff returns the diff; ioh.approve
 sends the plain workspace/applyEdit and answers with the outcome. Every
@@ -92,9 +93,15 @@ def command(name, args):
     if name == "ioh.ask":
         if not isinstance(arg, dict) or not arg.get("goal"):
             return {"__error": "ioh.ask: missing argument object with [goal]"}
+        prev = arg.get("runId")
+        if prev is not None and prev not in runs:
+            return {"__error": "ioh.ask: follow up on %s: no such run" % prev}
         run = "r-%d" % (len(runs) + 1)
         runs[run] = {"runId": run, "goal": arg["goal"], "outcome": "running", "steps": 0,
                      "tokens": 0, "costUsd": 0, "started": "2026-11-29T22:00:00Z", "uri": arg.get("uri")}
+        if prev is not None:
+            # A follow-up on an ended run: a new run linked to it (its flow is not played).
+            return {"runId": run}
         return {"runId": run, "__after": run}
     if name == "ioh.showDiff":
         return {"runId": arg["runId"], "diff": DIFF}

@@ -18,7 +18,7 @@ H.run(function()
   vim.fn.writefile(vim.fn.readfile(here .. "/../doc/ioh.txt"), docdir .. "/ioh.txt")
   vim.cmd("helptags " .. vim.fn.fnameescape(docdir))
   vim.opt.runtimepath:append(vim.fn.fnamemodify(docdir, ":h"))
-  for _, tag in ipairs({ "ioh", "ioh.setup()", ":IohAsk", ":IohRuns", "ioh-review", "ioh.status()" }) do
+  for _, tag in ipairs({ "ioh", "ioh.setup()", ":IohAsk", ":IohAsk!", ":IohFollowUp", ":IohRuns", "ioh-review", "ioh.status()" }) do
     H.ok(pcall(vim.cmd, "help " .. tag), ":help " .. tag)
   end
   vim.cmd("helpclose")
@@ -253,6 +253,39 @@ H.run(function()
   H.wait(5000, function() return require("ioh.review").find("r-2") == nil end, "rejecting closes the review")
   H.eq((find("workspace/executeCommand", "ioh.reject") or {}).arguments, { { runId = "r-2", reason = "too broad" } }, "ioh.reject arguments")
   H.eq(vim.api.nvim_buf_get_lines(buf, 4, 5, false)[1], "\treturn a + b", "a rejected proposal changes nothing")
+
+  -- Follow-ups: :IohAsk! goes to the last run, :IohFollowUp to the one named;
+  -- ioh.ask carries its runId (docs/lsp.md#follow-ups).
+  local function last_ask()
+    local got
+    for _, m in ipairs(calls()) do
+      if m.method == "workspace/executeCommand" and m.params and m.params.command == "ioh.ask" then
+        got = m.params.arguments
+      end
+    end
+    return got
+  end
+  local function notified(pat)
+    return function()
+      for _, m in ipairs(H.messages) do
+        if m:find(pat) then
+          return true
+        end
+      end
+      return false
+    end
+  end
+  vim.api.nvim_set_current_buf(buf)
+  vim.cmd("IohAsk! keep Sub as it is")
+  H.wait(3000, notified("^ioh: follow%-up on r%-2: run r%-3 started$"), ":IohAsk! says which run the follow-up started")
+  H.eq(last_ask(), { { goal = "keep Sub as it is", uri = vim.uri_from_fname(dir .. "/calc.go"), runId = "r-2" } },
+    ":IohAsk! sends ioh.ask with the last run's runId")
+  vim.cmd("2,3IohFollowUp r-1 document Add")
+  H.wait(3000, notified("^ioh: follow%-up on r%-1: run r%-4 started$"), ":IohFollowUp says which run the follow-up started")
+  H.eq(last_ask(), { { goal = "document Add", uri = vim.uri_from_fname(dir .. "/calc.go"), runId = "r-1",
+    range = { start = { line = 1, character = 0 }, ["end"] = { line = 3, character = 0 } } } }, ":IohFollowUp sends the named run's runId")
+  vim.cmd("IohFollowUp r-99 more")
+  H.wait(3000, notified("^ioh: follow%-up on r%-99 failed: .*no such run"), "a follow-up the server refuses says why")
 
   -- The other commands, through the plugin's API (run.sh checks every
   -- payload against schema/commands.schema.json).

@@ -108,8 +108,27 @@ local function started(what)
   end
 end
 
---- ask starts ioh.ask with a goal on the current file; range = {line1, line2} (1-based, inclusive).
-function M.ask(goal, range)
+--- followed reports where a follow-up on run prev went: prev itself (its
+--- change was pending or it had stopped) or a new run linked to it.
+local function followed(prev)
+  return function(err, result)
+    if err then
+      return notify(string.format("follow-up on %s failed: %s", prev, err_text(err)), vim.log.levels.ERROR)
+    end
+    local id = type(result) == "table" and result.runId or nil
+    M.last_run = id or M.last_run
+    if id == prev then
+      notify(string.format("follow-up sent to run %s", prev))
+    else
+      notify(string.format("follow-up on %s: run %s started", prev, tostring(id)))
+    end
+  end
+end
+
+--- ask starts ioh.ask with a goal on the current file; range = {line1, line2}
+--- (1-based, inclusive); run_id: a follow-up in that run's conversation
+--- (docs/lsp.md#follow-ups).
+function M.ask(goal, range, run_id)
   ensure_setup()
   goal = vim.trim(goal or "")
   if goal == "" then
@@ -123,7 +142,23 @@ function M.ask(goal, range)
       arg.range = { start = { line = range[1] - 1, character = 0 }, ["end"] = { line = range[2], character = 0 } }
     end
   end
-  client.execute("ioh.ask", arg, started("ask"))
+  run_id = run_id and vim.trim(run_id) or ""
+  if run_id == "" then
+    return client.execute("ioh.ask", arg, started("ask"))
+  end
+  arg.runId = run_id
+  client.execute("ioh.ask", arg, followed(run_id))
+end
+
+--- follow_up sends goal as the next turn of run_id (default: the last run
+--- this session started, else the newest one it saw).
+function M.follow_up(goal, range, run_id)
+  run_id = (run_id and run_id ~= "") and run_id or M.last_run or status.latest()
+  if not run_id then
+    return notify("follow-up: no run to follow up on yet: start one with :IohAsk {goal}, or name one: :IohFollowUp {run} {goal}",
+      vim.log.levels.WARN)
+  end
+  M.ask(goal, range, run_id)
 end
 
 --- run starts ioh.run on a task file (default: the current file).
