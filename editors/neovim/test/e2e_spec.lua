@@ -3,7 +3,8 @@
 -- :IohAsk with the replay provider (fixture cassette), the server verifies
 -- the change in its sandbox and holds the proposal, the review buffer shows
 -- the diff, `a` applies it; then the buffer and the disk are fixed, the
--- project's test passes and `ioh` diagnostics are shown.
+-- project's test passes and `ioh` diagnostics are shown; a follow-up on
+-- that run (:IohFollowUp) starts a new run whose trace names it.
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 package.path = here .. "/?.lua;" .. package.path
 local H = require("helpers")
@@ -125,5 +126,18 @@ H.run(function()
   vim.cmd("IohRun " .. vim.fn.fnameescape(dir .. "/empty.ioh.yaml"))
   local fail = ended("provider_failed")
   H.match(fail, "^ioh: failed: provider_failed %(run r%-[%w]+, 0 steps, [^)]*%): .+", "the provider failure names the outcome and the reason")
+
+  -- A follow-up on the applied run (:IohFollowUp, ioh.ask with its runId):
+  -- the server starts a new run linked to it, whose trace names it.
+  vim.api.nvim_set_current_buf(buf)
+  vim.cmd("IohFollowUp " .. run .. " now also document Add")
+  local next_run = ended("^ioh: follow%-up on " .. run:gsub("%-", "%%-") .. ": run r%-[%w]+ started$")
+  next_run = next_run and next_run:match("run (r%-[%w]+) started$")
+  if H.ok(next_run ~= nil and next_run ~= run, "a follow-up on an applied run starts a new run", context()) then
+    ended("%(run " .. next_run:gsub("%-", "%%-"))
+    local res = client.get(buf).request_sync("workspace/executeCommand", { command = "ioh.trace", arguments = { { runId = next_run } } }, 10000, buf)
+    local file = res and res.result and res.result.file
+    H.match(file and H.read(file) or vim.inspect(res), 'follows="' .. run:gsub("%-", "%%-") .. '"', "the follow-up's trace names the run it follows")
+  end
   client.stop()
 end)
