@@ -116,7 +116,7 @@ func (n *netAccess) judge(ctx context.Context, host string, port int) contain.Ne
 		n.remember = append(n.remember, target)
 		n.evMu.Unlock()
 	case Defer:
-		out.Reason = fmt.Sprintf("it asks, and no one can answer in this run (the approver defers); allow it under network.allow in the user config (~/.config/ioh/config.yaml) or run with --approve ask")
+		out.Reason = "it asks, and no one can answer in this run (the approver defers); allow it under network.allow in the user config (~/.config/ioh/config.yaml) or run with --approve ask"
 	default:
 		by := d.By
 		if by == "" {

@@ -70,10 +70,6 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-type writerFunc func([]byte)
-
-func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
-
 // TestStageEnvKeepsOnlyGORACE: a stage process gets the race runtime's
 // options (so a race-built test binary acting as the stage does not sleep
 // at exit) and nothing else of the parent's environment.

@@ -16,8 +16,6 @@ import (
 // "contained" process, records the requests, and offers a proxy whose
 // judge the test asks directly.
 type pipeSpawner struct {
-	egress bool
-
 	mu     sync.Mutex
 	reqs   []contain.ProcessRequest
 	judges []contain.NetJudge

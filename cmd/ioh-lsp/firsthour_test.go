@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -148,7 +149,7 @@ func testMissingKey(t *testing.T, bin string) {
 // test binary is) says so and how to get it, not "commit unknown".
 func TestVersionWithoutVCS(t *testing.T) {
 	var out strings.Builder
-	if code := cmdVersion(nil, &cliEnv{stdout: &out, stderr: &out}, nil); code != 0 {
+	if code := cmdVersion(context.Background(), &cliEnv{stdout: &out, stderr: &out}, nil); code != 0 {
 		t.Fatalf("version: exit %d: %s", code, out.String())
 	}
 	if !strings.Contains(out.String(), "commit not recorded: built without VCS stamping (-buildvcs=false") || strings.Contains(out.String(), "unknown") {
