@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -256,6 +257,9 @@ func (a *agentRun) setup(ctx context.Context) {
 		a.tools = exploreTools(a.tools)
 	}
 	a.mask = maskPolicyFor(a.c.Model.Name)
+	if a.h.opts.NoMasking {
+		a.mask = maskPolicy{threshold: math.MaxInt64, limit: math.MaxInt64}
+	}
 	a.system = a.h.redact.String(a.systemPrompt(ctx))
 	if len(a.msgs) == 0 || a.msgs[0].Role != model.RoleUser {
 		// A resumed run's steps hold what came after the first message.

@@ -84,6 +84,10 @@ type Options struct {
 	// ReviewChanges shows a root run's model its diff at its first finish
 	// with a change and verifies only at the next one (diffreview.go).
 	ReviewChanges bool
+	// NoMasking keeps every tool result whole in the requests: observation
+	// masking (mask.go) never starts; a request the provider refuses as
+	// too long is still compacted. For measuring the harness (eval).
+	NoMasking bool
 	// LeaseTTL is how long a lease lasts between renewals (default 30s,
 	// or $IOH_LEASE_TTL: trace.LeaseTTL).
 	LeaseTTL time.Duration

@@ -82,3 +82,19 @@ func TestStubNamesTheCall(t *testing.T) {
 		}
 	}
 }
+
+// With NoMasking (the user config's `harness.masking: false`) the same
+// run sends every old result whole: the control is
+// TestMaskLeavesTheStoredTranscriptWhole, where it is a stub.
+func TestNoMaskingSendsOldResultsWhole(t *testing.T) {
+	files, turns := manyReads()
+	f := newFixture(t, files, map[string][]turn{"": turns})
+	f.h.opts.NoMasking = true
+	c := goal("read")
+	c.Budget.Steps = 40
+	f.run(t, c)
+	last := f.prov.requests()[30]
+	if first := last.Messages[2].ToolResults[0].Content; !strings.Contains(first, "file 00 holds") {
+		t.Errorf("with masking off the first result was not sent whole: %.80q", first)
+	}
+}

@@ -97,6 +97,8 @@ type Config struct {
 	MCP []MCPServer
 	// Telemetry is where runs are exported (user config only).
 	Telemetry Telemetry
+	// Harness switches parts of the harness off (user config only).
+	Harness Harness
 	// WorkspaceRoot is the workspace (absolute, symlinks resolved), and
 	// WorkspaceTrusted whether the user config trusts it.
 	WorkspaceRoot    string

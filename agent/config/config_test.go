@@ -189,7 +189,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown top key", "modle: {}\n", "", `USER:1:1: unknown field "modle"; did you mean "model"?`},
 		{"unknown key in editor", "", `{"budget": {"steps": 1, "x": 2}}`, `editor settings:1:25: unknown field "x" (budget takes steps, tokens, cost_usd, wall)`},
 		{"unknown key in a list", "model:\n  fallback:\n    - {provider: openai, nmae: gpt-5}\n", "", `USER:3:26: unknown field "nmae"; did you mean "name"?`},
-		{"unknown key far from all", "verbose: true\n", "", `USER:1:1: unknown field "verbose" (the keys are model, approve, budget, policy, trusted, prices, sandbox, mcp, telemetry, network)`},
+		{"unknown key far from all", "verbose: true\n", "", `USER:1:1: unknown field "verbose" (the keys are model, approve, budget, policy, trusted, prices, sandbox, mcp, telemetry, network, harness)`},
 		{"bad duration", "budget:\n  wall: 5 minutes\n", "", `USER:2:9: invalid duration "5 minutes": time: unknown unit " minutes" in duration "5 minutes"`},
 		{"bad rule", "policy:\n  rules:\n    - {act: exec, effect: allow, pattern: \"go [\"}\n", "",
 			`USER:3:7: policy.rules[0]: invalid policy rule: argv pattern "go [": unclosed [ in glob`},

@@ -49,6 +49,7 @@ type file struct {
 	MCP       *fileMCP       `yaml:"mcp"`
 	Telemetry *fileTelemetry `yaml:"telemetry"`
 	Network   *fileNetwork   `yaml:"network"`
+	Harness   *fileHarness   `yaml:"harness"`
 }
 
 type fileModel struct {

@@ -50,6 +50,39 @@ type fileMCPServer struct {
 	Timeout *string           `yaml:"timeout"`
 }
 
+// Harness is the `harness` key (user config only): what a model sees,
+// switched off to measure what it is worth (docs/eval.md#variants).
+type Harness struct {
+	// NoMasking keeps old tool results whole (`masking: false`).
+	NoMasking bool
+	// NoReview skips showing the model its diff before the checks
+	// (`review_changes: false`).
+	NoReview bool
+}
+
+type fileHarness struct {
+	Masking       *bool `yaml:"masking"`
+	ReviewChanges *bool `yaml:"review_changes"`
+}
+
+// mergeHarness takes `harness` from the user config only: it changes
+// what every run's model is shown, the user's choice alone.
+func (c *Config) mergeHarness(p *parsed, kind source, warn func(key, why string)) {
+	if p.Harness == nil {
+		return
+	}
+	if kind != fromUser {
+		warn("harness", c.userOnly())
+		return
+	}
+	if m := p.Harness.Masking; m != nil {
+		c.Harness.NoMasking = !*m
+	}
+	if r := p.Harness.ReviewChanges; r != nil {
+		c.Harness.NoReview = !*r
+	}
+}
+
 type fileTelemetry struct {
 	OTLPEndpoint *string `yaml:"otlp_endpoint"`
 }

@@ -99,6 +99,7 @@ func (c *Config) merge(p *parsed, kind source, trusted bool, getenv func(string)
 	if err := c.mergeTelemetry(p, kind, warn); err != nil {
 		return err
 	}
+	c.mergeHarness(p, kind, warn)
 	return c.mergeSandbox(p, kind, untrusted, warn, getenv)
 }
 

@@ -179,7 +179,8 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 		MCP:   toolSource(mcp),
 		// The model sees its diff once before the checks
 		// (docs/architecture.md#what-the-model-sees).
-		ReviewChanges: true,
+		ReviewChanges: !cfg.Harness.NoReview,
+		NoMasking:     cfg.Harness.NoMasking,
 	})
 	if err != nil {
 		stopTelemetry()

@@ -32,8 +32,9 @@ M.CHOICES = {
 
 --- KEYS are the keys of each settings object, by dotted key ("": the section).
 M.KEYS = {
-  [""] = { "approve", "budget", "mcp", "model", "network", "policy", "prices", "sandbox", "telemetry", "trusted" },
+  [""] = { "approve", "budget", "harness", "mcp", "model", "network", "policy", "prices", "sandbox", "telemetry", "trusted" },
   ["budget"] = { "cost_usd", "steps", "tokens", "wall" },
+  ["harness"] = { "masking", "review_changes" },
   ["mcp"] = { "servers" },
   ["mcp.servers"] = { "command", "dir", "env", "name", "network", "timeout", "tools", "url" },
   ["model"] = { "api_key_env", "base_url", "cassette", "fallback", "first_byte_timeout", "idle_timeout", "name", "provider" },
