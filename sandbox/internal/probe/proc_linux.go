@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"time"
 	"unsafe"
@@ -24,6 +25,10 @@ func ptrace(a []string) error {
 	if err != nil {
 		return fmt.Errorf("pid %q: %w", a[0], err)
 	}
+	// The tracer is the thread that attached: detaching from another one
+	// is ESRCH ("no such process"), so the goroutine keeps its thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := unix.PtraceAttach(pid); err != nil {
 		return err
 	}
