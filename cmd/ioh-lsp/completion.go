@@ -274,6 +274,19 @@ func fishCompletion(w io.Writer, ss []cmdSpec) {
 // roff escapes text for a roff line.
 func roff(s string) string {
 	s = strings.NewReplacer(`\`, `\e`, "-", `\-`).Replace(s)
+	// A character outside ASCII ("×", "—") is written as its Unicode
+	// escape: troff reads its input as Latin-1 and warns on UTF-8 bytes.
+	if strings.IndexFunc(s, func(r rune) bool { return r > 0x7e }) >= 0 {
+		var b strings.Builder
+		for _, r := range s {
+			if r > 0x7e {
+				fmt.Fprintf(&b, `\[u%04X]`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		s = b.String()
+	}
 	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
 		s = `\&` + s
 	}
