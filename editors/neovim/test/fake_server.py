@@ -31,6 +31,12 @@ next_id = 1000
 runs = {}
 # The fixture's bug: calc.go line 5 (0-based 4) reads "\treturn a - b".
 FIX_RANGE = {"start": {"line": 4, "character": 8}, "end": {"line": 4, "character": 13}}
+# A goal naming "two hunks": the asked file (12 lines "l1".."l12") gets its
+# first and last lines changed, two hunks of the diff.
+TWO_DIFF = ("--- a/two.txt\n+++ b/two.txt\n@@ -1,4 +1,4 @@\n-l1\n+L1\n l2\n l3\n l4\n"
+            "@@ -9,4 +9,4 @@\n l9\n l10\n l11\n-l12\n+L12\n")
+TWO_EDITS = [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 2}}, "newText": "L1"},
+             {"range": {"start": {"line": 11, "character": 0}, "end": {"line": 11, "character": 3}}, "newText": "L12"}]
 DIFF = "--- a/calc.go\n+++ b/calc.go\n@@ -4,3 +4,3 @@\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b\n }\n"
 
 
@@ -104,7 +110,8 @@ def command(name, args):
             return {"runId": run}
         return {"runId": run, "__after": run}
     if name == "ioh.showDiff":
-        return {"runId": arg["runId"], "diff": DIFF}
+        two = "two hunks" in runs.get(arg["runId"], {}).get("goal", "")
+        return {"runId": arg["runId"], "diff": TWO_DIFF if two else DIFF}
     if name in ("ioh.approve", "ioh.reject"):
         run = runs.get(arg and arg.get("runId"))
         if run is None:
@@ -112,8 +119,9 @@ def command(name, args):
         if name == "ioh.reject":
             run["outcome"] = "rejected"
         else:
+            edits = TWO_EDITS if "two hunks" in run["goal"] else [{"range": FIX_RANGE, "newText": "a + b"}]
             res, err = request("workspace/applyEdit", {"label": "ioh: " + run["goal"], "edit": {
-                "changes": {run["uri"]: [{"range": FIX_RANGE, "newText": "a + b"}]}}})
+                "changes": {run["uri"]: edits}}})
             run["outcome"] = "applied" if (res and res.get("applied")) else "rejected"
             diag(run["uri"], "run %s, step 2: edit_file — make Add add" % run["runId"], 3)
         progress(run["runId"], {"kind": "end", "message": run["outcome"]})

@@ -18,7 +18,7 @@ H.run(function()
   vim.fn.writefile(vim.fn.readfile(here .. "/../doc/ioh.txt"), docdir .. "/ioh.txt")
   vim.cmd("helptags " .. vim.fn.fnameescape(docdir))
   vim.opt.runtimepath:append(vim.fn.fnamemodify(docdir, ":h"))
-  for _, tag in ipairs({ "ioh", "ioh.setup()", ":IohAsk", ":IohAsk!", ":IohFollowUp", ":IohRuns", "ioh-review", "ioh.status()" }) do
+  for _, tag in ipairs({ "ioh", "ioh.setup()", ":IohAsk", ":IohAsk!", ":IohFollowUp", ":IohRuns", "ioh-review", "ioh-review-hunks", "ioh.status()" }) do
     H.ok(pcall(vim.cmd, "help " .. tag), ":help " .. tag)
   end
   vim.cmd("helpclose")
@@ -96,7 +96,7 @@ H.run(function()
   H.eq(config.nearest("xyzzy", config.KNOWN), nil, "no suggestion when no key is near")
   H.eq(config.distance("kitten", "sitting"), 3, "edit distance")
   H.eq(config.validate({ cmd = { "/opt/ioh-lsp" } }).cmd, { "/opt/ioh-lsp" }, "a one-word cmd is kept as given (not merged with the default's serve)")
-  H.eq(config.validate({ review_keymaps = { approve = "A" } }).review_keymaps, { approve = "A", reject = "r", close = "q" }, "review_keymaps merge key by key")
+  H.eq(config.validate({ review_keymaps = { approve = "A" } }).review_keymaps, { approve = "A", reject = "r", toggle = "x", close = "q" }, "review_keymaps merge key by key")
   H.eq(config.with_ioh({ ioh = { sandbox = { require = "landlock" }, approve = "never" }, other = { x = 1 } }, { approve = "ask" }),
     { ioh = { sandbox = { require = "landlock" }, approve = "ask" }, other = { x = 1 } }, "user settings merge under the plugin's ioh section, typed options win")
   H.match(vim.fn.json_encode(config.with_ioh(nil, vim.empty_dict())), '^{"ioh": ?{}}$', "an empty ioh section stays an object on the wire")
@@ -137,8 +137,8 @@ H.run(function()
     "a budget stop says how to continue")
   H.eq({ status.end_notice("r-3", "completed: applied (run r-3, 3 steps, $0.0010)") }, { "ioh: completed: applied (run r-3, 3 steps, $0.0010)", L.INFO }, "a completed run's end")
   H.eq({ status.end_notice("r-4", "applied") }, { "ioh: run r-4 ended: applied", L.INFO }, "an end message without the run id names it")
-  H.eq(require("ioh.review").lines("r-1", "-a\n+b\n", nil, { approve = "a", reject = "r", close = "q" }),
-    { "# ioh run r-1: proposed change", "# a: apply   r: reject   q: close", "", "-a", "+b" }, "review buffer text")
+  H.eq(require("ioh.review").lines("r-1", "-a\n+b\n", nil, { approve = "a", reject = "r", toggle = "x", close = "q" }),
+    { "# ioh run r-1: proposed change", "# a: apply   r: reject   x: drop/keep the hunk   q: close", "", "-a", "+b" }, "review buffer text")
   local lines = require("ioh.runs").format({ { runId = "r-1", goal = "fix  it", outcome = "applied", steps = 3, tokens = 1200, costUsd = 0.01, started = "2026-11-29T22:00:00Z" } })
   H.eq(#lines, 2, "runs list has a header and one line")
   H.match(lines[2], "^r%-1%s+applied%s+3 steps%s+1200 tok %$0%.0100  2026%-11%-29T22:00:00Z  fix it$", "runs list line")
@@ -320,6 +320,78 @@ H.run(function()
   H.wait(2000, function() return #roots >= 2 end, "root_dir is asked for the other buffer")
   local on_ob = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = ob }) or vim.lsp.buf_get_clients(ob)
   H.eq(vim.tbl_count(on_ob), 0, "a buffer root_dir answers nil for is not attached")
+
+  -- Per-hunk review: of a two-hunk change, `x` on the second hunk drops it;
+  -- `a` then applies only the first hunk's edit.
+  local two = dir .. "/two.txt"
+  local twelve = {}
+  for i = 1, 12 do
+    twelve[i] = "l" .. i
+  end
+  vim.fn.writefile(twelve, two)
+  vim.cmd("edit " .. vim.fn.fnameescape(two))
+  local tb = vim.api.nvim_get_current_buf()
+  vim.cmd("IohAsk change two hunks")
+  local trun
+  H.wait(5000, function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      local id = vim.api.nvim_buf_get_name(b):match("ioh://review/(.+)$")
+      if id and vim.tbl_contains(vim.api.nvim_buf_get_lines(b, 0, -1, false), "+L12") then
+        trun = id
+        return true
+      end
+    end
+  end, "the two-hunk proposal opens its review")
+  local review = require("ioh.review")
+  local trb = review.find(trun)
+  local function marks()
+    local out = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(trb, vim.api.nvim_create_namespace("ioh_review"), 0, -1, { details = true })) do
+      local vt = m[4].virt_text
+      if vt then
+        table.insert(out, { vim.api.nvim_buf_get_lines(trb, m[2], m[2] + 1, false)[1], vt[1][1] })
+      end
+    end
+    return out
+  end
+  H.eq(marks(), { { "@@ -1,4 +1,4 @@", "  [kept]" }, { "@@ -9,4 +9,4 @@", "  [kept]" } }, "every hunk starts kept")
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(trb))
+  local lines = vim.api.nvim_buf_get_lines(trb, 0, -1, false)
+  local function row(text)
+    for i, l in ipairs(lines) do
+      if l == text then
+        return i
+      end
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { row(" l10"), 0 })
+  vim.api.nvim_feedkeys("x", "x", false)
+  H.eq(marks(), { { "@@ -1,4 +1,4 @@", "  [kept]" }, { "@@ -9,4 +9,4 @@", "  [dropped]" } }, "x drops the hunk under the cursor")
+  vim.api.nvim_win_set_cursor(0, { row("-l1"), 0 })
+  vim.api.nvim_feedkeys("x", "x", false)
+  local warned = {}
+  vim.notify = function(m) table.insert(warned, m) end
+  vim.api.nvim_feedkeys("a", "x", false)
+  vim.notify = orig
+  H.match(warned[1] or "", "every hunk is dropped; keep one %(x in the review%) or reject", "approving with every hunk dropped is refused")
+  local function approves()
+    local n = 0
+    for _, m in ipairs(calls()) do
+      n = n + ((m.params and m.params.command == "ioh.approve") and 1 or 0)
+    end
+    return n
+  end
+  local before = approves()
+  vim.wait(300)
+  H.eq(approves(), before, "and no approval is sent")
+  vim.api.nvim_feedkeys("x", "x", false)
+  H.eq(marks(), { { "@@ -1,4 +1,4 @@", "  [kept]" }, { "@@ -9,4 +9,4 @@", "  [dropped]" } }, "x again keeps the hunk")
+  vim.api.nvim_feedkeys("a", "x", false)
+  H.wait(5000, function() return review.find(trun) == nil end, "approving closes the review")
+  local want = vim.deepcopy(twelve)
+  want[1] = "L1"
+  H.eq(vim.api.nvim_buf_get_lines(tb, 0, -1, false), want, "only the kept hunk is applied")
+  H.eq(H.read(two), table.concat(want, "\n") .. "\n", "and saved")
 
   client.stop()
 end)

@@ -16,7 +16,7 @@ M.defaults = {
   autostart = true,
   save_on_apply = true, -- write the buffers an approved ioh edit touched
   keymaps = false, -- false, or { ask = "<leader>ia", run = ..., approve = ..., reject = ..., cancel = ..., trace = ..., runs = ..., review = ... }
-  review_keymaps = { approve = "a", reject = "r", close = "q" },
+  review_keymaps = { approve = "a", reject = "r", toggle = "x", close = "q" },
   -- The keys every Neovim LSP setup passes, as nvim-lspconfig names them:
   -- on_attach(client, bufnr) is called on each attached buffer;
   -- capabilities are merged (vim.tbl_deep_extend) over Neovim's own;

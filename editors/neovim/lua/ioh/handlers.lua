@@ -99,6 +99,11 @@ end
 
 M["workspace/applyEdit"] = function(err, result, ctx, config)
   local d = default("workspace/applyEdit")
+  local dropped = require("ioh.review").take_armed()
+  if dropped and result and result.edit then
+    -- The approval from the review buffer kept only some hunks.
+    result = vim.tbl_extend("force", result, { edit = require("ioh.review").filter_edit(result.edit, dropped) })
+  end
   local res = d(err, result, ctx, config)
   local opts = require("ioh.client").options()
   if res and res.applied and result and result.edit and opts and opts.save_on_apply then

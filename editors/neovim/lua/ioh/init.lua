@@ -192,6 +192,7 @@ end
 local function answered(id, verb)
   return function(err, result)
     if err then
+      require("ioh.review").take_armed() -- no applyEdit came for it
       return notify(string.format("%s %s failed: %s", verb, id, err_text(err)), vim.log.levels.ERROR)
     end
     status.set_pending(id, false)
@@ -206,6 +207,11 @@ function M.approve(id)
   id = target(id, true)
   if not id then
     return notify("approve: no run to approve", vim.log.levels.WARN)
+  end
+  -- Hunks dropped in the review buffer leave the applyEdit that follows.
+  local ok, why = require("ioh.review").arm(id)
+  if not ok then
+    return notify("approve: " .. why, vim.log.levels.WARN)
   end
   client.execute("ioh.approve", { runId = id }, answered(id, "approved"))
 end
