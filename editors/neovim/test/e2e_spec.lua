@@ -4,7 +4,8 @@
 -- the change in its sandbox and holds the proposal, the review buffer shows
 -- the diff, `a` applies it; then the buffer and the disk are fixed, the
 -- project's test passes and `ioh` diagnostics are shown; a follow-up on
--- that run (:IohFollowUp) starts a new run whose trace names it.
+-- that run (:IohFollowUp) starts a new run whose trace names it; a
+-- two-hunk change with one hunk dropped in the review is applied in part.
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 package.path = here .. "/?.lua;" .. package.path
 local H = require("helpers")
@@ -138,6 +139,49 @@ H.run(function()
     local res = client.get(buf).request_sync("workspace/executeCommand", { command = "ioh.trace", arguments = { { runId = next_run } } }, 10000, buf)
     local file = res and res.result and res.result.file
     H.match(file and H.read(file) or vim.inspect(res), 'follows="' .. run:gsub("%-", "%%-") .. '"', "the follow-up's trace names the run it follows")
+  end
+
+  -- Per-hunk review: a change with two hunks (one.txt's first and last
+  -- lines), the second dropped with `x`; `a` applies the first only and
+  -- the server records the run applied in part.
+  local words = { "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve" }
+  vim.fn.writefile(words, dir .. "/words.txt")
+  vim.fn.writefile({ vim.json.encode({ version = 1, turns = {
+    { tool_calls = { { name = "edit_file", arguments = { path = "words.txt", old = "one\n", new = "ONE\n" } } } },
+    { tool_calls = { { name = "edit_file", arguments = { path = "words.txt", old = "twelve\n", new = "TWELVE\n" } } } },
+    { tool_calls = { { name = "finish", arguments = { summary = "words shouted at both ends" } } } },
+  } }) }, dir .. "/two.json")
+  vim.fn.writefile({ "version: 1", "goal: shout the first and last words", "model: {provider: replay, name: t, cassette: two.json}" }, dir .. "/two.ioh.yaml")
+  vim.cmd("IohRun " .. vim.fn.fnameescape(dir .. "/two.ioh.yaml"))
+  local two, trb
+  H.wait(TIMEOUT, function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      local id = vim.api.nvim_buf_get_name(b):match("ioh://review/(.+)$")
+      if id and vim.tbl_contains(vim.api.nvim_buf_get_lines(b, 0, -1, false), "+TWELVE") then
+        two, trb = id, b
+        return true
+      end
+    end
+  end, "the two-hunk change opens its review", context)
+  if H.ok(two ~= nil, "the two-hunk change is held for review", context()) then
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(trb))
+    local lines = vim.api.nvim_buf_get_lines(trb, 0, -1, false)
+    for i, l in ipairs(lines) do
+      if l == "+TWELVE" then
+        vim.api.nvim_win_set_cursor(0, { i, 0 })
+      end
+    end
+    vim.api.nvim_feedkeys("x", "x", false)
+    vim.api.nvim_feedkeys("a", "x", false)
+    local want = vim.deepcopy(words)
+    want[1] = "ONE"
+    H.wait(30000, function()
+      return H.read(dir .. "/words.txt") == table.concat(want, "\n") .. "\n"
+    end, "words.txt holds only the kept hunk", function() return vim.inspect(H.read(dir .. "/words.txt")) .. "\n" .. context() end)
+    ended("run " .. two:gsub("%-", "%%-") .. " approved")
+    local res = client.get(buf).request_sync("workspace/executeCommand", { command = "ioh.trace", arguments = { { runId = two } } }, 10000, buf)
+    local file = res and res.result and res.result.file
+    H.match(file and H.read(file) or vim.inspect(res), "applied in part: words.txt: 1 of 2 hunks", "the server records the run applied in part")
   end
   client.stop()
 end)
