@@ -157,9 +157,12 @@ func (a approver) ApproveChange(ctx context.Context, p *agent.Proposal) (agent.D
 		return a.answerChange(ctx, p, tc, mode)
 	}
 	a.ss.update(tc)
-	choice, err := a.ask(ctx, tc, changeOptions)
+	choice, err := a.ask(ctx, tc, changeOptionsFor(p.Changes))
 	if err != nil {
 		return agent.Decision{}, err
+	}
+	if choice == optChoose {
+		return a.chooseFiles(ctx, p, tc.ToolCallID)
 	}
 	if choice == optAllowOnce {
 		a.ss.tr.expectOutcome(p.Run)

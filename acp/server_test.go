@@ -38,6 +38,8 @@ type client struct {
 	// asked are the methods of the agent's requests to the client, in
 	// order.
 	asked []string
+	// store is the last engine's trace store.
+	store *trace.Store
 }
 
 func newClient(t *testing.T, cassette string, onAsk func(map[string]any) any) *client {
@@ -54,6 +56,7 @@ func newClientSink(t *testing.T, cassette string, also func(trace.Event), onAsk 
 	t.Cleanup(cancel)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	c := &client{t: t, ctx: ctx, in: inW, wait: map[float64]chan map[string]any{}, onAsk: onAsk, done: make(chan error, 1)}
 	log := slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(t.Output(), nil))
@@ -69,9 +72,11 @@ func newClientSink(t *testing.T, cassette string, also func(trace.Event), onAsk 
 			if err != nil {
 				return nil, err
 			}
+			c.mu.Lock()
+			c.store = e.Store
+			c.mu.Unlock()
 			return &Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
 		}})
-	c := &client{t: t, ctx: ctx, in: inW, wait: map[float64]chan map[string]any{}, onAsk: onAsk, done: make(chan error, 1)}
 	go func() { c.done <- srv.Serve(ctx, inR, outW); outW.Close() }()
 	go c.read(outR)
 	t.Cleanup(func() {
@@ -178,12 +183,18 @@ func workspaceWithTask(t *testing.T) (ws, task, cassette string) {
  {"tool_calls":[{"name":"edit_file","arguments":{"path":"stats.go","old":"float64(len(xs)-1)","new":"float64(len(xs))"}}],"usage":{"input_tokens":100,"output_tokens":10}},
  {"tool_calls":[{"name":"finish","arguments":{"summary":"fixed"}}],"usage":{"input_tokens":100,"output_tokens":10}}]}`,
 	}
+	writeFiles(t, files)
+	return ws, task, cassette
+}
+
+// writeFiles writes each path's content.
+func writeFiles(t *testing.T, files map[string]string) {
+	t.Helper()
 	for p, s := range files {
 		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return ws, task, cassette
 }
 
 func readFile(t *testing.T, p string) string {
