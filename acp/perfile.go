@@ -86,7 +86,9 @@ func (a approver) chooseFiles(ctx context.Context, p *agent.Proposal, changeID s
 			return agent.Decision{}, err
 		}
 	}
-	a.recordPartial(p.Run, files)
+	if conf, err := p.Changes.Conflicts(); err == nil && len(conf) == 0 {
+		a.recordPartial(p.Run, files) // else the apply refuses the change: nothing to record
+	}
 	return agent.Decision{Answer: agent.AllowOnce, Reason: "applied in part: " + pathsOf(kept) + " applied; " + pathsOf(dropped) + " dropped"}, nil
 }
 

@@ -113,3 +113,27 @@ func TestChooseFilesWritesOnlyTheAccepted(t *testing.T) {
 		t.Errorf("b.txt after /undo: %q", got)
 	}
 }
+
+// TestChooseFilesRejectingEveryFileDiscards: leaving both files as they
+// are discards the change: nothing is written and the run is rejected.
+func TestChooseFilesRejectingEveryFileDiscards(t *testing.T) {
+	ws, task, cassette := workspaceTwoFiles(t)
+	c := newClient(t, cassette, func(p map[string]any) any {
+		if strings.HasSuffix(p["toolCall"].(map[string]any)["toolCallId"].(string), "/change") {
+			return selected(optChoose)
+		}
+		return selected(optRejectOnce)
+	})
+	sid := openSession(t, c, ws)
+	c.call(methodSessionPrompt, taskPrompt(sid, task))
+	if a, b := readFile(t, filepath.Join(ws, "a.txt")), readFile(t, filepath.Join(ws, "b.txt")); a != "alpha old\n" || b != "beta old\n" {
+		t.Errorf("rejecting every file wrote: a.txt %q, b.txt %q", a, b)
+	}
+	c.mu.Lock()
+	store := c.store
+	c.mu.Unlock()
+	rows, err := store.Runs(context.Background())
+	if err != nil || len(rows) != 1 || rows[0].Outcome != "rejected" {
+		t.Fatalf("runs: %+v %v", rows, err)
+	}
+}
