@@ -76,6 +76,7 @@ func (s *Server) commandRun(ctx context.Context, a api.RunArgs) (api.RunRef, err
 		return api.RunRef{}, err
 	}
 	s.startedFrom(path)
+	s.markIgnored(path, id)
 	return api.RunRef{RunID: id}, nil
 }
 

@@ -10,13 +10,14 @@ import (
 )
 
 // Trace diagnostics describe text: an edited range, a failing check's
-// line, the task-file line a refused start names. When the user changes
-// that text the diagnostic no longer says anything true and goes; an edit
-// above it moves it with its line. A newer run of the same task replaces
-// the diagnostics of the runs before it (docs/lsp.md#diagnostics).
+// line, the task-file line a refused start names, an ignored setting's
+// line. When the user changes that text the diagnostic no longer says
+// anything true and goes; an edit above it moves it with its line. A
+// newer run of the same task replaces the diagnostics of the runs before
+// it (docs/lsp.md#diagnostics).
 
 // textKinds are the kinds whose diagnostics sit on text, not on a file.
-var textKinds = []string{kindEdit, kindCheck, kindRefused}
+var textKinds = []string{kindEdit, kindCheck, kindRefused, kindIgnored}
 
 // textChanged updates the text diagnostics of path after a didChange:
 // each incremental change drops the diagnostics whose lines it touches

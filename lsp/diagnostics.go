@@ -36,6 +36,10 @@ const (
 	// (refused.go).
 	kindRefused    = "refused"
 	codeRunRefused = "run-refused"
+	// kindIgnored marks the task-file line of a setting a started run's
+	// preparation ignored (ignored.go).
+	kindIgnored        = "ignored"
+	codeSettingIgnored = "setting-ignored"
 )
 
 // diagData travels in Diagnostic.Data so code actions find the run.
@@ -138,7 +142,7 @@ func (s *Server) publish(paths map[string]bool) {
 	for p := range paths {
 		list := []protocol.Diagnostic{}
 		for _, r := range runs {
-			for _, k := range []string{kindEdit, kindCheck, kindPolicy, kindHeld, kindBudget, kindRefused} {
+			for _, k := range []string{kindEdit, kindCheck, kindPolicy, kindHeld, kindBudget, kindRefused, kindIgnored} {
 				for _, e := range d.byRun[r][k] {
 					if e.path == p {
 						list = append(list, e.diag)
