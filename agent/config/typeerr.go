@@ -65,16 +65,25 @@ func typeError(f *ast.File, source string, err error) *Error {
 // nodeAt finds the value node whose token is at p and the path of keys
 // and indices ("[0]") leading to it.
 func nodeAt(n ast.Node, p *token.Position, path []string, depth int) (ast.Node, []string, bool) {
+	return walkAt(n, path, depth, func(n ast.Node, path []string) bool {
+		return len(path) > 0 && tokenAt(n, p)
+	})
+}
+
+// walkAt walks n depth first, each node with the path of keys and
+// indices ("[0]") that leads to it, and returns the first node at accepts
+// and its path.
+func walkAt(n ast.Node, path []string, depth int, at func(ast.Node, []string) bool) (ast.Node, []string, bool) {
 	if n == nil || depth > 64 {
 		return nil, nil, false
 	}
-	if t := n.GetToken(); t != nil && t.Position != nil && t.Position.Line == p.Line && t.Position.Column == p.Column && len(path) > 0 {
+	if at(n, path) {
 		return n, path, true
 	}
 	switch n := n.(type) {
 	case *ast.MappingNode:
 		for _, v := range n.Values {
-			if r, rp, ok := nodeAt(v, p, path, depth+1); ok {
+			if r, rp, ok := walkAt(v, path, depth+1, at); ok {
 				return r, rp, true
 			}
 		}
@@ -83,19 +92,25 @@ func nodeAt(n ast.Node, p *token.Position, path []string, depth int) (ast.Node, 
 		if n.Key != nil {
 			key = strings.Trim(n.Key.String(), `"'`)
 		}
-		return nodeAt(n.Value, p, append(append([]string(nil), path...), key), depth+1)
+		return walkAt(n.Value, append(append([]string(nil), path...), key), depth+1, at)
 	case *ast.SequenceNode:
 		for i, v := range n.Values {
-			if r, rp, ok := nodeAt(v, p, append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]"), depth+1); ok {
+			if r, rp, ok := walkAt(v, append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]"), depth+1, at); ok {
 				return r, rp, true
 			}
 		}
 	case *ast.TagNode:
-		return nodeAt(n.Value, p, path, depth+1)
+		return walkAt(n.Value, path, depth+1, at)
 	case *ast.AnchorNode:
-		return nodeAt(n.Value, p, path, depth+1)
+		return walkAt(n.Value, path, depth+1, at)
 	}
 	return nil, nil, false
+}
+
+// tokenAt reports whether n's token starts at p.
+func tokenAt(n ast.Node, p *token.Position) bool {
+	t := n.GetToken()
+	return t != nil && t.Position != nil && t.Position.Line == p.Line && t.Position.Column == p.Column
 }
 
 func joinPath(path []string) string {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -53,39 +52,11 @@ func unknownKey(f *ast.File, source string, err error) *Error {
 // keyAt finds the mapping key whose token is at p and returns the path
 // of the mapping that holds it.
 func keyAt(n ast.Node, p *token.Position, path []string, depth int) ([]string, bool) {
-	if n == nil || depth > 64 {
-		return nil, false
-	}
-	switch n := n.(type) {
-	case *ast.MappingNode:
-		for _, v := range n.Values {
-			if rp, ok := keyAt(v, p, path, depth+1); ok {
-				return rp, true
-			}
-		}
-	case *ast.MappingValueNode:
-		if n.Key != nil {
-			if t := n.Key.GetToken(); t != nil && t.Position != nil && t.Position.Line == p.Line && t.Position.Column == p.Column {
-				return path, true
-			}
-		}
-		key := ""
-		if n.Key != nil {
-			key = strings.Trim(n.Key.String(), `"'`)
-		}
-		return keyAt(n.Value, p, append(append([]string(nil), path...), key), depth+1)
-	case *ast.SequenceNode:
-		for i, v := range n.Values {
-			if rp, ok := keyAt(v, p, append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]"), depth+1); ok {
-				return rp, true
-			}
-		}
-	case *ast.TagNode:
-		return keyAt(n.Value, p, path, depth+1)
-	case *ast.AnchorNode:
-		return keyAt(n.Value, p, path, depth+1)
-	}
-	return nil, false
+	_, rp, ok := walkAt(n, path, depth, func(n ast.Node, _ []string) bool {
+		mv, ok := n.(*ast.MappingValueNode)
+		return ok && mv.Key != nil && tokenAt(mv.Key, p)
+	})
+	return rp, ok
 }
 
 // keysOf lists the keys a struct of the configuration takes, in order.
