@@ -25,9 +25,13 @@ type ActRequest struct {
 
 // Proposal is a finished run's change offered for approval.
 type Proposal struct {
-	Run      string
-	Goal     string
-	Summary  string
+	Run     string
+	Goal    string
+	Summary string
+	// Changes is the very set the harness applies (and snapshots for
+	// undo) on AllowOnce: an approver that accepts only part of the
+	// change narrows it here first, reverting each dropped file to its
+	// base, and records what it dropped (acp/perfile.go).
 	Changes  *workspace.ChangeSet
 	Report   *verify.Report // nil when the contract has no checks
 	Verified bool
