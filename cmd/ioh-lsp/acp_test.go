@@ -80,6 +80,10 @@ func TestAcpCommand(t *testing.T) {
 	if e := next("relative cwd")["error"].(map[string]any); e["code"] != -32602.0 {
 		t.Errorf("relative cwd: %v", e)
 	}
+	// A notification the server writes after the last reply read (a
+	// session's available_commands_update may follow a later reply) must
+	// not block it on the unread pipe: read on until it ends.
+	go io.Copy(io.Discard, outR)
 	inW.Close()
 	select {
 	case c := <-code:
