@@ -20,7 +20,7 @@ all: build
 # same source gives the same bytes: a second `make build` relinks nothing
 # (bench/rebuild.sh) and `make install` reuses build's cache.
 INIT_BIN   := bin/ioh-sandbox-init
-HASHVAR    := github.com/ioh-lsp/ioh-lsp/sandbox.initProgramHash
+HASHVAR    := github.com/ioh-lsp/ioh-lsp/internal/sandbox.initProgramHash
 BUILDFLAGS := -trimpath
 # sha256 FILE: the file's SHA-256 in hex, in a recipe.
 sha256 = $$( (sha256sum $(1) 2>/dev/null || shasum -a 256 $(1)) | cut -d' ' -f1)
@@ -59,8 +59,8 @@ test-go: build
 test-cross:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
-	GOOS=darwin GOARCH=arm64 $(GO) vet ./sandbox/...
-	GOOS=windows GOARCH=amd64 $(GO) vet ./sandbox/...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./internal/sandbox/...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./internal/sandbox/...
 
 # schema: regenerate schema/commands.schema.json, settings.schema.json, the
 # VS Code extension's src/api.generated.ts and the Neovim plugin's

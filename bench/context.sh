@@ -12,5 +12,5 @@
 #     ones stubs: asserted by the test).
 set -eu
 cd "$(dirname "$0")/.."
-out=$(IOH_BENCH=1 go test -count=1 -run '^TestContext(LongRun|ManyReads)Figures$' -v ./agent/ 2>&1) || { echo "$out"; exit 1; }
+out=$(IOH_BENCH=1 go test -count=1 -run '^TestContext(LongRun|ManyReads)Figures$' -v ./internal/agent/ 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | grep '^FIGURE' | sed 's/^FIGURE //' | tr ' ' '\n' | sed 's/=/: /'

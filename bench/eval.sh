@@ -1,6 +1,6 @@
 #!/bin/bash
 # Eval figures (docs/eval.md), as ratios measured in this run:
-#  1. A 20-task suite generated from eval/generate/testdata/calc (ioh-lsp
+#  1. A 20-task suite generated from internal/eval/generate/testdata/calc (ioh-lsp
 #     eval generate --cassettes), 2 replayed variants x 2 repeats = 80
 #     cells, split 4 ways: the sharded eval (4 shards at once, then eval
 #     merge) against its slowest shard (goal <= 2x), and the merged
@@ -18,7 +18,7 @@ export IOH_STATE_DIR=$tmp/state GOFLAGS= GOTOOLCHAIN=local GOPROXY=off
 now() { date +%s%N; }
 ms() { echo $(( ($2 - $1) / 1000000 )); }
 
-"$bin" eval generate eval/generate/testdata/calc --count 20 --seed 1 --max-tries 400 --cassettes --out "$tmp/suite" >/dev/null 2>"$tmp/gen.log" || { cat "$tmp/gen.log"; exit 1; }
+"$bin" eval generate internal/eval/generate/testdata/calc --count 20 --seed 1 --max-tries 400 --cassettes --out "$tmp/suite" >/dev/null 2>"$tmp/gen.log" || { cat "$tmp/gen.log"; exit 1; }
 tasks=$(grep -c '^  - id:' "$tmp/suite/suite.yaml")
 echo "suite: $tasks generated tasks x 2 variants x 2 repeats"
 

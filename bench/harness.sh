@@ -7,5 +7,5 @@
 # commit is fsynced before the next step starts.
 set -eu
 cd "$(dirname "$0")/.."
-out=$(IOH_BENCH=1 go test -count=1 -run '^TestHarnessFigures$' -v ./agent/ 2>&1) || { echo "$out"; exit 1; }
+out=$(IOH_BENCH=1 go test -count=1 -run '^TestHarnessFigures$' -v ./internal/agent/ 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | grep '^FIGURE' | sed 's/^FIGURE //' | tr ' ' '\n' | sed 's/=/: /'

@@ -110,7 +110,7 @@ chmod 755 "$work" # the ordinary-user re-runs append to the counts too
 mkdir -m 777 "$work/counts"
 counts="$work/counts/counts.txt"
 install -m 666 /dev/null "$counts"
-(cd "$repo" && go test -c -o "$work/sandbox.test" ./sandbox)
+(cd "$repo" && go test -c -o "$work/sandbox.test" ./internal/sandbox)
 if IOH_CONTAIN_COUNTS="$counts" "$work/sandbox.test" -test.run '^(TestTierContainment|TestTierContainmentOtherModes)$' -test.count=1 >"$work/contain.log" 2>&1; then
 	echo
 	echo "containment (paired cases whose uncontained control succeeded):"

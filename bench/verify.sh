@@ -11,6 +11,6 @@
 #     a spool file; before, a 1 MiB cap killed the run).
 set -eu
 cd "$(dirname "$0")/.."
-a=$(IOH_BENCH=1 go test -count=1 -run '^TestFailureTextChattySuite$' -v ./agent/ 2>&1) || { echo "$a"; exit 1; }
-b=$(IOH_BENCH=1 go test -count=1 -run '^TestBigSuiteVerified$' -v ./agent/verify/ 2>&1) || { echo "$b"; exit 1; }
+a=$(IOH_BENCH=1 go test -count=1 -run '^TestFailureTextChattySuite$' -v ./internal/agent/ 2>&1) || { echo "$a"; exit 1; }
+b=$(IOH_BENCH=1 go test -count=1 -run '^TestBigSuiteVerified$' -v ./internal/agent/verify/ 2>&1) || { echo "$b"; exit 1; }
 printf '%s\n%s\n' "$a" "$b" | grep '^FIGURE' | sed 's/^FIGURE //' | tr ' ' '\n' | sed 's/=/: /'

@@ -13,8 +13,9 @@
 // program, re-executed.
 //
 // What is stable: the names declared in this package and their
-// documented behaviour. The types they alias (from agent, agent/contract,
-// sandbox and internal/sandboxexec) may gain fields and methods; the
-// packages behind them may move under internal/ and are not covered.
+// documented behaviour. The types they alias (from internal/agent,
+// internal/agent/contract, internal/sandbox and internal/sandboxexec) may
+// gain fields and methods; the packages behind them are internal (a
+// program outside this module cannot import them) and are not covered.
 // See README.md in this directory.
 package ioh

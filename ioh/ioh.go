@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/approve"
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
 // Contract is a parsed task contract (docs/contract.md).

@@ -3,8 +3,8 @@ package ioh
 import (
 	"log/slog"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
 // Runner runs one command contained in the strongest sandbox tier that

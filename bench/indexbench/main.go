@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 type query struct {

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/netproxy"
+	"github.com/ioh-lsp/ioh-lsp/internal/netproxy"
 )
 
 func main() {

@@ -35,8 +35,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // oldMaxResult is the old read_file's only bound: 64 KiB, cut mid-line.

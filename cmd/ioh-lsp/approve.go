@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 

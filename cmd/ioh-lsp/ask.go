@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/approve"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
 )
 
 // Colour, kept minimal: on stderr, when it is a terminal and NO_COLOR is

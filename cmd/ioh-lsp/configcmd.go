@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 

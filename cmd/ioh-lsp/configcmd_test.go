@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 )
 
 // testConfig: in an untrusted workspace, config shows the user config's

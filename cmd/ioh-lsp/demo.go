@@ -20,7 +20,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/examples/demo"
-	"github.com/ioh-lsp/ioh-lsp/lsp/lspclient"
+	"github.com/ioh-lsp/ioh-lsp/internal/lsp/lspclient"
 )
 
 // cmdDemo is the embedded default: it copies the bundled example (a Go

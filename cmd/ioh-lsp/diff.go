@@ -8,9 +8,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // cmdDiff prints a run's change as a unified diff `git apply` takes

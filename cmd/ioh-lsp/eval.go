@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/eval/generate"
-	"github.com/ioh-lsp/ioh-lsp/eval/report"
-	"github.com/ioh-lsp/ioh-lsp/eval/result"
-	"github.com/ioh-lsp/ioh-lsp/eval/runner"
-	"github.com/ioh-lsp/ioh-lsp/eval/suite"
+	"github.com/ioh-lsp/ioh-lsp/internal/eval/generate"
+	"github.com/ioh-lsp/ioh-lsp/internal/eval/report"
+	"github.com/ioh-lsp/ioh-lsp/internal/eval/result"
+	"github.com/ioh-lsp/ioh-lsp/internal/eval/runner"
+	"github.com/ioh-lsp/ioh-lsp/internal/eval/suite"
 )
 
 // cmdEval runs a suite (docs/eval.md): every (task, variant, repeat) cell

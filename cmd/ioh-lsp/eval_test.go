@@ -12,8 +12,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/ioh-lsp/ioh-lsp/eval/result"
-	"github.com/ioh-lsp/ioh-lsp/eval/runner"
+	"github.com/ioh-lsp/ioh-lsp/internal/eval/result"
+	"github.com/ioh-lsp/ioh-lsp/internal/eval/runner"
 )
 
 const evalSuite = "../../examples/eval/suite.yaml"

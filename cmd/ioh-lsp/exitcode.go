@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // exitStorage: the trace store failed (docs/cli.md#exit-codes-of-run-and-resume).

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // cmdGrep is `ioh-lsp grep PATTERN [DIR] [-F] [-i] [--glob G]... [--max N]`:

@@ -12,9 +12,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/agent/provider"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/provider"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 

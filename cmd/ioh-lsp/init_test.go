@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
 )
 
 // TestStartCommandsBinary drives init, config, ask, undo, completion and man through the built

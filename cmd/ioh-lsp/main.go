@@ -18,8 +18,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/approve"
-	"github.com/ioh-lsp/ioh-lsp/agent/suggest"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/suggest"
 )
 
 // command is one sub-command of the binary.

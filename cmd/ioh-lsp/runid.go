@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 

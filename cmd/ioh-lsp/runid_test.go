@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // TestPickRun: a run id, a unique prefix (with or without "r-") and

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
 )
 
 // exitSandboxSetup is the exit code of `sandbox run` when the sandbox

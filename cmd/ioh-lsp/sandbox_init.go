@@ -1,6 +1,6 @@
 package main
 
-import "github.com/ioh-lsp/ioh-lsp/sandbox"
+import "github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 
 // maybeSandboxInit runs the sandbox's re-executed stages (PID 1 of a Linux
 // sandbox, its exec stage, the floor's rlimit stage) when this process was

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/netproxy"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/internal/netproxy"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 )
 
 // netAllow is the egress proxy of `sandbox run --net-allow`: every

@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/lsp"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
-	"github.com/ioh-lsp/ioh-lsp/lsp"
 )
 
 // cmdServe runs the language server over stdio. Logs go to stderr (stdout

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/suggest"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/suggest"
 )
 
 // didYouMeanFlag adds "did you mean --X?" to the flag package's "flag

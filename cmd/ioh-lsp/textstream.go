@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // The model's text as it streams in (docs/cli.md#progress): each

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // streamingModel is an OpenAI-compatible server speaking the chat

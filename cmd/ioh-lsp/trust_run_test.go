@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 )
 
 // trustWorld is a git work tree with a task file in .ioh/tasks and a user

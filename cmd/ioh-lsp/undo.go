@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 

@@ -14,7 +14,7 @@ package main
 import (
 	"os"
 
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 )
 
 func main() {

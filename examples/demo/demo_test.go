@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/provider/replay"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/provider/replay"
 )
 
 func TestExtractGivesAModuleWithAFailingTest(t *testing.T) {

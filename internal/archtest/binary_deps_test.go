@@ -51,7 +51,7 @@ func binaryDeps(t *testing.T) []string {
 		t.Fatalf("go list: %v\n%s", err, stderr.String())
 	}
 	deps := strings.Fields(string(out))
-	if !contains(deps, module+"/cmd/ioh-lsp") || !contains(deps, module+"/agent/contract") {
+	if !contains(deps, module+"/cmd/ioh-lsp") || !contains(deps, module+"/internal/agent/contract") {
 		t.Fatalf("go list -deps ./cmd/ioh-lsp listed %d packages without the binary and its contract parser; the test is looking in the wrong place", len(deps))
 	}
 	return deps

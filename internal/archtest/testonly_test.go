@@ -15,12 +15,12 @@ var testOnly = []string{
 	"testing/iotest",
 	"testing/quick",
 	"net/http/httptest",
-	module + "/lsp/lsptest",
+	module + "/internal/lsp/lsptest",
 }
 
 func TestBinaryLinksNoTestPackages(t *testing.T) {
 	deps := binaryDeps(t)
-	if !contains(deps, module+"/lsp/lspclient") {
+	if !contains(deps, module+"/internal/lsp/lspclient") {
 		t.Fatalf("lsp/lspclient is not among ioh-lsp's %d packages; the demo's editor moved, update the test", len(deps))
 	}
 	for _, d := range deps {

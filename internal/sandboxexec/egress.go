@@ -6,9 +6,9 @@ import (
 	"net/netip"
 	"sync"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contain"
-	"github.com/ioh-lsp/ioh-lsp/netproxy"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/netproxy"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 )
 
 var _ contain.EgressProvider = (*Adapter)(nil)

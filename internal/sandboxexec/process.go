@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contain"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 )
 
 // DefaultLifetime caps a long-lived contained process (an MCP server)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // HostRunProtected returns what must stay read-only inside the writable

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contain"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // Defaults for requests that leave them at zero.

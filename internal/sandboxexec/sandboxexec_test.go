@@ -11,10 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 func TestMain(m *testing.M) {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contain"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 const noUsernsEnv = "IOH_SANDBOXEXEC_NO_USERNS"

@@ -30,7 +30,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/ioh-lsp/ioh-lsp/lsp/api"
+	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
 )
 
 // generated maps each file (from the module root) to its generator.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 )
 

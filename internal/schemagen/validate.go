@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/lsp/api"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
 )
 
 // maxRecord bounds one recorded line.

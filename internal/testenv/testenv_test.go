@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // The server's engines (Options.Index) keep a workspace index under the

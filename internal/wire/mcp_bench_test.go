@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
-	"github.com/ioh-lsp/ioh-lsp/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
-	"github.com/ioh-lsp/ioh-lsp/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/agent/tools"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
 )
 
 // TestClientMCPServersNeedATrustedWorkspace: the MCP servers an ACP

@@ -1,8 +1,8 @@
 package wire
 
 import (
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 )
 
 // SandboxSettings is what the configuration's `sandbox` key gives every

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/telemetry"
 )
 

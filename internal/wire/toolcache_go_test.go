@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ioh-lsp/ioh-lsp/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // TestSandboxedGoTestOfAnOldModuleWithReadOnlyHostCache: a real `go test`

@@ -3,7 +3,7 @@ package wire
 import (
 	"sync"
 
-	"github.com/ioh-lsp/ioh-lsp/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 )
 
 // warmUsers counts the engines of this process that run their commands

@@ -17,17 +17,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/agent/contain"
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/agent/mcptool"
-	"github.com/ioh-lsp/ioh-lsp/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/agent/provider"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/provider"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
-	"github.com/ioh-lsp/ioh-lsp/workspace"
+	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
 // Overrides are per-invocation choices that win over the contract (CLI

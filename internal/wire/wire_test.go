@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ioh-lsp/ioh-lsp/agent"
-	"github.com/ioh-lsp/ioh-lsp/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 func TestApplyOverrides(t *testing.T) {

@@ -1,0 +1,18 @@
+package runner
+
+import (
+	"os"
+	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
+)
+
+// TestMain runs the sandbox's re-executed stages (the cells' checks run
+// in the real sandbox) and gives the tests a world of their own.
+func TestMain(m *testing.M) {
+	if sandbox.Init() {
+		return
+	}
+	os.Exit(testenv.Main(m))
+}
