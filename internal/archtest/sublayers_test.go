@@ -1,0 +1,92 @@
+package archtest
+
+import (
+	"strings"
+	"testing"
+)
+
+// A subRule constrains the module imports of the packages at or under
+// pkg (a path relative to the module), inside a layer that TestLayering
+// treats as one: which of the engine's own parts may reach which.
+//
+//   - only: every module import must be at or under one of these paths
+//     (an empty, non-nil list: a leaf that imports nothing of the module).
+//   - deny: no module import may be at or under one of these paths.
+//
+// Imports of a package's own subtree are always allowed.
+type subRule struct {
+	pkg  string
+	only []string
+	deny []string
+	why  string
+}
+
+// subRules are the sub-layers of docs/architecture.md#layers. Each area
+// adds its rows here; keep the why short and true.
+var subRules = []subRule{
+	{pkg: "internal/agent/suggest", only: []string{}, why: "the did-you-mean distance is a leaf that the config and contract parsers share"},
+}
+
+// checkSubRule returns the forbidden edges of package p under r.
+func checkSubRule(r subRule, p pkgInfo) []string {
+	if !under(p.ImportPath, module+"/"+r.pkg) {
+		return nil
+	}
+	var bad []string
+	for _, imp := range p.Imports {
+		if !under(imp, module) || imp == module || under(imp, module+"/"+r.pkg) {
+			continue
+		}
+		rel := strings.TrimPrefix(imp, module+"/")
+		if r.only != nil && !underAny(rel, r.only) {
+			bad = append(bad, imp)
+			continue
+		}
+		if underAny(rel, r.deny) {
+			bad = append(bad, imp)
+		}
+	}
+	return bad
+}
+
+func underAny(rel string, paths []string) bool {
+	for _, p := range paths {
+		if under(rel, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSubLayers(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, r := range subRules {
+		matched := false
+		for _, p := range pkgs {
+			if !under(p.ImportPath, module+"/"+r.pkg) {
+				continue
+			}
+			matched = true
+			for _, imp := range checkSubRule(r, p) {
+				t.Errorf("forbidden import edge: %s imports %s (%s)", p.ImportPath, imp, r.why)
+			}
+		}
+		if !matched {
+			t.Errorf("sub-layer rule for %s matches no package; the package moved or the rule is stale", r.pkg)
+		}
+	}
+}
+
+// TestSubRuleCatchesAnEdge makes sure the rule itself can fail.
+func TestSubRuleCatchesAnEdge(t *testing.T) {
+	p := pkgInfo{ImportPath: module + "/internal/agent/event", Imports: []string{"fmt", module + "/internal/agent/trace", module + "/internal/agent/event/inner"}}
+	if got := checkSubRule(subRule{pkg: "internal/agent/event", only: []string{}}, p); len(got) != 1 || got[0] != module+"/internal/agent/trace" {
+		t.Fatalf("a leaf importing the store: got %v, want the one edge to internal/agent/trace", got)
+	}
+	if got := checkSubRule(subRule{pkg: "internal/lsp", deny: []string{"internal/agent/trace"}}, pkgInfo{ImportPath: module + "/internal/lsp", Imports: []string{module + "/internal/agent/trace"}}); len(got) != 1 {
+		t.Fatalf("a denied edge: got %v, want it reported", got)
+	}
+	if got := checkSubRule(subRule{pkg: "internal/lsp", deny: []string{"internal/agent/trace"}}, pkgInfo{ImportPath: module + "/internal/lspx", Imports: []string{module + "/internal/agent/trace"}}); len(got) != 0 {
+		t.Fatalf("a package beside the rule's (lspx is not under lsp): got %v, want nothing", got)
+	}
+}
