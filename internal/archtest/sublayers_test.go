@@ -25,6 +25,9 @@ type subRule struct {
 // adds its rows here; keep the why short and true.
 var subRules = []subRule{
 	{pkg: "internal/agent/suggest", only: []string{}, why: "the did-you-mean distance is a leaf that the config and contract parsers share"},
+	{pkg: "internal/agent/event", only: []string{}, why: "the event types are the vocabulary every reader and the store share: a leaf"},
+	{pkg: "internal/agent/redact", only: []string{}, why: "the redactor is a leaf that the store, the harness and the command line share"},
+	{pkg: "internal/agent/render", only: []string{"internal/agent/event"}, why: "the renderer reads events only, never the store"},
 }
 
 // checkSubRule returns the forbidden edges of package p under r.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // runCols are read from runFrom: the run r and its tree's root l, whose
@@ -18,8 +20,8 @@ const runCols = `r.id, r.parent, r.root, r.goal, r.contract, r.outcome, r.summar
 // reviewingCol is 1 while the run's change is with an editor for review:
 // a review_opened event with no proposal or outcome event stored after it
 // (the agent stores its proposal event once the review is answered).
-const reviewingCol = `EXISTS (SELECT 1 FROM events o WHERE o.run = r.id AND o.type = '` + EventReviewOpened + `'
-	AND o.seq > COALESCE((SELECT MAX(x.seq) FROM events x WHERE x.run = r.id AND x.type IN ('` + EventProposal + `', '` + EventOutcome + `')), 0))`
+const reviewingCol = `EXISTS (SELECT 1 FROM events o WHERE o.run = r.id AND o.type = '` + event.TypeReviewOpened + `'
+	AND o.seq > COALESCE((SELECT MAX(x.seq) FROM events x WHERE x.run = r.id AND x.type IN ('` + event.TypeProposal + `', '` + event.TypeOutcome + `')), 0))`
 
 const runFrom = ` FROM runs r LEFT JOIN runs l ON l.id = r.root `
 
@@ -106,19 +108,19 @@ func (s *Store) Steps(ctx context.Context, id string) ([]*Step, error) {
 }
 
 // Events returns a run's events in the order they were stored.
-func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
+func (s *Store) Events(ctx context.Context, id string) ([]event.Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT body FROM events WHERE run = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", id, err)
 	}
 	defer rows.Close()
-	var out []Event
+	var out []event.Event
 	for rows.Next() {
 		var body string
 		if err := rows.Scan(&body); err != nil {
 			return nil, fmt.Errorf("read event of %s: %w", id, err)
 		}
-		var e Event
+		var e event.Event
 		if err := json.Unmarshal([]byte(body), &e); err != nil {
 			return nil, fmt.Errorf("decode event of %s: %w", id, err)
 		}
@@ -129,19 +131,19 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 
 // TreeEvents returns the events of run root and every sub-agent of its
 // tree, in the order they were stored.
-func (s *Store) TreeEvents(ctx context.Context, root string) ([]Event, error) {
+func (s *Store) TreeEvents(ctx context.Context, root string) ([]event.Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT body FROM events WHERE run IN (SELECT id FROM runs WHERE root = ? OR id = ?) ORDER BY seq`, root, root)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", root, err)
 	}
 	defer rows.Close()
-	var out []Event
+	var out []event.Event
 	for rows.Next() {
 		var body string
 		if err := rows.Scan(&body); err != nil {
 			return nil, fmt.Errorf("read event of %s: %w", root, err)
 		}
-		var e Event
+		var e event.Event
 		if err := json.Unmarshal([]byte(body), &e); err != nil {
 			return nil, fmt.Errorf("decode event of %s: %w", root, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // TestReviewOpenedShowsAwaitingApproval: a live run whose change an
@@ -35,12 +37,12 @@ func TestReviewOpenedShowsAwaitingApproval(t *testing.T) {
 		}
 	}
 	shown(OutcomeRunning)
-	review := New("r", "", 1, &ReviewOpened{Files: []string{"a.go"}, Via: "annotated edit"})
+	review := event.New("r", "", 1, &event.ReviewOpened{Files: []string{"a.go"}, Via: "annotated edit"})
 	if err := s.AppendEvents(ctx, review); err != nil {
 		t.Fatal(err)
 	}
 	shown(OutcomeAwaitingApproval)
-	if err := s.AppendEvents(ctx, New("r", "", 1, &Proposal{Files: []string{"a.go"}}), New("r", "", 1, &Approval{Change: true, Answer: "deny"})); err != nil {
+	if err := s.AppendEvents(ctx, event.New("r", "", 1, &event.Proposal{Files: []string{"a.go"}}), event.New("r", "", 1, &event.Approval{Change: true, Answer: "deny"})); err != nil {
 		t.Fatal(err)
 	}
 	shown(OutcomeRunning) // answered: the run goes on (a rebase, a revision)

@@ -1,3 +1,9 @@
+// Package trace is the durable record of runs: one SQLite database per
+// workspace under the state directory (docs/trace.md), each step committed in one
+// transaction, leases so two processes never drive one run, recovery of a
+// damaged file, and the queries that read runs and their events back. The
+// events themselves are package event's; the store redacts every text it
+// writes (package redact).
 package trace
 
 import (
@@ -11,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
@@ -25,7 +33,7 @@ import (
 type Store struct {
 	db     *sql.DB
 	path   string
-	redact Redactor
+	redact redact.Redactor
 	// recovery is set when Open found the database corrupt and moved it
 	// aside (nil otherwise).
 	recovery *Recovery
@@ -131,7 +139,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open trace database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, redact: NewRedactor(o.Secrets), recovery: rec}
+	s := &Store{db: db, path: path, redact: redact.New(o.Secrets), recovery: rec}
 	if err := s.prepare(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open trace database %s: %w", path, storageErr(dir, err))
@@ -283,7 +291,7 @@ type RunRow struct {
 }
 
 // CreateRun inserts a new run with its run_started event.
-func (s *Store) CreateRun(ctx context.Context, r *RunRow, events ...Event) error {
+func (s *Store) CreateRun(ctx context.Context, r *RunRow, events ...event.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		state := r.State
 		if len(state) == 0 {
@@ -318,7 +326,7 @@ type Step struct {
 	State    json.RawMessage
 	// Totals are the run's totals after this step.
 	Totals Totals
-	Events []Event
+	Events []event.Event
 }
 
 // CommitStep writes a step, the run's new totals, state and change set, and
@@ -356,7 +364,7 @@ func (s *Store) CommitStep(ctx context.Context, st *Step) error {
 
 // SetOutcome records a run's outcome (and summary and error) with its
 // events in one transaction. state, when not nil, replaces the resume state.
-func (s *Store) SetOutcome(ctx context.Context, id, outcome, summary, errText string, state json.RawMessage, events ...Event) error {
+func (s *Store) SetOutcome(ctx context.Context, id, outcome, summary, errText string, state json.RawMessage, events ...event.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		q := `UPDATE runs SET outcome = ?, summary = ?, error = ?, updated = ?`
 		args := []any{outcome, s.redact.String(summary), s.redact.String(errText), time.Now().UnixNano()}
@@ -378,14 +386,14 @@ func (s *Store) SetOutcome(ctx context.Context, id, outcome, summary, errText st
 }
 
 // AppendEvents stores events outside a step (verification, approvals).
-func (s *Store) AppendEvents(ctx context.Context, events ...Event) error {
+func (s *Store) AppendEvents(ctx context.Context, events ...event.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error { return s.insertEvents(ctx, tx, events) })
 }
 
-func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []Event) error {
+func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, events []event.Event) error {
 	if len(events) == 0 {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 func openTemp(t *testing.T, secrets ...string) (*Store, string) {
@@ -34,7 +35,7 @@ func TestStepsCommitAtomicallyAndOnce(t *testing.T) {
 	}
 	st := &Step{Run: "r-1", N: 1, Time: start, Messages: json.RawMessage(`[{"role":"assistant"}]`), Usage: json.RawMessage(`{}`),
 		CostUSD: 0.5, Changes: []byte("cs1"), State: json.RawMessage(`{"k":1}`), Totals: Totals{Steps: 1, InputTokens: 10, CostUSD: 0.5},
-		Events: []Event{{Run: "r-1", Step: 1, Type: EventToolCall, Payload: &ToolCall{Tool: "read_file"}}}}
+		Events: []event.Event{{Run: "r-1", Step: 1, Type: event.TypeToolCall, Payload: &event.ToolCall{Tool: "read_file"}}}}
 	if err := s.CommitStep(ctx, st); err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +58,14 @@ func TestStepsCommitAtomicallyAndOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Payload.(*ToolCall).Tool != "read_file" {
+	if len(evs) != 1 || evs[0].Payload.(*event.ToolCall).Tool != "read_file" {
 		t.Errorf("events %+v", evs)
 	}
 	steps, _ := s.Steps(ctx, "r-1")
 	if len(steps) != 1 || string(steps[0].Messages) != `[{"role":"assistant"}]` {
 		t.Errorf("steps %+v", steps)
 	}
-	if err := s.SetOutcome(ctx, "r-1", "verified", "sum", "", nil, Event{Run: "r-1", Type: EventOutcome, Payload: &Outcome{Outcome: "verified"}}); err != nil {
+	if err := s.SetOutcome(ctx, "r-1", "verified", "sum", "", nil, event.Event{Run: "r-1", Type: event.TypeOutcome, Payload: &event.Outcome{Outcome: "verified"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetOutcome(ctx, "nope", "verified", "", "", nil); !errors.Is(err, ErrNotFound) {
@@ -148,7 +149,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	s.CreateRun(ctx, &RunRow{ID: "r", Root: "r", Goal: "use " + key, Contract: json.RawMessage(`{"k":"` + key + `"}`), Outcome: "running", FirstStarted: time.Now()})
 	s.CommitStep(ctx, &Step{Run: "r", N: 1, Messages: json.RawMessage(`["` + key + `"]`), Usage: json.RawMessage(`{}`),
 		Changes: []byte("x" + key), State: json.RawMessage(`{"s":"` + key + `"}`),
-		Events: []Event{{Run: "r", Type: EventToolResult, Payload: &ToolResult{Content: key}}}})
+		Events: []event.Event{{Run: "r", Type: event.TypeToolResult, Payload: &event.ToolResult{Content: key}}}})
 	s.SetOutcome(ctx, "r", "verified", key, key, nil)
 	s.Close()
 	matches, _ := filepath.Glob(path + "*")
@@ -214,9 +215,9 @@ func TestCommitStepReusesStatements(t *testing.T) {
 	wantEvents := 0
 	for i, tc := range tests {
 		n := i + 1
-		var evs []Event
+		var evs []event.Event
 		for j := 0; j < tc.events; j++ {
-			evs = append(evs, Event{Run: "r", Step: n, Type: EventToolCall, Payload: &ToolCall{ID: fmt.Sprint(j)}})
+			evs = append(evs, event.Event{Run: "r", Step: n, Type: event.TypeToolCall, Payload: &event.ToolCall{ID: fmt.Sprint(j)}})
 		}
 		wantEvents += tc.events
 		st := &Step{Run: "r", N: n, Time: time.Now(), Messages: json.RawMessage(`[]`), Usage: json.RawMessage(`{}`),

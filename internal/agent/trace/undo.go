@@ -7,16 +7,6 @@ import (
 	"time"
 )
 
-// Undo: `ioh-lsp undo` reverted the run's applied change. Files lists
-// every file put back as it was before the change; Merged those of them
-// whose later edits were kept around the revert.
-type Undo struct {
-	Files  []string `json:"files"`
-	Merged []string `json:"merged,omitempty"`
-}
-
-func (*Undo) EventType() string { return EventUndo }
-
 // SetChanges replaces the change set stored with run id (the snapshot
 // taken before its change was applied, with every base's content, which
 // undo reverts from).

@@ -1,9 +1,9 @@
-package trace
+package event
 
-// EventUserTurn is stored when a user's follow-up message reaches a run
+// TypeUserTurn is stored when a user's follow-up message reaches a run
 // (agent.Harness.Continue): each turn of a conversation after the first
 // (whose text is the run's goal) is one of these, in the run it went to.
-const EventUserTurn = "user_turn"
+const TypeUserTurn = "user_turn"
 
 // Follow-up changes: what had happened to the earlier change when a
 // follow-up came (UserTurn.Change).
@@ -39,4 +39,4 @@ type UserTurn struct {
 }
 
 // EventType implements Payload.
-func (*UserTurn) EventType() string { return EventUserTurn }
+func (*UserTurn) EventType() string { return TypeUserTurn }

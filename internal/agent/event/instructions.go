@@ -1,4 +1,4 @@
-package trace
+package event
 
 // InstructionFile is one project-instruction file (AGENTS.md, CLAUDE.md,
 // GEMINI.md) a run found, as its run_started event names it: Shown false

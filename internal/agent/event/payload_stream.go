@@ -1,10 +1,10 @@
-package trace
+package event
 
-// EventTextDelta is a piece of the model's text as it arrives, before the
+// TypeTextDelta is a piece of the model's text as it arrives, before the
 // turn's model_turn event holds the whole text. It is transient: emitted
 // to the live sinks (the CLI, `run --json`, ACP) and never stored, so a
 // stored run's trace has none (docs/trace-json.md).
-const EventTextDelta = "text_delta"
+const TypeTextDelta = "text_delta"
 
 // TextDelta: the model streamed a piece of its text. The pieces of one
 // step and attempt add up to the step's model_turn text; a retry
@@ -17,15 +17,15 @@ type TextDelta struct {
 }
 
 // EventType implements Payload.
-func (*TextDelta) EventType() string { return EventTextDelta }
+func (*TextDelta) EventType() string { return TypeTextDelta }
 
 // Transient reports an event type that is emitted live and never stored.
-func Transient(typ string) bool { return typ == EventTextDelta || typ == EventCheckStarted }
+func Transient(typ string) bool { return typ == TypeTextDelta || typ == TypeCheckStarted }
 
-// EventCheckStarted is a check run starting (its verification event
+// TypeCheckStarted is a check run starting (its verification event
 // follows when it ends): transient like text_delta, so a live status
 // can name the check that runs now.
-const EventCheckStarted = "check_started"
+const TypeCheckStarted = "check_started"
 
 // CheckStarted: a check run started.
 type CheckStarted struct {
@@ -34,4 +34,4 @@ type CheckStarted struct {
 }
 
 // EventType implements Payload.
-func (*CheckStarted) EventType() string { return EventCheckStarted }
+func (*CheckStarted) EventType() string { return TypeCheckStarted }

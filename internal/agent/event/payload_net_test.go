@@ -1,4 +1,4 @@
-package trace
+package event
 
 import (
 	"encoding/json"
@@ -23,9 +23,6 @@ func TestNetConnEventAndSummary(t *testing.T) {
 	}
 	if got := c.NetHeadline(); got != "network: proxy.golang.org:443 allowed (proxy.golang.org:443, user), 512 B up, 3.0 MiB down" {
 		t.Errorf("headline %q", got)
-	}
-	if got := Headline(in); got != "  "+c.NetHeadline() {
-		t.Errorf("Headline %q", got)
 	}
 	var s NetSummary
 	if s.Text() != "" {

@@ -1,4 +1,4 @@
-package trace
+package event
 
 import (
 	"bufio"
@@ -87,9 +87,9 @@ func TestStoredEventsReadBackUnchanged(t *testing.T) {
 			t.Errorf("read back and printed:\n got %s\nwant %s", back, line)
 		}
 	}
-	for _, typ := range []string{EventRunStarted, EventWarning, EventModelTurn, EventToolCall, EventToolResult, EventPolicy,
-		EventBudget, EventBudgetRaised, EventRetry, EventVerification, EventProposal, EventApproval, EventApplyMismatch,
-		EventAgentSpawned, EventOutcome} {
+	for _, typ := range []string{TypeRunStarted, TypeWarning, TypeModelTurn, TypeToolCall, TypeToolResult, TypePolicy,
+		TypeBudget, TypeBudgetRaised, TypeRetry, TypeVerification, TypeProposal, TypeApproval, TypeApplyMismatch,
+		TypeAgentSpawned, TypeOutcome} {
 		if !seen[typ] {
 			t.Errorf("the corpus has no %s event", typ)
 		}
@@ -106,32 +106,32 @@ func TestStoredEventsDecodeTyped(t *testing.T) {
 		}
 		byType[e.Type] = append(byType[e.Type], e)
 	}
-	b := byType[EventBudget][1].Payload.(*Budget)
+	b := byType[TypeBudget][1].Payload.(*Budget)
 	if b.RootCostUSD != 0.0066 || b.RootTokens != 2200 || !b.RootCostKnown || b.CostUSD == nil || *b.CostUSD != 0.0033 ||
 		b.Limits() != (BudgetLimits{LimitSteps: 40, LimitTokens: 400000, LimitCostUSD: 2, LimitWall: "15m0s"}) {
 		t.Errorf("budget %+v limits %+v", b, b.Limits())
 	}
-	if u := byType[EventBudget][2].Payload.(*Budget); u.CostUSD != nil || u.RootCostKnown || byType[EventBudget][0].Payload.(*Budget).BudgetLimits != nil {
+	if u := byType[TypeBudget][2].Payload.(*Budget); u.CostUSD != nil || u.RootCostKnown || byType[TypeBudget][0].Payload.(*Budget).BudgetLimits != nil {
 		t.Errorf("an unpriced call or a run without limits read wrong: %+v", u)
 	}
-	if r := byType[EventRetry][0].Payload.(*Retry); r.RetryAttempt == nil || r.Error != "429 too many requests" || r.DelayMS != 1500 {
+	if r := byType[TypeRetry][0].Payload.(*Retry); r.RetryAttempt == nil || r.Error != "429 too many requests" || r.DelayMS != 1500 {
 		t.Errorf("retry %+v", r)
 	}
-	c := byType[EventVerification][0].Payload.(*CheckRun)
+	c := byType[TypeVerification][0].Payload.(*CheckRun)
 	if c.Check != "unit" || len(c.Locations) != 2 || c.Locations[0].Col != 3 || c.Tests == nil || c.Tests.Failed[0] != "TestParse" {
 		t.Errorf("check run %+v", c)
 	}
-	v := byType[EventVerification][2].Payload.(*Verdict)
+	v := byType[TypeVerification][2].Payload.(*Verdict)
 	if len(v.Checks) != 2 || v.Checks[1].Downgrade == "" || v.Checks[0].Tests.FailedMore != 3 || v.Checks[0].Locations != 2 {
 		t.Errorf("verdict %+v", v)
 	}
-	if s := byType[EventRunStarted][3]; s.Parent != "r-1a2b3c" || s.Payload.(*RunStarted).Depth != 1 || s.Payload.(*RunStarted).RunModel != nil {
+	if s := byType[TypeRunStarted][3]; s.Parent != "r-1a2b3c" || s.Payload.(*RunStarted).Depth != 1 || s.Payload.(*RunStarted).RunModel != nil {
 		t.Errorf("a sub-agent's run_started %+v", s)
 	}
-	if a := byType[EventApproval][1].Payload.(*Approval); !a.Recorded || a.Reason != "not now" || a.Change {
+	if a := byType[TypeApproval][1].Payload.(*Approval); !a.Recorded || a.Reason != "not now" || a.Change {
 		t.Errorf("approval %+v", a)
 	}
-	if r := byType[EventBudgetRaised][0].Payload.(*BudgetRaised); r.To.Wall != "10m0s" || r.To.CostUSD != 1.5 || r.Was != "budget_exceeded" {
+	if r := byType[TypeBudgetRaised][0].Payload.(*BudgetRaised); r.To.Wall != "10m0s" || r.To.CostUSD != 1.5 || r.Was != "budget_exceeded" {
 		t.Errorf("budget_raised %+v", r)
 	}
 }
@@ -206,7 +206,7 @@ func TestEventRejectsBadInput(t *testing.T) {
 			t.Errorf("%q decoded: %+v", in, e)
 		}
 	}
-	e := Event{Run: "r", Type: EventBudget, Payload: &Outcome{}}
+	e := Event{Run: "r", Type: TypeBudget, Payload: &Outcome{}}
 	if _, err := json.Marshal(e); err == nil || !strings.Contains(err.Error(), "outcome payload") {
 		t.Errorf("a budget event with an outcome payload: %v", err)
 	}
@@ -223,7 +223,7 @@ func TestEventRejectsBadInput(t *testing.T) {
 // The frame: sorted keys, parent only for a sub-agent, UTC time.
 func TestEventFrame(t *testing.T) {
 	at := time.Date(2026, 11, 30, 17, 0, 0, 5, time.FixedZone("x", 3600))
-	e := Event{Run: "r-2", Parent: "r-1", Step: 3, Type: EventWarning, Time: at, Payload: &Warning{Message: "<m>"}}
+	e := Event{Run: "r-2", Parent: "r-1", Step: 3, Type: TypeWarning, Time: at, Payload: &Warning{Message: "<m>"}}
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
@@ -258,57 +258,6 @@ func FuzzEventJSON(f *testing.F) {
 			t.Fatalf("%s: encodes as %s, then %s (%v)", in, once, twice, err)
 		}
 	})
-}
-
-// A trace database written by the previous version reads back typed
-// through the store: its event rows (bodies as that version stored
-// them) come out of Store.Events with their payloads, and print again
-// byte for byte, as `ioh-lsp trace --json` prints them.
-func TestOldTraceDatabaseReadsTyped(t *testing.T) {
-	ctx := t.Context()
-	s, _ := openTemp(t)
-	if err := s.CreateRun(ctx, &RunRow{ID: "r-1a2b3c", Root: "r-1a2b3c", Goal: "g", Contract: json.RawMessage(`{}`), Outcome: "applied", FirstStarted: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	var want [][]byte
-	for _, line := range corpus(t) {
-		var frame struct {
-			Run  string `json:"run"`
-			Step int    `json:"step"`
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(line, &frame); err != nil {
-			t.Fatal(err)
-		}
-		if frame.Run != "r-1a2b3c" {
-			continue // a sub-agent's: another run
-		}
-		if _, err := s.db.ExecContext(ctx, `INSERT INTO events (run, step, type, time, body) VALUES (?, ?, ?, ?, ?)`,
-			frame.Run, frame.Step, frame.Type, time.Now().UnixNano(), string(line)); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, line)
-	}
-	evs, err := s.Events(ctx, "r-1a2b3c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs) != len(want) {
-		t.Fatalf("%d events read back, want %d", len(evs), len(want))
-	}
-	typed := 0
-	for i, e := range evs {
-		if e.Payload != nil {
-			typed++
-		}
-		got, err := json.Marshal(e)
-		if err != nil || !bytes.Equal(got, want[i]) {
-			t.Errorf("event %d printed as\n %s (%v)\nwant\n %s", i, got, err, want[i])
-		}
-	}
-	if typed != len(evs)-1 { // all but the type from the future
-		t.Errorf("%d of %d events typed", typed, len(evs))
-	}
 }
 
 // members splits a valid JSON object exactly as decoding it would (or

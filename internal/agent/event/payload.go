@@ -1,4 +1,4 @@
-package trace
+package event
 
 // The payload types: one struct per event type, the fields an emitter
 // fills and a reader reads (docs/trace-json.md lists them). Their JSON
@@ -8,22 +8,22 @@ package trace
 
 // Event types.
 const (
-	EventRunStarted    = "run_started"
-	EventWarning       = "warning"
-	EventModelTurn     = "model_turn"
-	EventToolCall      = "tool_call"
-	EventToolResult    = "tool_result"
-	EventPolicy        = "policy"
-	EventBudget        = "budget"
-	EventBudgetRaised  = "budget_raised"
-	EventRetry         = "retry"
-	EventVerification  = "verification"
-	EventProposal      = "proposal"
-	EventApproval      = "approval"
-	EventApplyMismatch = "apply_mismatch"
-	EventUndo          = "undo"
-	EventAgentSpawned  = "agent_spawned"
-	EventOutcome       = "outcome"
+	TypeRunStarted    = "run_started"
+	TypeWarning       = "warning"
+	TypeModelTurn     = "model_turn"
+	TypeToolCall      = "tool_call"
+	TypeToolResult    = "tool_result"
+	TypePolicy        = "policy"
+	TypeBudget        = "budget"
+	TypeBudgetRaised  = "budget_raised"
+	TypeRetry         = "retry"
+	TypeVerification  = "verification"
+	TypeProposal      = "proposal"
+	TypeApproval      = "approval"
+	TypeApplyMismatch = "apply_mismatch"
+	TypeUndo          = "undo"
+	TypeAgentSpawned  = "agent_spawned"
+	TypeOutcome       = "outcome"
 )
 
 // Payload is an event's own fields: a pointer to one of the payload
@@ -37,52 +37,52 @@ type Payload interface {
 // keys are has; nil for a type this build does not know.
 func payloadFor(typ string, has func(key string) bool) Payload {
 	switch typ {
-	case EventRunStarted:
+	case TypeRunStarted:
 		return &RunStarted{}
-	case EventWarning:
+	case TypeWarning:
 		return &Warning{}
-	case EventModelTurn:
+	case TypeModelTurn:
 		return &ModelTurn{}
-	case EventToolCall:
+	case TypeToolCall:
 		return &ToolCall{}
-	case EventToolResult:
+	case TypeToolResult:
 		return &ToolResult{}
-	case EventPolicy:
+	case TypePolicy:
 		return &Policy{}
-	case EventBudget:
+	case TypeBudget:
 		return &Budget{}
-	case EventBudgetRaised:
+	case TypeBudgetRaised:
 		return &BudgetRaised{}
-	case EventRetry:
+	case TypeRetry:
 		return &Retry{}
-	case EventVerification:
+	case TypeVerification:
 		if has("check") {
 			return &CheckRun{}
 		}
 		return &Verdict{}
-	case EventProposal:
+	case TypeProposal:
 		return &Proposal{}
-	case EventApproval:
+	case TypeApproval:
 		return &Approval{}
-	case EventApplyMismatch:
+	case TypeApplyMismatch:
 		return &ApplyMismatch{}
-	case EventUndo:
+	case TypeUndo:
 		return &Undo{}
-	case EventAgentSpawned:
+	case TypeAgentSpawned:
 		return &AgentSpawned{}
-	case EventOutcome:
+	case TypeOutcome:
 		return &Outcome{}
-	case EventTextDelta:
+	case TypeTextDelta:
 		return &TextDelta{}
-	case EventCheckStarted:
+	case TypeCheckStarted:
 		return &CheckStarted{}
-	case EventNetConn:
+	case TypeNetConn:
 		return &NetConn{}
-	case EventReviewOpened:
+	case TypeReviewOpened:
 		return &ReviewOpened{}
-	case EventPartialApply:
+	case TypePartialApply:
 		return &PartialApply{}
-	case EventUserTurn:
+	case TypeUserTurn:
 		return &UserTurn{}
 	}
 	return nil
@@ -401,19 +401,19 @@ type Outcome struct {
 
 // EventType implementations.
 
-func (*RunStarted) EventType() string    { return EventRunStarted }
-func (*Warning) EventType() string       { return EventWarning }
-func (*ModelTurn) EventType() string     { return EventModelTurn }
-func (*ToolCall) EventType() string      { return EventToolCall }
-func (*ToolResult) EventType() string    { return EventToolResult }
-func (*Policy) EventType() string        { return EventPolicy }
-func (*Budget) EventType() string        { return EventBudget }
-func (*BudgetRaised) EventType() string  { return EventBudgetRaised }
-func (*Retry) EventType() string         { return EventRetry }
-func (*CheckRun) EventType() string      { return EventVerification }
-func (*Verdict) EventType() string       { return EventVerification }
-func (*Proposal) EventType() string      { return EventProposal }
-func (*Approval) EventType() string      { return EventApproval }
-func (*ApplyMismatch) EventType() string { return EventApplyMismatch }
-func (*AgentSpawned) EventType() string  { return EventAgentSpawned }
-func (*Outcome) EventType() string       { return EventOutcome }
+func (*RunStarted) EventType() string    { return TypeRunStarted }
+func (*Warning) EventType() string       { return TypeWarning }
+func (*ModelTurn) EventType() string     { return TypeModelTurn }
+func (*ToolCall) EventType() string      { return TypeToolCall }
+func (*ToolResult) EventType() string    { return TypeToolResult }
+func (*Policy) EventType() string        { return TypePolicy }
+func (*Budget) EventType() string        { return TypeBudget }
+func (*BudgetRaised) EventType() string  { return TypeBudgetRaised }
+func (*Retry) EventType() string         { return TypeRetry }
+func (*CheckRun) EventType() string      { return TypeVerification }
+func (*Verdict) EventType() string       { return TypeVerification }
+func (*Proposal) EventType() string      { return TypeProposal }
+func (*Approval) EventType() string      { return TypeApproval }
+func (*ApplyMismatch) EventType() string { return TypeApplyMismatch }
+func (*AgentSpawned) EventType() string  { return TypeAgentSpawned }
+func (*Outcome) EventType() string       { return TypeOutcome }

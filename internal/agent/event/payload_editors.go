@@ -1,10 +1,10 @@
-package trace
+package event
 
-// EventReviewOpened is stored when an editor starts showing a run's
+// TypeReviewOpened is stored when an editor starts showing a run's
 // verified change for review (the language server's approver). Until the
 // run's proposal or outcome event follows it, the run waits for a person:
 // RunRow.Reviewing, shown as awaiting_approval rather than running.
-const EventReviewOpened = "review_opened"
+const TypeReviewOpened = "review_opened"
 
 // ReviewOpened: the change went to the editor for review.
 type ReviewOpened struct {
@@ -17,12 +17,12 @@ type ReviewOpened struct {
 }
 
 // EventType implements Payload.
-func (*ReviewOpened) EventType() string { return EventReviewOpened }
+func (*ReviewOpened) EventType() string { return TypeReviewOpened }
 
-// EventPartialApply is stored when the editor applied only some hunks of
+// TypePartialApply is stored when the editor applied only some hunks of
 // a verified change (the user unticked others in VS Code's Refactor
 // Preview): what was applied and what was dropped, per file.
-const EventPartialApply = "partial_apply"
+const TypePartialApply = "partial_apply"
 
 // PartialApply: the user accepted part of the change.
 type PartialApply struct {
@@ -46,4 +46,15 @@ type HunkNote struct {
 }
 
 // EventType implements Payload.
-func (*PartialApply) EventType() string { return EventPartialApply }
+func (*PartialApply) EventType() string { return TypePartialApply }
+
+// Undo: `ioh-lsp undo` reverted the run's applied change. Files lists
+// every file put back as it was before the change; Merged those of them
+// whose later edits were kept around the revert.
+type Undo struct {
+	Files  []string `json:"files"`
+	Merged []string `json:"merged,omitempty"`
+}
+
+// EventType implements Payload.
+func (*Undo) EventType() string { return TypeUndo }

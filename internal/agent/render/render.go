@@ -1,19 +1,22 @@
-package trace
+// Package render is the one renderer of events for people: `ioh-lsp
+// trace` (Line), the language server's markdown trace (Markdown) and the
+// progress lines of `ioh-lsp run` (Headline) all go through here, and
+// every field shown is written by the same encoding as the JSON Lines
+// (event.Event.Fields). It reads events only: it imports package event
+// and nothing of the store.
+package render
 
 import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-)
 
-// The one renderer of events for people: `ioh-lsp trace` (Line), the
-// language server's markdown trace (Markdown) and the progress lines of
-// `ioh-lsp run` (Headline) all go through here, and every field shown is
-// written by the same encoding as the JSON Lines (Event.Fields).
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+)
 
 // FieldsText renders e's own fields as "key=value" pairs sorted by key,
 // each JSON value on one line and cut at max bytes.
-func FieldsText(e Event, max int) string {
+func FieldsText(e event.Event, max int) string {
 	fields, err := e.Fields()
 	if err != nil {
 		return "(" + err.Error() + ")"
@@ -26,7 +29,7 @@ func FieldsText(e Event, max int) string {
 }
 
 // Line renders e on one line: time, run, step, type and its fields.
-func Line(e Event) string {
+func Line(e event.Event) string {
 	s := fmt.Sprintf("%s %s step %d %-13s", e.Time.UTC().Format("15:04:05.000"), e.Run, e.Step, e.Type)
 	if f := FieldsText(e, 160); f != "" {
 		s += " " + f
@@ -36,7 +39,7 @@ func Line(e Event) string {
 
 // Markdown renders events as markdown: a section per step, an item per
 // event with its fields.
-func Markdown(events []Event) string {
+func Markdown(events []event.Event) string {
 	var b strings.Builder
 	step := -1
 	for _, e := range events {
@@ -56,25 +59,25 @@ func Markdown(events []Event) string {
 // Headline says in a few words what e means to a person watching a run
 // ("" for events not worth a line): the model's text, the calls, what
 // failed or was denied, each check's verdict, sub-agents.
-func Headline(e Event) string {
+func Headline(e event.Event) string {
 	who := who(e)
 	switch p := e.Payload.(type) {
-	case *ModelTurn:
+	case *event.ModelTurn:
 		if text := strings.TrimSpace(p.Text); text != "" {
 			return StepPrefix(e) + OneLine(text, 200)
 		}
-	case *ToolCall:
+	case *event.ToolCall:
 		return StepPrefix(e) + p.Tool + " " + OneLine(p.Arguments, 120)
-	case *ToolResult:
+	case *event.ToolResult:
 		if p.IsError {
 			first, _, _ := strings.Cut(p.Content, "\n")
 			return fmt.Sprintf("%s  ! %s: %s", who, p.Tool, first)
 		}
-	case *Policy:
+	case *event.Policy:
 		if p.Effect != "allow" {
 			return fmt.Sprintf("%s  policy: %s %s %s (layer %s %s)", who, p.Effect, p.Act, p.Target, p.Layer, p.Rule)
 		}
-	case *CheckRun:
+	case *event.CheckRun:
 		state := "failed"
 		if p.Passed {
 			state = "passed"
@@ -100,9 +103,9 @@ func Headline(e Event) string {
 			line += ": " + OneLine(first, 240)
 		}
 		return line
-	case *AgentSpawned:
+	case *event.AgentSpawned:
 		return fmt.Sprintf("%sspawned %s: %s", who, p.Child, p.Goal)
-	case *Retry:
+	case *event.Retry:
 		if a := p.RetryAttempt; a != nil {
 			if a.Next != "" {
 				return fmt.Sprintf("%sretry: %s failed (attempt %d, %s): %s; falling back to %s", who, a.Provider, a.Attempt, p.Class, OneLine(a.Error, 160), a.Next)
@@ -110,11 +113,11 @@ func Headline(e Event) string {
 			return fmt.Sprintf("%sretry: retrying in %s (attempt %d, %s): %s", who, waitText(a.DelayMS), a.Attempt+1, p.Class, OneLine(a.Error, 160))
 		}
 		return fmt.Sprintf("%sretry: %s %s", who, p.Class, p.Action)
-	case *Outcome:
+	case *event.Outcome:
 		if e.Parent != "" {
 			return fmt.Sprintf("%ssub-agent ended: %s", who, p.Outcome)
 		}
-	case *NetConn:
+	case *event.NetConn:
 		return who + "  " + p.NetHeadline() // payload_net.go
 	}
 	return ""
@@ -122,7 +125,7 @@ func Headline(e Event) string {
 
 // who is what a sub-agent's lines start with ("  [r-…] "); "" for a
 // root run's.
-func who(e Event) string {
+func who(e event.Event) string {
 	if e.Parent != "" {
 		return "  [" + e.Run + "] "
 	}
@@ -131,7 +134,7 @@ func who(e Event) string {
 
 // StepPrefix is what a line of e's step starts with, as Headline writes
 // it ("step 3: ", "  [r-…] step 2: "): streamed text goes behind it.
-func StepPrefix(e Event) string { return fmt.Sprintf("%sstep %d: ", who(e), e.Step) }
+func StepPrefix(e event.Event) string { return fmt.Sprintf("%sstep %d: ", who(e), e.Step) }
 
 // waitText is a retry's wait as a person reads it: "250 ms", "2.0 s".
 func waitText(ms int64) string {

@@ -1,4 +1,4 @@
-package trace
+package redact
 
 import (
 	"strings"
@@ -40,7 +40,7 @@ func TestEnvSecrets(t *testing.T) {
 // is left alone (control).
 func TestRedactorCatchesJSONEscapes(t *testing.T) {
 	secret := `pa<ss>&"word\1`
-	r := NewRedactor([]string{secret})
+	r := New([]string{secret})
 	for _, in := range []string{secret, `{"v":"pa\u003css\u003e\u0026\"word\\1"}`} {
 		if out := r.String(in); strings.Contains(out, "ss") {
 			t.Errorf("redact %q = %q", in, out)
@@ -74,7 +74,7 @@ func TestURLSecrets(t *testing.T) {
 // TestRedactorAdd: a secret added later is redacted by every copy of the
 // redactor; before it is added it is not (control).
 func TestRedactorAdd(t *testing.T) {
-	r := NewRedactor([]string{"first-secret-1"})
+	r := New([]string{"first-secret-1"})
 	cp := r
 	if out := cp.String("later-secret-2"); out != "later-secret-2" {
 		t.Fatalf("control: redacted before it was added: %q", out)
@@ -96,7 +96,7 @@ func TestRedactorAdd(t *testing.T) {
 // as it is.
 func TestUnredact(t *testing.T) {
 	u := "http://user:pw-0123456789@h/v1?api_key=QSECRET-0123456789"
-	r := NewRedactor(URLSecrets(u))
+	r := New(URLSecrets(u))
 	stored := []byte(r.String(`{"model":{"base_url":"` + u + `","name":"m"}}`))
 	if strings.Contains(string(stored), "0123456789") {
 		t.Fatalf("not redacted: %s", stored)

@@ -1,14 +1,16 @@
-package trace
+package render
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
-func decoded(t *testing.T, line string) Event {
+func decoded(t *testing.T, line string) event.Event {
 	t.Helper()
-	var e Event
+	var e event.Event
 	if err := json.Unmarshal([]byte(line), &e); err != nil {
 		t.Fatal(err)
 	}
@@ -23,12 +25,12 @@ func TestLineAndMarkdown(t *testing.T) {
 		t.Errorf("Line:\n got %s\nwant %s", got, want)
 	}
 	turn := decoded(t, `{"cache_read_tokens":0,"cache_write_tokens":0,"cost_source":"unknown","cost_usd":null,"input_tokens":1,"model":"m","output_tokens":1,"provider":"p","run":"r-1","step":1,"text":"two\nlines","time":"2026-11-30T16:00:00Z","tool_calls":1,"type":"model_turn"}`)
-	md := Markdown([]Event{turn, call, call})
+	md := Markdown([]event.Event{turn, call, call})
 	if strings.Count(md, "## step") != 2 || !strings.Contains(md, "- **model_turn**: cache_read_tokens=0 ") ||
 		!strings.Contains(md, `cost_usd=null`) || !strings.Contains(md, `text="two\nlines"`) || strings.Count(md, "- **tool_call**") != 2 {
 		t.Errorf("markdown:\n%s", md)
 	}
-	long := Event{Run: "r", Type: EventWarning, Payload: &Warning{Message: strings.Repeat("é", 300)}}
+	long := event.Event{Run: "r", Type: event.TypeWarning, Payload: &event.Warning{Message: strings.Repeat("é", 300)}}
 	if f := FieldsText(long, 161); !strings.HasSuffix(f, "…") || len(f) > len("message=")+161+len("…") {
 		t.Errorf("a long field is not cut on a character boundary: %q", f)
 	}
@@ -46,6 +48,7 @@ func TestHeadline(t *testing.T) {
 		{`{"backend":"linux","check":"unit","duration_ms":1,"evidence":"exit code only","exit_code":1,"locations":null,"passed":false,"phase":"green","problems":["no test ran"],"run":"r","step":1,"time":"2026-11-30T16:00:00Z","type":"verification"}`, "verify: unit (green) failed [exit code only]: no test ran"},
 		{`{"bytes":3,"content":"bad\nmore","id":"c","is_error":true,"run":"r-2","parent":"r-1","step":1,"time":"2026-11-30T16:00:00Z","tool":"grep","type":"tool_result"}`, "  [r-2]   ! grep: bad"},
 		{`{"outcome":"unverified","cost_usd":0,"parent":"r-1","run":"r-2","step":1,"steps":1,"time":"2026-11-30T16:00:00Z","tokens":1,"type":"outcome"}`, "  [r-2] sub-agent ended: unverified"},
+		{`{"allowed":true,"bytes_down":3145728,"bytes_up":512,"duration_ms":40,"host":"proxy.golang.org","layer":"user","port":443,"rule":"proxy.golang.org:443","run":"r","step":2,"time":"2026-11-30T16:00:00Z","type":"net_conn"}`, "  network: proxy.golang.org:443 allowed (proxy.golang.org:443, user), 512 B up, 3.0 MiB down"},
 		{`{"outcome":"applied","cost_usd":0,"run":"r-1","step":1,"steps":1,"time":"2026-11-30T16:00:00Z","tokens":1,"type":"outcome"}`, ""},
 	} {
 		if got := Headline(decoded(t, c.line)); got != c.want {

@@ -1,4 +1,4 @@
-package trace
+package event
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// EventNetConn is stored for each connection a sandboxed command made
+// TypeNetConn is stored for each connection a sandboxed command made
 // through the run's egress proxy, allowed or refused, once it ended
 // (docs/policy.md#the-network-proxy).
-const EventNetConn = "net_conn"
+const TypeNetConn = "net_conn"
 
 // NetConn: one connection through the run's network proxy.
 type NetConn struct {
@@ -30,7 +30,7 @@ type NetConn struct {
 	DurationMS int64 `json:"duration_ms"`
 }
 
-func (*NetConn) EventType() string { return EventNetConn }
+func (*NetConn) EventType() string { return TypeNetConn }
 
 // NetSummary counts a run's connections through its proxy.
 type NetSummary struct {

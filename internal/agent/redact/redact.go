@@ -1,4 +1,10 @@
-package trace
+// Package redact keeps secrets out of what is stored or printed: a
+// Redactor replaces configured secret values (and their JSON-escaped
+// spellings) with a placeholder, and the helpers here find the secrets of
+// an environment and the credentials inside URLs (docs/trace-json.md says
+// which). It is a leaf: the trace store, the harness and the command line
+// share one Redactor.
+package redact
 
 import (
 	"encoding/json"
@@ -15,7 +21,7 @@ import (
 // its JSON-escaped spelling, so a value with '&', '<', '"' or '\' is caught
 // inside an encoded blob too.
 //
-// A Redactor from NewRedactor can learn more secrets (Add) while it is in
+// A Redactor from New can learn more secrets (Add) while it is in
 // use; its copies share what it knows, so the trace store, the harness and
 // the command line's output all redact a secret first seen in a contract.
 // It is safe for concurrent use.
@@ -36,8 +42,8 @@ const Redacted = "[REDACTED]"
 // MinSecret is the shortest value treated as a secret.
 const MinSecret = 8
 
-// NewRedactor returns a redactor for the given secret values.
-func NewRedactor(secrets []string) Redactor {
+// New returns a redactor for the given secret values.
+func New(secrets []string) Redactor {
 	st := &redactorState{}
 	st.add(secrets)
 	return Redactor{st: st}

@@ -1,8 +1,9 @@
-// Package trace is the durable record of runs: one SQLite database per
-// workspace under the state directory (docs/trace.md), each step committed in one
-// transaction, leases so two processes never drive one run, and the typed
-// events the agent emits to sinks (CLI, language server) and stores.
-package trace
+// Package event is the vocabulary of a run's record: the Event frame,
+// its JSON Lines form (docs/trace-json.md), one payload struct per event
+// type, and the Sink events are emitted to. It is a leaf: the store
+// (internal/agent/trace), the renderer (internal/agent/render) and every
+// front end import it, and it imports nothing of theirs.
+package event
 
 import (
 	"bytes"
