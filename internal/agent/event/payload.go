@@ -391,6 +391,10 @@ type Outcome struct {
 	CostUSD float64 `json:"cost_usd"`
 	Summary string  `json:"summary,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	// Limit is the limit that stopped a run ended budget_exceeded
+	// (steps, tokens, cost_usd, wall): readers act on it, not on Error's
+	// text.
+	Limit string `json:"limit,omitempty"`
 	// Reason says why a run was closed by another (a sub-agent a crash
 	// left in flight).
 	Reason string `json:"reason,omitempty"`
