@@ -13,7 +13,7 @@ const module = "github.com/ioh-lsp/ioh-lsp"
 // domains are the engine's layers, which live under internal/ (nothing
 // outside the module imports them; the facade ioh is the public surface)
 // but keep their own rules: internal/agent/tools is in layer "agent".
-var domains = []string{"workspace", "sandbox", "agent", "lsp", "acp", "netproxy", "eval"}
+var domains = []string{"workspace", "sandbox", "agent", "lsp", "acp", "netproxy", "eval", "jsonrpc"}
 
 // layer returns the layer of a module package ("workspace", "sandbox",
 // "agent", "lsp", "cmd", "internal", ...) or "" for packages outside the
@@ -42,11 +42,13 @@ var allowed = map[string][]string{
 	"workspace": nil,
 	"sandbox":   nil,
 	"agent":     {"workspace", "schema"},
-	"lsp":       {"agent", "workspace"},
+	"lsp":       {"agent", "workspace", "jsonrpc"},
 	// acp is the Agent Client Protocol agent, lsp's sibling: the same
-	// engine, a different wire; neither imports the other.
-	"acp": {"agent", "workspace"},
-	"cmd": {"agent", "workspace", "sandbox", "lsp", "acp", "internal", "examples", "schema", "netproxy", "eval"},
+	// engine, a different wire; neither imports the other. Both speak
+	// JSON-RPC through jsonrpc, a leaf (its two framers are the wires).
+	"acp":     {"agent", "workspace", "jsonrpc"},
+	"jsonrpc": nil,
+	"cmd":     {"agent", "workspace", "sandbox", "lsp", "acp", "internal", "examples", "schema", "netproxy", "eval"},
 	// internal holds the wiring shared by cmd and by integration tests
 	// (the sandbox adapter, harness construction).
 	"internal": {"agent", "workspace", "sandbox", "lsp", "schema", "examples", "netproxy"},

@@ -1,0 +1,388 @@
+// Package jsonrpc is the one JSON-RPC 2.0 connection of the language
+// server and the ACP agent: request and response correlation,
+// notifications, calls from either side, cancellation and error objects,
+// over a Framer (HeaderFramer for LSP's Content-Length headers,
+// LineFramer for ACP's one message a line).
+//
+// The order of work is the point (STYLE 12): notifications run on the
+// read loop, strictly in the order they arrived, before the next message
+// is read; requests run each on its own goroutine, so a request handler
+// may call back to the peer (Conn.Call) without deadlocking the read
+// loop. A notification handler must not wait on the peer: start a
+// goroutine for that. Everything written goes through one ordered queue
+// drained by one writer, so an answer never overtakes what was sent
+// before it, and a slow peer never blocks the sender.
+//
+// Malformed input is answered (-32700 for bytes that are not JSON, -32600
+// for JSON that is not a JSON-RPC 2.0 message or a frame over the limit)
+// and logged, and the connection goes on; a panic in a handler becomes an
+// InternalError answer. The package is a leaf: it imports nothing of the
+// module.
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// Handler answers a request (its result or error is the answer) or
+// handles a notification (its result is dropped, its error logged).
+type Handler func(ctx context.Context, req *Request) (any, error)
+
+// Options configure a Conn; the zero value is usable.
+type Options struct {
+	Logger *slog.Logger
+	// Marshal and Unmarshal encode params and results (encoding/json
+	// when nil). json.RawMessage values pass through verbatim.
+	Marshal   func(any) ([]byte, error)
+	Unmarshal func([]byte, any) error
+	// Admit, when set, sees each request on the read loop before its
+	// handler starts on its own goroutine: what it records is in place
+	// before any message behind the request is handled.
+	Admit func(req *Request)
+	// CallCancelled, when set, is called when the context of a Call ends
+	// before the answer came (LSP sends $/cancelRequest).
+	CallCancelled func(id ID)
+}
+
+// ErrClosed is the error of a Call or Notify on a connection that ended
+// (or whose peer went away while the call waited).
+var ErrClosed = errors.New("json-rpc connection closed")
+
+// Conn is one JSON-RPC connection over a Framer.
+type Conn struct {
+	fr   Framer
+	opts Options
+	log  *slog.Logger
+	out  *writer
+
+	nextID   atomic.Int64
+	mu       sync.Mutex
+	pending  map[ID]chan *envelope     // our calls waiting for answers
+	inflight map[ID]context.CancelFunc // the peer's requests being handled
+	closed   bool
+	done     chan struct{}
+}
+
+// NewConn returns a connection over fr; Serve reads it. Calls and
+// notifications may be sent as soon as it exists.
+func NewConn(fr Framer, o Options) *Conn {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Marshal == nil {
+		o.Marshal = json.Marshal
+	}
+	if o.Unmarshal == nil {
+		o.Unmarshal = json.Unmarshal
+	}
+	c := &Conn{
+		fr: fr, opts: o, log: o.Logger,
+		pending: map[ID]chan *envelope{}, inflight: map[ID]context.CancelFunc{},
+		done: make(chan struct{}),
+	}
+	c.out = newWriter(fr, o.Logger)
+	return c
+}
+
+// Serve reads messages until the input ends, the reader fails or ctx is
+// done (which closes the framer's reader), handing them to h. It returns
+// once every request handler it started has returned and everything
+// queued is written: nil at the end of the input or of ctx, else the
+// read or write error that ended it.
+func (c *Conn) Serve(ctx context.Context, h Handler) error {
+	defer close(c.done)
+	// Only the caller's ctx closes the reader: at the end of the input
+	// the answers still queued go out over a stream that stays open.
+	stop := context.AfterFunc(ctx, func() { _ = c.fr.Close() })
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	err := c.readLoop(ctx, h, &wg)
+	cancel() // the peer is gone: stop what runs, answer nothing more
+	c.mu.Lock()
+	c.closed = true
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	wg.Wait()
+	if werr := c.out.close(); werr != nil && err == nil {
+		err = fmt.Errorf("write: %w", werr)
+	}
+	return err
+}
+
+func (c *Conn) readLoop(ctx context.Context, h Handler, wg *sync.WaitGroup) error {
+	for {
+		body, err := c.fr.Read()
+		var fe *FrameError
+		switch {
+		case errors.As(err, &fe):
+			c.reject(fe.ID, fe.Code, fe.Message)
+			continue
+		case err == nil:
+			c.dispatch(ctx, body, h, wg)
+			continue
+		}
+		if errors.Is(err, io.EOF) || ctx.Err() != nil || c.out.failed() {
+			return nil // the end of the input, one asked for, or a broken pipe (reported by Serve)
+		}
+		c.log.Warn("json-rpc input: the stream ended", "err", err)
+		return fmt.Errorf("read: %w", err)
+	}
+}
+
+// Close closes the framer's reader, which ends Serve.
+func (c *Conn) Close() error { return c.fr.Close() }
+
+// Done is closed when Serve has returned.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Cancel cancels the context of the peer's request id, if it is still
+// being handled. A cancelled request whose handler returns an error or
+// no result is answered RequestCancelled.
+func (c *Conn) Cancel(id ID) {
+	c.mu.Lock()
+	cancel := c.inflight[id]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// Notify sends a notification (params nil: none).
+func (c *Conn) Notify(method string, params any) error {
+	p, err := c.marshal(params)
+	if err != nil {
+		return fmt.Errorf("encode %s params: %w", method, err)
+	}
+	return c.out.push(appendNotification(nil, method, p))
+}
+
+// Call sends a request and decodes its result into result (nil: drop
+// it). An error answer is returned as *Error; the end of ctx returns
+// ctx.Err() (and calls Options.CallCancelled); the end of the connection
+// returns ErrClosed.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	p, err := c.marshal(params)
+	if err != nil {
+		return fmt.Errorf("encode %s params: %w", method, err)
+	}
+	id := NumberID(c.nextID.Add(1))
+	ch := make(chan *envelope, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	if err := c.out.push(appendCall(nil, id, method, p)); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		if c.opts.CallCancelled != nil {
+			c.opts.CallCancelled(id)
+		}
+		return ctx.Err()
+	case m, ok := <-ch:
+		if !ok {
+			return ErrClosed
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		if result != nil {
+			if err := c.opts.Unmarshal(m.Result, result); err != nil {
+				return fmt.Errorf("decode %s result: %w", method, err)
+			}
+		}
+		return nil
+	}
+}
+
+// marshal encodes v; nil is nothing, json.RawMessage passes verbatim
+// (checked: it becomes part of a frame).
+func (c *Conn) marshal(v any) ([]byte, error) {
+	switch m := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		if m == nil {
+			return nil, nil
+		}
+		if !json.Valid(m) {
+			return nil, errors.New("raw message is not valid JSON")
+		}
+		return m, nil
+	}
+	return c.opts.Marshal(v)
+}
+
+// reject answers a malformed message and logs it.
+func (c *Conn) reject(id ID, code int, msg string) {
+	c.log.Warn("json-rpc input: "+msg, "code", code, "id", id.String())
+	c.answer(id, nil, &Error{Code: code, Message: msg})
+}
+
+// answer queues a response; a result that does not encode is answered
+// InternalError.
+func (c *Conn) answer(id ID, result []byte, e *Error) {
+	if !id.IsValid() {
+		id = nullID
+	}
+	if e != nil {
+		_ = c.out.push(appendError(nil, id, e))
+		return
+	}
+	_ = c.out.push(appendResult(nil, id, result))
+}
+
+// dispatch classifies one body: a request goes to h on its own
+// goroutine, a notification to h inline, an answer to the Call waiting
+// for it; anything else is answered as malformed.
+func (c *Conn) dispatch(ctx context.Context, body []byte, h Handler, wg *sync.WaitGroup) {
+	m, id, fe := decode(body)
+	if fe != nil {
+		c.reject(fe.ID, fe.Code, fe.Message)
+		return
+	}
+	switch {
+	case m.Method != "" && id.IsValid():
+		req := &Request{ID: id, Method: m.Method, Params: m.Params, unmarshal: c.opts.Unmarshal}
+		if c.opts.Admit != nil {
+			c.opts.Admit(req)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		c.mu.Lock()
+		c.inflight[id] = cancel
+		c.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.endRequest(id, cancel)
+			c.call(rctx, h, req)
+		}()
+	case m.Method != "":
+		req := &Request{Method: m.Method, Params: m.Params, unmarshal: c.opts.Unmarshal}
+		if _, err := c.run(ctx, h, req); err != nil {
+			c.log.Warn("notification failed", "method", req.Method, "err", err)
+		}
+	case id.IsValid() && (m.Result != nil || m.Error != nil):
+		c.deliver(id, m)
+	default:
+		c.reject(id, InvalidRequest, "invalid request: neither a method nor a result")
+	}
+}
+
+func (c *Conn) endRequest(id ID, cancel context.CancelFunc) {
+	c.mu.Lock()
+	delete(c.inflight, id)
+	c.mu.Unlock()
+	cancel()
+}
+
+// call runs a request's handler and answers it.
+func (c *Conn) call(ctx context.Context, h Handler, req *Request) {
+	res, err := c.run(ctx, h, req)
+	after := func() {}
+	if t, ok := res.(Then); ok {
+		res, after = t.Result, t.After
+	}
+	if ctx.Err() != nil && (err != nil || isNil(res)) {
+		err = &Error{Code: RequestCancelled, Message: "request cancelled"}
+	}
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Code: InternalError, Message: err.Error()}
+		}
+		c.answer(req.ID, nil, e)
+		return
+	}
+	b, err := c.marshal(res)
+	if err != nil {
+		c.log.Error("encode result", "method", req.Method, "err", err)
+		c.answer(req.ID, nil, Errorf(InternalError, "%s: encode result: %v", req.Method, err))
+		return
+	}
+	c.answer(req.ID, b, nil)
+	if after != nil {
+		after()
+	}
+}
+
+// isNil reports whether v is nil or a nil pointer, slice or map (a
+// typed handler's "no result").
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
+}
+
+// run calls h; a panic becomes an InternalError.
+func (c *Conn) run(ctx context.Context, h Handler, req *Request) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panic", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, Errorf(InternalError, "internal error in %s: %v", req.Method, p)
+		}
+	}()
+	return h(ctx, req)
+}
+
+// deliver hands an answer to the Call waiting for it.
+func (c *Conn) deliver(id ID, m *envelope) {
+	c.mu.Lock()
+	ch := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if ch == nil {
+		c.log.Warn("json-rpc input: an answer to no request of ours", "id", id.String())
+		return
+	}
+	ch <- m
+}
+
+// decode reads a body as a JSON-RPC 2.0 message: -32700 when it is not
+// JSON, -32600 (with its id when it has a usable one) when it is JSON but
+// not a message.
+func decode(body []byte) (*envelope, ID, *FrameError) {
+	var m envelope
+	if err := json.Unmarshal(body, &m); err != nil {
+		if !json.Valid(body) {
+			return nil, ID{}, &FrameError{Code: ParseError, Message: "parse error: the message body is not valid JSON"}
+		}
+		return nil, ID{}, &FrameError{Code: InvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 request, notification or response: " + err.Error(), ID: peekID(body)}
+	}
+	id, idOK := parseID(m.ID)
+	if m.JSONRPC != "2.0" {
+		return nil, ID{}, &FrameError{Code: InvalidRequest, Message: `invalid request: "jsonrpc" must be "2.0"`, ID: id}
+	}
+	if len(m.ID) > 0 && !idOK {
+		return nil, ID{}, &FrameError{Code: InvalidRequest, Message: "invalid request: id must be a string, a number or null"}
+	}
+	return &m, id, nil
+}
