@@ -9,7 +9,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
@@ -26,7 +26,7 @@ type Result = agent.Result
 type Outcome = agent.Outcome
 
 // Event is one step of a run as it happens (docs/trace-json.md).
-type Event = trace.Event
+type Event = event.Event
 
 // Init runs this process as a sandbox stage when it was started as one,
 // and then reports true: main must return at once. Call it first in main.
@@ -90,7 +90,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		Overrides: wire.Overrides{Provider: cfg.Provider, Model: cfg.Model, Cassette: cfg.Cassette},
 	}
 	if cfg.Events != nil {
-		o.Sink = trace.SinkFunc(cfg.Events)
+		o.Sink = event.SinkFunc(cfg.Events)
 	}
 	if cfg.Sandbox != nil {
 		o.Sandbox = cfg.Sandbox

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
@@ -23,7 +23,7 @@ import (
 // outGuard redacts what a command prints. Safe for concurrent use.
 type outGuard struct {
 	mu     sync.Mutex
-	reds   []trace.Redactor
+	reds   []redact.Redactor
 	stdout *guardedWriter
 }
 
@@ -33,7 +33,7 @@ type outGuard struct {
 // its control characters are neutralised; stdout is too until
 // printsJSON says it carries JSON (whose encoder escapes them).
 func guardOutput(env *cliEnv) (*cliEnv, *outGuard) {
-	g := &outGuard{reds: []trace.Redactor{trace.NewRedactor(wire.Secrets(env.getenv, os.Environ))}}
+	g := &outGuard{reds: []redact.Redactor{redact.New(wire.Secrets(env.getenv, os.Environ))}}
 	g.stdout = &guardedWriter{g: g, w: env.stdout, terminal: true}
 	out := *env
 	out.stdout = g.stdout
@@ -51,7 +51,7 @@ func (g *outGuard) printsJSON(on bool) {
 
 // add makes g redact what r redacts too (the harness's redactor, which
 // learns the credentials of the URLs a contract configures).
-func (g *outGuard) add(r trace.Redactor) {
+func (g *outGuard) add(r redact.Redactor) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.reds = append(g.reds, r)
@@ -65,8 +65,8 @@ func (g *outGuard) addConfigured(v any) []byte {
 	if err != nil {
 		return nil
 	}
-	if secrets := trace.URLSecretsIn(b); len(secrets) > 0 {
-		g.add(trace.NewRedactor(secrets))
+	if secrets := redact.URLSecretsIn(b); len(secrets) > 0 {
+		g.add(redact.New(secrets))
 	}
 	return b
 }
@@ -75,7 +75,7 @@ func (g *outGuard) addConfigured(v any) []byte {
 // for a terminal, control characters made visible.
 func (g *outGuard) clean(s string, terminal bool) string {
 	g.mu.Lock()
-	reds := append([]trace.Redactor(nil), g.reds...)
+	reds := append([]redact.Redactor(nil), g.reds...)
 	g.mu.Unlock()
 	for _, r := range reds {
 		s = r.String(s)

@@ -18,7 +18,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/verify"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
@@ -282,7 +282,7 @@ type cliSink struct {
 	text   turnText    // the model's text as it streams in
 }
 
-func (s *cliSink) Emit(e trace.Event) {
+func (s *cliSink) Emit(e event.Event) {
 	if s.status != nil {
 		s.status.observe(e)
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
@@ -230,7 +231,7 @@ func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
 			fmt.Fprintln(env.stdout, string(b))
 			continue
 		}
-		fmt.Fprintln(env.stdout, trace.Line(e))
+		fmt.Fprintln(env.stdout, render.Line(e))
 	}
 	return exitOK
 }

@@ -12,7 +12,8 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 )
 
 // The status line of `ioh-lsp run` and `resume` (docs/cli.md#progress):
@@ -84,7 +85,7 @@ func (s *statusLine) show() {
 	}
 	took := time.Since(s.since)
 	if s.live {
-		line := trace.OneLine(s.clean(fmt.Sprintf("step %d: %s · %s", s.step, s.what, elapsed(took))), 76)
+		line := render.OneLine(s.clean(fmt.Sprintf("step %d: %s · %s", s.step, s.what, elapsed(took))), 76)
 		if s.color {
 			line = "\x1b[2m" + line + "\x1b[0m"
 		}
@@ -119,53 +120,53 @@ func (s *statusLine) wait(step int, what string) {
 
 // observe follows a root run's event: sub-agents' events show as their
 // parent's spawn_agent call.
-func (s *statusLine) observe(e trace.Event) {
+func (s *statusLine) observe(e event.Event) {
 	if e.Parent != "" {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch p := e.Payload.(type) {
-	case *trace.RunStarted:
+	case *event.RunStarted:
 		s.wait(e.Step+1, "waiting for the model")
-	case *trace.ModelTurn:
+	case *event.ModelTurn:
 		s.pending = p.ToolCalls
 		if p.ToolCalls == 0 {
 			s.wait(e.Step+1, "waiting for the model")
 		}
-	case *trace.ToolCall:
+	case *event.ToolCall:
 		what := "running " + p.Tool
 		if p.Tool == "finish" {
 			what, s.checks = "running the checks", 0
 		}
 		s.wait(e.Step, what)
-	case *trace.ToolResult:
+	case *event.ToolResult:
 		if s.pending--; s.pending <= 0 {
 			s.wait(e.Step+1, "waiting for the model")
 		}
-	case *trace.CheckStarted:
+	case *event.CheckStarted:
 		s.wait(e.Step, checkWait(p, s.checks))
-	case *trace.CheckRun:
+	case *event.CheckRun:
 		if e.Step == 0 { // the red phase, told once it ended: the model is next
 			s.wait(max(s.step, 1), "waiting for the model")
 			break
 		}
 		s.checks++
 		s.wait(e.Step, fmt.Sprintf("running the checks (%d done, last: check %s)", s.checks, p.Check))
-	case *trace.Retry:
+	case *event.Retry:
 		if p.RetryAttempt != nil {
 			s.wait(e.Step, fmt.Sprintf("waiting to call the model again (attempt %d)", p.Attempt+1))
 		}
-	case *trace.Verdict, *trace.Proposal:
+	case *event.Verdict, *event.Proposal:
 		s.wait(e.Step, "")
-	case *trace.Outcome:
+	case *event.Outcome:
 		s.wait(e.Step, "")
 	}
 }
 
 // checkWait is the wait while check p runs: "running check test (red
 // phase, 1 done)".
-func checkWait(p *trace.CheckStarted, done int) string {
+func checkWait(p *event.CheckStarted, done int) string {
 	var notes []string
 	if p.Phase == "red" {
 		notes = append(notes, "red phase: the unchanged tree")

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 )
 
 // The model's text as it streams in (docs/cli.md#progress): each
@@ -21,31 +22,31 @@ type turnText struct {
 // line handles e for the progress lines and returns the line to print
 // for it ("" for none): a text_delta is written at once, the model_turn
 // of a streamed turn ends its line, and a retry of one is marked.
-func (t *turnText) line(e trace.Event) string {
+func (t *turnText) line(e event.Event) string {
 	if t.out == nil {
-		return trace.Headline(e)
+		return render.Headline(e)
 	}
 	step, streaming := t.streamed[e.Run]
 	streaming = streaming && step == e.Step
 	switch p := e.Payload.(type) {
-	case *trace.TextDelta:
+	case *event.TextDelta:
 		if t.streamed == nil {
 			t.streamed = map[string]int{}
 		}
 		t.streamed[e.Run] = e.Step
-		t.out.streamText(e.Run, trace.StepPrefix(e), p.Text)
+		t.out.streamText(e.Run, render.StepPrefix(e), p.Text)
 		return ""
-	case *trace.ModelTurn:
+	case *event.ModelTurn:
 		if streaming {
 			delete(t.streamed, e.Run)
 			t.out.endTurnText(e.Run)
 			return ""
 		}
-	case *trace.Retry:
-		if line := trace.Headline(e); streaming && line != "" {
+	case *event.Retry:
+		if line := render.Headline(e); streaming && line != "" {
 			delete(t.streamed, e.Run)
 			return line + discardedNote
 		}
 	}
-	return trace.Headline(e)
+	return render.Headline(e)
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // streamingModel is an OpenAI-compatible server speaking the chat
@@ -156,11 +156,11 @@ func TestStreamedTextBinary(t *testing.T) {
 		var deltas []string
 		var run string
 		for _, l := range strings.Split(strings.TrimSpace(string(stdout)), "\n") {
-			var e trace.Event
+			var e event.Event
 			if err := json.Unmarshal([]byte(l), &e); err != nil {
 				t.Fatalf("not JSON: %q", l)
 			}
-			if p, ok := e.Payload.(*trace.TextDelta); ok {
+			if p, ok := e.Payload.(*event.TextDelta); ok {
 				deltas, run = append(deltas, p.Text), e.Run
 				if e.Step != 1 || p.Attempt != 1 {
 					t.Errorf("text_delta %s: want step 1, attempt 1", l)
@@ -206,16 +206,16 @@ func TestTurnTextLines(t *testing.T) {
 	defer st.stop()
 	sw := st.writer(&b)
 	sink := &cliSink{stderr: &lockedWriter{w: sw}, status: st, text: turnText{out: &sw}}
-	delta := func(run, parent, text string) trace.Event {
-		return trace.New(run, parent, 1, &trace.TextDelta{Text: text, Attempt: 1})
+	delta := func(run, parent, text string) event.Event {
+		return event.New(run, parent, 1, &event.TextDelta{Text: text, Attempt: 1})
 	}
-	for _, e := range []trace.Event{
+	for _, e := range []event.Event{
 		delta("r-root", "", "Hello "),
 		delta("r-kid", "r-root", "child says"),
 		delta("r-root", "", "world,\nand more"),
-		trace.New("r-root", "", 1, &trace.ModelTurn{Text: "Hello world,\nand more", ToolCalls: 1}),
+		event.New("r-root", "", 1, &event.ModelTurn{Text: "Hello world,\nand more", ToolCalls: 1}),
 		delta("r-kid", "r-root", " hi"),
-		trace.New("r-kid", "r-root", 1, &trace.ToolCall{Tool: "read_file", Arguments: "{}"}),
+		event.New("r-kid", "r-root", 1, &event.ToolCall{Tool: "read_file", Arguments: "{}"}),
 	} {
 		sink.Emit(e)
 	}

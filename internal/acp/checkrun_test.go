@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // TestCheckToolCallNamesTheFailingTest: a failing check's tool call shows
@@ -12,10 +12,10 @@ import (
 // test and a preflight problem in words.
 func TestCheckToolCallNamesTheFailingTest(t *testing.T) {
 	tr := newTranslator(nil, false)
-	c := &trace.CheckRun{Check: "unit", Phase: "green", ExitCode: 1, Backend: "linux",
-		Locations:     []trace.Location{{Path: "stats_test.go", Line: 7, Message: "Mean([1 2 3 4]) = 2, want 2.5", Test: "TestMean (example.com/stats)"}},
-		CheckEvidence: trace.CheckEvidence{Evidence: "go test -json", Flaky: []string{"TestSum (example.com/stats)"}}}
-	out := tr.verification(trace.Event{Run: "r-1"}, c)
+	c := &event.CheckRun{Check: "unit", Phase: "green", ExitCode: 1, Backend: "linux",
+		Locations:     []event.Location{{Path: "stats_test.go", Line: 7, Message: "Mean([1 2 3 4]) = 2, want 2.5", Test: "TestMean (example.com/stats)"}},
+		CheckEvidence: event.CheckEvidence{Evidence: "go test -json", Flaky: []string{"TestSum (example.com/stats)"}}}
+	out := tr.verification(event.Event{Run: "r-1"}, c)
 	u, ok := out[0].(toolCall)
 	if !ok || len(u.Content) != 1 {
 		t.Fatalf("update %#v", out[0])
@@ -26,8 +26,8 @@ func TestCheckToolCallNamesTheFailingTest(t *testing.T) {
 			t.Errorf("tool call content %q lacks %q", text, want)
 		}
 	}
-	red := &trace.CheckRun{Check: "unit", Phase: "red", ExitCode: 127, CheckEvidence: trace.CheckEvidence{Preflight: "check unit cannot run: program not found: pytest (exit 127)"}}
-	u = tr.verification(trace.Event{Run: "r-1"}, red)[0].(toolCall)
+	red := &event.CheckRun{Check: "unit", Phase: "red", ExitCode: 127, CheckEvidence: event.CheckEvidence{Preflight: "check unit cannot run: program not found: pytest (exit 127)"}}
+	u = tr.verification(event.Event{Run: "r-1"}, red)[0].(toolCall)
 	if len(u.Content) != 1 || !strings.Contains(u.Content[0].Content.Text, "Cannot run: check unit cannot run: program not found: pytest") {
 		t.Errorf("red tool call %#v does not say the program is missing", u.Content)
 	}

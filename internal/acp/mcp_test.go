@@ -20,8 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // calcServer is an MCP server built with the Go SDK over streamable HTTP
@@ -94,9 +94,9 @@ func TestClientMCPServerIsWired(t *testing.T) {
 	for _, answer := range []string{optAllowOnce, optRejectOnce} {
 		var mu sync.Mutex
 		var asked []map[string]any
-		var started []*trace.RunStarted
-		c := newClientSink(t, cassette, func(e trace.Event) {
-			if p, ok := e.Payload.(*trace.RunStarted); ok {
+		var started []*event.RunStarted
+		c := newClientSink(t, cassette, func(e event.Event) {
+			if p, ok := e.Payload.(*event.RunStarted); ok {
 				mu.Lock()
 				started = append(started, p)
 				mu.Unlock()

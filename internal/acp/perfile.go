@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -112,22 +112,22 @@ func dropFile(cs *workspace.ChangeSet, ch workspace.Change) error {
 
 // partialFiles are the partial_apply notes: each file's hunks, applied
 // or dropped whole (taken before the dropped files leave the change).
-func partialFiles(cs *workspace.ChangeSet, kept, dropped []workspace.Change) []trace.PartialFile {
-	var out []trace.PartialFile
+func partialFiles(cs *workspace.ChangeSet, kept, dropped []workspace.Change) []event.PartialFile {
+	var out []event.PartialFile
 	for _, ch := range kept {
-		out = append(out, trace.PartialFile{Path: ch.Path, Applied: hunkNotes(cs, ch), Dropped: []trace.HunkNote{}})
+		out = append(out, event.PartialFile{Path: ch.Path, Applied: hunkNotes(cs, ch), Dropped: []event.HunkNote{}})
 	}
 	for _, ch := range dropped {
-		out = append(out, trace.PartialFile{Path: ch.Path, Applied: []trace.HunkNote{}, Dropped: hunkNotes(cs, ch)})
+		out = append(out, event.PartialFile{Path: ch.Path, Applied: []event.HunkNote{}, Dropped: hunkNotes(cs, ch)})
 	}
 	return out
 }
 
 // hunkNotes are the change's hunks of one file, as the trace names them.
-func hunkNotes(cs *workspace.ChangeSet, ch workspace.Change) []trace.HunkNote {
+func hunkNotes(cs *workspace.ChangeSet, ch workspace.Change) []event.HunkNote {
 	old, _ := cs.Base(ch.Path)
 	lines := workspace.Lines(ch.Content)
-	notes := []trace.HunkNote{}
+	notes := []event.HunkNote{}
 	for _, h := range workspace.LineHunks(old, ch.Content) {
 		text := strings.TrimRight(strings.Join(lines[h.B0:h.B1], ""), "\r\n")
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -136,21 +136,21 @@ func hunkNotes(cs *workspace.ChangeSet, ch workspace.Change) []trace.HunkNote {
 		if len(text) > 120 {
 			text = text[:120] + "…"
 		}
-		notes = append(notes, trace.HunkNote{Line: h.A0 + 1, Lines: h.A1 - h.A0, New: text})
+		notes = append(notes, event.HunkNote{Line: h.A0 + 1, Lines: h.A1 - h.A0, New: text})
 	}
 	return notes
 }
 
 // recordPartial stores the partial_apply event in the run's trace; a
 // failure costs only the record.
-func (a approver) recordPartial(run string, files []trace.PartialFile) {
+func (a approver) recordPartial(run string, files []event.PartialFile) {
 	eng := a.ss.eng
 	if eng == nil || eng.Store == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := eng.Store.AppendEvents(ctx, trace.New(run, "", 0, &trace.PartialApply{Files: files})); err != nil {
+	if err := eng.Store.AppendEvents(ctx, event.New(run, "", 0, &event.PartialApply{Files: files})); err != nil {
 		a.ss.srv.log.Warn("record partial apply", "run", run, "err", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // workspaceTwoFiles is a workspace with a.txt and b.txt, a task whose
@@ -89,9 +89,9 @@ func TestChooseFilesWritesOnlyTheAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var partial *trace.PartialApply
+	var partial *event.PartialApply
 	for _, e := range events {
-		if p, ok := e.Payload.(*trace.PartialApply); ok {
+		if p, ok := e.Payload.(*event.PartialApply); ok {
 			partial = p
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
@@ -47,7 +48,7 @@ type Engine struct {
 type EngineRequest struct {
 	Root       string
 	Approver   agent.Approver
-	Sink       trace.Sink
+	Sink       event.Sink
 	Logger     *slog.Logger
 	MCPServers []mcptool.Server
 	// Model is the session's model choice (a ModelChoice.ID): the
@@ -395,7 +396,7 @@ func (ss *session) newEngine(ctx context.Context) (*Engine, error) {
 	root, model := ss.rec.CWD, ss.rec.Model
 	ss.mu.Unlock()
 	eng, err := ss.srv.opts.NewEngine(ctx, EngineRequest{
-		Root: root, Approver: approver{ss}, Sink: trace.SinkFunc(ss.emit),
+		Root: root, Approver: approver{ss}, Sink: event.SinkFunc(ss.emit),
 		Logger: ss.log, MCPServers: ss.servers, Model: model,
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
@@ -50,7 +51,7 @@ func newClient(t *testing.T, cassette string, onAsk func(map[string]any) any) *c
 // newClientSink is newClient whose engines also send their events to
 // also (nil: none), and get the session's MCP servers as cmd/ioh-lsp
 // hands them over.
-func newClientSink(t *testing.T, cassette string, also func(trace.Event), onAsk func(map[string]any) any) *client {
+func newClientSink(t *testing.T, cassette string, also func(event.Event), onAsk func(map[string]any) any) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -65,7 +66,7 @@ func newClientSink(t *testing.T, cassette string, also func(trace.Event), onAsk 
 		NewEngine: func(ctx context.Context, r EngineRequest) (*Engine, error) {
 			sink := r.Sink
 			if also != nil {
-				sink = trace.SinkFunc(func(e trace.Event) { also(e); r.Sink.Emit(e) })
+				sink = event.SinkFunc(func(e event.Event) { also(e); r.Sink.Emit(e) })
 			}
 			e, err := wire.NewHarness(ctx, wire.Options{Root: r.Root, Approver: r.Approver, Sink: sink, Logger: r.Logger,
 				Overrides: wire.Overrides{Cassette: cassette}, MCPServers: r.MCPServers})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
@@ -66,8 +67,8 @@ func (ss *session) update(u any) {
 // session's record at its run_started, which the harness emits before the
 // run can do anything, so a session whose agent is killed mid-run still
 // lists that run.
-func (ss *session) emit(e trace.Event) {
-	if p, ok := e.Payload.(*trace.RunStarted); ok && e.Parent == "" {
+func (ss *session) emit(e event.Event) {
+	if p, ok := e.Payload.(*event.RunStarted); ok && e.Parent == "" {
 		ss.recordRun(e.Run, p.Goal)
 	}
 	for _, u := range ss.tr.event(e) {
@@ -452,9 +453,9 @@ func (ss *session) replay(ctx context.Context) error {
 
 // followsAnother: the run continues the conversation of an earlier one
 // (its user_turn names the run it follows).
-func followsAnother(events []trace.Event) bool {
+func followsAnother(events []event.Event) bool {
 	for _, e := range events {
-		if u, ok := e.Payload.(*trace.UserTurn); ok && e.Parent == "" && u.Follows != "" {
+		if u, ok := e.Payload.(*event.UserTurn); ok && e.Parent == "" && u.Follows != "" {
 			return true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -107,22 +107,22 @@ func toolCallID(run, id string) string { return run + "/" + id }
 
 // event returns the updates one event becomes (none for most
 // bookkeeping events).
-func (t *translator) event(e trace.Event) []any {
+func (t *translator) event(e event.Event) []any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	child := e.Parent != ""
 	switch p := e.Payload.(type) {
-	case *trace.RunStarted:
+	case *event.RunStarted:
 		if child {
 			return []any{toolCall{SessionUpdate: "tool_call", ToolCallID: "agent/" + e.Run, Kind: kindThink,
 				Title: "Sub-agent: " + p.Goal, Status: statusInProgress}}
 		}
-	case *trace.TextDelta:
+	case *event.TextDelta:
 		// The model's text as it arrives: one chunk per piece; the turn's
 		// model_turn then only ends the message.
 		t.streamed[e.Run] = true
 		return []any{chunkUpdate{SessionUpdate: messageKind(child), Content: textBlock(p.Text)}}
-	case *trace.ModelTurn:
+	case *event.ModelTurn:
 		if t.streamed[e.Run] {
 			delete(t.streamed, e.Run)
 			if p.Text != "" {
@@ -133,7 +133,7 @@ func (t *translator) event(e trace.Event) []any {
 		if p.Text != "" {
 			return []any{chunkUpdate{SessionUpdate: messageKind(child), Content: textBlock(p.Text + "\n")}}
 		}
-	case *trace.Policy:
+	case *event.Policy:
 		if p.Effect == "deny" {
 			t.denials++
 			why := p.Layer + " layer"
@@ -145,9 +145,9 @@ func (t *translator) event(e trace.Event) []any {
 				Title:   fmt.Sprintf("%s denied by policy: %s %s", p.Tool, p.Act, p.Target),
 				Content: []toolCallContent{textContent("Denied (" + why + ").")}}}
 		}
-	case *trace.ToolCall:
+	case *event.ToolCall:
 		return []any{t.toolCallStart(e.Run, p)}
-	case *trace.ToolResult:
+	case *event.ToolResult:
 		st := statusCompleted
 		if p.IsError {
 			st = statusFailed
@@ -169,21 +169,21 @@ func (t *translator) event(e trace.Event) []any {
 			}
 		}
 		return []any{u}
-	case *trace.UserTurn:
+	case *event.UserTurn:
 		// A follow-up: live, the client shows what the user typed.
 		if !t.live && !child {
 			return []any{chunkUpdate{SessionUpdate: "user_message_chunk", Content: textBlock(p.Text)}}
 		}
-	case *trace.Budget:
+	case *event.Budget:
 		return []any{usageOf(p)}
-	case *trace.CheckRun:
+	case *event.CheckRun:
 		return t.verification(e, p)
-	case *trace.Proposal:
+	case *event.Proposal:
 		if !t.live {
 			return []any{toolCall{SessionUpdate: "tool_call", ToolCallID: e.Run + "/change", Kind: kindEdit, Status: statusPending,
 				Title: "Proposed change: " + strings.Join(p.Files, ", "), Locations: t.locations(p.Files)}}
 		}
-	case *trace.Approval:
+	case *event.Approval:
 		if t.live {
 			return nil
 		}
@@ -195,7 +195,7 @@ func (t *translator) event(e trace.Event) []any {
 			return []any{toolCall{SessionUpdate: "tool_call_update", ToolCallID: e.Run + "/change", Status: st}}
 		}
 		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(fmt.Sprintf("Permission for %s %s: %s\n", p.Act, p.Target, p.Answer))}}
-	case *trace.Retry:
+	case *event.Retry:
 		var out []any
 		if t.streamed[e.Run] {
 			// The failed attempt's pieces are shown already; its retry
@@ -208,9 +208,9 @@ func (t *translator) event(e trace.Event) []any {
 			what = p.Error
 		}
 		return append(out, chunkUpdate{SessionUpdate: "agent_thought_chunk", Content: textBlock(fmt.Sprintf("Model call failed (%s), retrying: %s\n", p.Class, what))})
-	case *trace.Warning:
+	case *event.Warning:
 		return []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock("⚠ " + p.Message + "\n")}}
-	case *trace.Outcome:
+	case *event.Outcome:
 		return t.outcome(e, p)
 	}
 	return nil
@@ -227,7 +227,7 @@ func messageKind(child bool) string {
 
 // toolCallStart is the tool_call of one call: its kind, title, the files
 // it touches and, for edits, the diff it makes.
-func (t *translator) toolCallStart(run string, c *trace.ToolCall) toolCall {
+func (t *translator) toolCallStart(run string, c *event.ToolCall) toolCall {
 	tool := c.Tool
 	var args map[string]any
 	rawArgs := c.Arguments
@@ -320,7 +320,7 @@ func kindOf(tool string) string {
 
 // verification: a check's run is an execute-kind call with its verdict;
 // the summary settles the plan.
-func (t *translator) verification(e trace.Event, c *trace.CheckRun) []any {
+func (t *translator) verification(e event.Event, c *event.CheckRun) []any {
 	if name := c.Check; name != "" {
 		passed := c.Passed
 		phase := c.Phase
@@ -363,7 +363,7 @@ func (t *translator) verification(e trace.Event, c *trace.CheckRun) []any {
 
 // failingTests are a check run's failing tests at their own locations
 // (at most 10 lines), its flaky tests and its preflight problem.
-func failingTests(c *trace.CheckRun) []string {
+func failingTests(c *event.CheckRun) []string {
 	var out []string
 	if c.Preflight != "" {
 		out = append(out, "Cannot run: "+c.Preflight)
@@ -392,7 +392,7 @@ func checkID(run, name, phase string) string {
 }
 
 // outcome ends a sub-agent's entry, or says how the run ended.
-func (t *translator) outcome(e trace.Event, p *trace.Outcome) []any {
+func (t *translator) outcome(e event.Event, p *event.Outcome) []any {
 	o := p.Outcome
 	if e.Parent != "" {
 		st := statusFailed
@@ -435,7 +435,7 @@ func (t *translator) outcome(e trace.Event, p *trace.Outcome) []any {
 
 // usageOf is a budget draw as usage_update: the tokens and dollars of the
 // whole run tree against the token budget.
-func usageOf(b *trace.Budget) usageUpdate {
+func usageOf(b *event.Budget) usageUpdate {
 	used := b.RootTokens
 	if used == 0 {
 		used = b.RunTokens

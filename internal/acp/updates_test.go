@@ -11,7 +11,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -30,7 +30,7 @@ func testRoot(t *testing.T) *workspace.Root {
 
 // ev is an event of run r-1 with fields f, decoded from its JSON Lines
 // form as a stored event is.
-func ev(typ string, f map[string]any) trace.Event {
+func ev(typ string, f map[string]any) event.Event {
 	m := map[string]any{"run": "r-1", "step": 1, "type": typ, "time": time.Unix(0, 0).UTC().Format(time.RFC3339Nano)}
 	for k, v := range f {
 		m[k] = v
@@ -39,7 +39,7 @@ func ev(typ string, f map[string]any) trace.Event {
 	if err != nil {
 		panic(err)
 	}
-	var e trace.Event
+	var e event.Event
 	if err := json.Unmarshal(b, &e); err != nil {
 		panic(err)
 	}
@@ -81,7 +81,7 @@ func TestToolCallsCarryKindLocationsAndDiffs(t *testing.T) {
 		{"run", `{"argv":["go","test"]}`, "execute", "Run go test (sandboxed)", nil},
 		{"docs__search", `{"q":"x"}`, "fetch", "docs__search", nil},
 	} {
-		got := encode(t, tr.event(ev(trace.EventToolCall, map[string]any{"tool": tc.tool, "id": "c1", "arguments": tc.args})))
+		got := encode(t, tr.event(ev(event.TypeToolCall, map[string]any{"tool": tc.tool, "id": "c1", "arguments": tc.args})))
 		if len(got) != 1 {
 			t.Fatalf("%s: %d updates", tc.tool, len(got))
 		}
@@ -100,11 +100,11 @@ func TestToolCallsCarryKindLocationsAndDiffs(t *testing.T) {
 		}
 	}
 	// A path that leaves the workspace gets no location (nor any read).
-	u := encode(t, tr.event(ev(trace.EventToolCall, map[string]any{"tool": "read_file", "id": "c2", "arguments": `{"path":"../../etc/passwd"}`})))[0]
+	u := encode(t, tr.event(ev(event.TypeToolCall, map[string]any{"tool": "read_file", "id": "c2", "arguments": `{"path":"../../etc/passwd"}`})))[0]
 	if u["locations"] != nil {
 		t.Errorf("a path outside the workspace got a location: %v", u["locations"])
 	}
-	u = encode(t, tr.event(ev(trace.EventToolCall, map[string]any{"tool": "write_file", "id": "c3", "arguments": `{"path":"../outside","content":"x"}`})))[0]
+	u = encode(t, tr.event(ev(event.TypeToolCall, map[string]any{"tool": "write_file", "id": "c3", "arguments": `{"path":"../outside","content":"x"}`})))[0]
 	if d := u["content"].([]any)[0].(map[string]any); d["oldText"] != nil {
 		t.Errorf("a file outside the workspace was read for the diff: %v", d)
 	}
@@ -112,18 +112,18 @@ func TestToolCallsCarryKindLocationsAndDiffs(t *testing.T) {
 
 func TestResultsDenialsUsageAndOutcome(t *testing.T) {
 	tr := newTranslator(testRoot(t), true)
-	got := encode(t, tr.event(ev(trace.EventToolResult, map[string]any{"tool": "grep", "id": "c1", "is_error": true, "content": "bad regexp"})))
+	got := encode(t, tr.event(ev(event.TypeToolResult, map[string]any{"tool": "grep", "id": "c1", "is_error": true, "content": "bad regexp"})))
 	if got[0]["sessionUpdate"] != "tool_call_update" || got[0]["status"] != "failed" || got[0]["toolCallId"] != "r-1/c1" {
 		t.Errorf("failed result: %v", got)
 	}
-	got = encode(t, tr.event(ev(trace.EventPolicy, map[string]any{"tool": "write_file", "act": "write", "target": ".git/config", "effect": "deny", "layer": "builtin", "rule": "deny write .git/**"})))
+	got = encode(t, tr.event(ev(event.TypePolicy, map[string]any{"tool": "write_file", "act": "write", "target": ".git/config", "effect": "deny", "layer": "builtin", "rule": "deny write .git/**"})))
 	if len(got) != 1 || got[0]["status"] != "failed" || got[0]["kind"] != "edit" || got[0]["title"] != "write_file denied by policy: write .git/config" {
 		t.Errorf("denial: %v", got)
 	}
-	if got := tr.event(ev(trace.EventPolicy, map[string]any{"effect": "allow"})); got != nil {
+	if got := tr.event(ev(event.TypePolicy, map[string]any{"effect": "allow"})); got != nil {
 		t.Errorf("an allow verdict became %v", got)
 	}
-	got = encode(t, tr.event(ev(trace.EventBudget, map[string]any{"run_tokens": int64(900), "root_tokens": int64(1000), "root_cost_usd": 0.25, "root_cost_known": true,
+	got = encode(t, tr.event(ev(event.TypeBudget, map[string]any{"run_tokens": int64(900), "root_tokens": int64(1000), "root_cost_usd": 0.25, "root_cost_known": true,
 		"steps": 2, "limit_tokens": int64(5000), "limit_steps": 10, "limit_cost_usd": 1.0})))
 	want := map[string]any{"sessionUpdate": "usage_update", "used": 1000.0, "size": 5000.0, "cost": map[string]any{"amount": 0.25, "currency": "USD"},
 		"_meta": map[string]any{"ioh": map[string]any{"steps": 2.0, "cost_known": true, "cache_read_tokens": 0.0, "limit_tokens": 5000.0, "limit_steps": 10.0, "limit_cost_usd": 1.0}}}
@@ -131,11 +131,11 @@ func TestResultsDenialsUsageAndOutcome(t *testing.T) {
 		t.Errorf("usage:\n got %v\nwant %v", got[0], want)
 	}
 	// An unknown cost is left out, never reported as $0.
-	got = encode(t, tr.event(ev(trace.EventBudget, map[string]any{"root_tokens": int64(10), "root_cost_usd": 0.0, "root_cost_known": false})))
+	got = encode(t, tr.event(ev(event.TypeBudget, map[string]any{"root_tokens": int64(10), "root_cost_usd": 0.0, "root_cost_known": false})))
 	if _, ok := got[0]["cost"]; ok {
 		t.Errorf("unknown cost reported: %v", got[0])
 	}
-	got = encode(t, tr.event(ev(trace.EventOutcome, map[string]any{"outcome": "verification_failed", "error": "verification failed"})))
+	got = encode(t, tr.event(ev(event.TypeOutcome, map[string]any{"outcome": "verification_failed", "error": "verification failed"})))
 	if got[0]["sessionUpdate"] != "agent_message_chunk" || got[0]["content"].(map[string]any)["text"] != "Run r-1 ended: verification_failed (verification failed)\n" {
 		t.Errorf("outcome: %v", got)
 	}
@@ -156,10 +156,10 @@ func TestPlanFollowsTheChecks(t *testing.T) {
 		t.Fatalf("plan: %+v", p.Entries)
 	}
 	// The red phase (before the change) does not move the plan.
-	if got := tr.event(ev(trace.EventVerification, map[string]any{"check": "unit", "phase": "red", "passed": false, "exit_code": 1, "backend": "linux"})); len(got) != 1 {
+	if got := tr.event(ev(event.TypeVerification, map[string]any{"check": "unit", "phase": "red", "passed": false, "exit_code": 1, "backend": "linux"})); len(got) != 1 {
 		t.Fatalf("red check: %v", got)
 	}
-	got := tr.event(ev(trace.EventVerification, map[string]any{"check": "unit", "phase": "green", "passed": true, "exit_code": 0, "backend": "linux", "evidence": "3 tests passed"}))
+	got := tr.event(ev(event.TypeVerification, map[string]any{"check": "unit", "phase": "green", "passed": true, "exit_code": 0, "backend": "linux", "evidence": "3 tests passed"}))
 	if len(got) != 2 {
 		t.Fatalf("green check: %v", got)
 	}
@@ -170,11 +170,11 @@ func TestPlanFollowsTheChecks(t *testing.T) {
 	if s := status(got[1].(planUpdate)); !reflect.DeepEqual(s, []string{"in_progress", "completed", "pending", "pending"}) {
 		t.Errorf("plan after unit: %v", s)
 	}
-	got = tr.event(ev(trace.EventToolResult, map[string]any{"tool": "finish", "id": "f", "is_error": false, "content": "verified"}))
+	got = tr.event(ev(event.TypeToolResult, map[string]any{"tool": "finish", "id": "f", "is_error": false, "content": "verified"}))
 	if s := status(got[1].(planUpdate)); !reflect.DeepEqual(s, []string{"completed", "completed", "pending", "in_progress"}) {
 		t.Errorf("plan after finish: %v", s)
 	}
-	got = tr.event(ev(trace.EventOutcome, map[string]any{"outcome": "applied"}))
+	got = tr.event(ev(event.TypeOutcome, map[string]any{"outcome": "applied"}))
 	if s := status(got[0].(planUpdate)); !reflect.DeepEqual(s, []string{"completed", "completed", "completed", "completed"}) {
 		t.Errorf("plan after applied: %v", s)
 	}
@@ -185,13 +185,13 @@ func TestPlanFollowsTheChecks(t *testing.T) {
 // what the editor saw live.
 func TestStoredEventsTranslateAsLive(t *testing.T) {
 	root := testRoot(t)
-	events := []trace.Event{
-		ev(trace.EventModelTurn, map[string]any{"text": "Looking.", "input_tokens": int64(10)}),
-		ev(trace.EventToolCall, map[string]any{"tool": "edit_file", "id": "c1", "arguments": `{"path":"a.go","old":"a","new":"b"}`}),
-		ev(trace.EventToolResult, map[string]any{"tool": "edit_file", "id": "c1", "is_error": false, "content": "edited"}),
-		ev(trace.EventBudget, map[string]any{"root_tokens": int64(70), "root_cost_usd": 0.5, "root_cost_known": true, "steps": 1}),
-		ev(trace.EventVerification, map[string]any{"check": "unit", "phase": "green", "passed": false, "exit_code": 2, "backend": "landlock", "problems": []string{"TestX failed"}}),
-		ev(trace.EventOutcome, map[string]any{"outcome": "verification_failed", "summary": "tried"}),
+	events := []event.Event{
+		ev(event.TypeModelTurn, map[string]any{"text": "Looking.", "input_tokens": int64(10)}),
+		ev(event.TypeToolCall, map[string]any{"tool": "edit_file", "id": "c1", "arguments": `{"path":"a.go","old":"a","new":"b"}`}),
+		ev(event.TypeToolResult, map[string]any{"tool": "edit_file", "id": "c1", "is_error": false, "content": "edited"}),
+		ev(event.TypeBudget, map[string]any{"root_tokens": int64(70), "root_cost_usd": 0.5, "root_cost_known": true, "steps": 1}),
+		ev(event.TypeVerification, map[string]any{"check": "unit", "phase": "green", "passed": false, "exit_code": 2, "backend": "landlock", "problems": []string{"TestX failed"}}),
+		ev(event.TypeOutcome, map[string]any{"outcome": "verification_failed", "summary": "tried"}),
 	}
 	live, stored := newTranslator(root, false), newTranslator(root, false)
 	for _, e := range events {
@@ -199,7 +199,7 @@ func TestStoredEventsTranslateAsLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back trace.Event
+		var back event.Event
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
@@ -213,16 +213,16 @@ func TestStoredEventsTranslateAsLive(t *testing.T) {
 func TestPermissionToolCallIsReusedByTheCall(t *testing.T) {
 	tr := newTranslator(testRoot(t), true)
 	tr.expectCall("r-1", "run", "r-1/ask-1")
-	u := tr.event(ev(trace.EventToolCall, map[string]any{"tool": "run", "id": "c9", "arguments": `{"argv":["ls"]}`}))[0].(toolCall)
+	u := tr.event(ev(event.TypeToolCall, map[string]any{"tool": "run", "id": "c9", "arguments": `{"argv":["ls"]}`}))[0].(toolCall)
 	if u.ToolCallID != "r-1/ask-1" || u.SessionUpdate != "tool_call_update" {
 		t.Fatalf("the allowed call should update the permission's entry: %+v", u)
 	}
-	r := tr.event(ev(trace.EventToolResult, map[string]any{"tool": "run", "id": "c9", "content": "ok"}))[0].(toolCall)
+	r := tr.event(ev(event.TypeToolResult, map[string]any{"tool": "run", "id": "c9", "content": "ok"}))[0].(toolCall)
 	if r.ToolCallID != "r-1/ask-1" || r.Status != statusCompleted {
 		t.Fatalf("its result: %+v", r)
 	}
 	// The next call of the same tool is a new entry.
-	if u := tr.event(ev(trace.EventToolCall, map[string]any{"tool": "run", "id": "c10", "arguments": `{}`}))[0].(toolCall); u.ToolCallID != "r-1/c10" {
+	if u := tr.event(ev(event.TypeToolCall, map[string]any{"tool": "run", "id": "c10", "arguments": `{}`}))[0].(toolCall); u.ToolCallID != "r-1/c10" {
 		t.Fatalf("a later call: %+v", u)
 	}
 }
@@ -253,7 +253,7 @@ func TestStopReasons(t *testing.T) {
 // the user's message; live, the client shows what the user typed, and a
 // sub-agent's turn is never the user's.
 func TestFollowUpReplaysAsTheUsersMessage(t *testing.T) {
-	turn := trace.New("r-1", "", 3, &trace.UserTurn{Text: "now also tabs", Change: trace.TurnPending})
+	turn := event.New("r-1", "", 3, &event.UserTurn{Text: "now also tabs", Change: event.TurnPending})
 	got := newTranslator(testRoot(t), false).event(turn)
 	if len(got) != 1 || got[0].(chunkUpdate).SessionUpdate != "user_message_chunk" || got[0].(chunkUpdate).Content.Text != "now also tabs" {
 		t.Errorf("replayed user_turn: %+v", got)
@@ -261,8 +261,8 @@ func TestFollowUpReplaysAsTheUsersMessage(t *testing.T) {
 	if got := newTranslator(testRoot(t), true).event(turn); len(got) != 0 {
 		t.Errorf("live user_turn: %+v", got)
 	}
-	if !followsAnother([]trace.Event{trace.New("r-2", "", 0, &trace.UserTurn{Text: "x", Follows: "r-1"})}) ||
-		followsAnother([]trace.Event{turn}) {
+	if !followsAnother([]event.Event{event.New("r-2", "", 0, &event.UserTurn{Text: "x", Follows: "r-1"})}) ||
+		followsAnother([]event.Event{turn}) {
 		t.Error("followsAnother: a linked run's turn names the run it follows; a continued run's does not")
 	}
 }

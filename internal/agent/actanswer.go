@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // A run stopped at an Ask-tier act (awaiting_approval, an approver
@@ -85,7 +85,7 @@ func (h *Harness) AnswerAct(ctx context.Context, id string, d Decision) (*Result
 		d.Reason = "no reason given" // the model reads "denied by the user: ACT TARGET: no reason given"
 	}
 	st.Answer = &d
-	f := &trace.Approval{Answer: string(d.Answer), Reason: d.Reason, Recorded: true}
+	f := &event.Approval{Answer: string(d.Answer), Reason: d.Reason, Recorded: true}
 	if st.Deferred != nil {
 		f.Tool, f.Act, f.Target = st.Deferred.Tool, st.Deferred.Act, st.Deferred.Target
 	}

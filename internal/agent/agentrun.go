@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
@@ -44,7 +45,7 @@ type agentRun struct {
 	deadline time.Time // zero: no wall budget
 	ledger   *Ledger
 	tree     *tree
-	sink     trace.Sink
+	sink     event.Sink
 	lastFP   string // change-set fingerprint at the last commit
 	slot     slotState
 	red      redCache // red-phase check runs, reused by later finish calls
@@ -52,12 +53,12 @@ type agentRun struct {
 	// instrDirs are the directories whose project instructions apply
 	// (a sub-agent's include its parent's); instrFiles what was read.
 	instrDirs  []string
-	instrFiles []trace.InstructionFile
+	instrFiles []event.InstructionFile
 	orient     *string // the first message's orientation, once built
 	cached     int64   // tokens the last call's provider read or wrote in its cache
 
 	retryMu sync.Mutex
-	retries []trace.Event // reported during a model call, stored with its step
+	retries []event.Event // reported during a model call, stored with its step
 	stream  *textStream   // the model call's streamed text, while it runs
 	net     *netAccess    // the run's network proxy and its judge (netaccess.go)
 }
@@ -68,7 +69,7 @@ func (a *agentRun) reportRetry(r RetryEvent) {
 	if a.id == "" { // the provider is being built
 		return
 	}
-	e := a.event(&trace.Retry{Class: string(r.Class), RetryAttempt: &trace.RetryAttempt{Provider: r.Provider, Model: r.Model,
+	e := a.event(&event.Retry{Class: string(r.Class), RetryAttempt: &event.RetryAttempt{Provider: r.Provider, Model: r.Model,
 		Attempt: r.Attempt, Error: a.h.redact.String(r.Err), DelayMS: r.Delay.Milliseconds(), Next: r.Next}})
 	a.retryMu.Lock()
 	a.retries = append(a.retries, e)
@@ -81,7 +82,7 @@ func (a *agentRun) reportRetry(r RetryEvent) {
 }
 
 // takeRetries returns and clears the retry events reported so far.
-func (a *agentRun) takeRetries() []trace.Event {
+func (a *agentRun) takeRetries() []event.Event {
 	a.retryMu.Lock()
 	defer a.retryMu.Unlock()
 	out := a.retries
@@ -213,10 +214,10 @@ func (h *Harness) newRoot(ctx context.Context, c *contract.Contract) (*agentRun,
 	a.rootID = a.id
 	a.tree = newTree(c.Agents)
 	a.setup(ctx)
-	evs := []trace.Event{a.event(withTraceContext(ctx, &trace.RunStarted{Goal: c.Goal, RunModel: &trace.RunModel{Provider: prov.Name(), Model: c.Model.Name},
+	evs := []event.Event{a.event(withTraceContext(ctx, &event.RunStarted{Goal: c.Goal, RunModel: &event.RunModel{Provider: prov.Name(), Model: c.Model.Name},
 		RunInstructions: a.instructionsEvent()}))}
 	for _, w := range warnings {
-		evs = append(evs, a.event(&trace.Warning{Message: w}))
+		evs = append(evs, a.event(&event.Warning{Message: w}))
 	}
 	for i := range evs {
 		evs[i].Step = 0
@@ -340,7 +341,7 @@ func (h *Harness) restore(ctx context.Context, row *trace.RunRow) (*agentRun, er
 		}
 		a.tree.total++
 		if Outcome(r.Outcome) == OutcomeRunning {
-			ev := trace.New(r.ID, r.Parent, r.Totals.Steps, &trace.Outcome{Outcome: string(OutcomeCancelled),
+			ev := event.New(r.ID, r.Parent, r.Totals.Steps, &event.Outcome{Outcome: string(OutcomeCancelled),
 				Steps: r.Totals.Steps, Tokens: r.Totals.Tokens(), CostUSD: r.Totals.CostUSD, Reason: "interrupted; its parent redoes the step"})
 			if err := h.opts.Store.SetOutcome(ctx, r.ID, string(OutcomeCancelled), "", "interrupted", nil, ev); err != nil {
 				return nil, err
@@ -365,12 +366,12 @@ func (a *agentRun) withRemembered() (*policy.Policy, error) {
 
 // event builds an event of this agent in the step being built (the last
 // committed step plus one).
-func (a *agentRun) event(p trace.Payload) trace.Event {
-	return trace.New(a.id, a.parent, a.totals.Steps+1, p)
+func (a *agentRun) event(p event.Payload) event.Event {
+	return event.New(a.id, a.parent, a.totals.Steps+1, p)
 }
 
 // emit sends e to the sink.
-func (a *agentRun) emit(e trace.Event) {
+func (a *agentRun) emit(e event.Event) {
 	if a.sink != nil {
 		a.sink.Emit(e)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // A grant allows its act exactly once, on the same harness: the first
@@ -101,7 +101,7 @@ func policyOf(t *testing.T, f *fixture, run, target string) []string {
 	}
 	var out []string
 	for _, e := range evs {
-		if p, ok := e.Payload.(*trace.Policy); ok && p.Target == target {
+		if p, ok := e.Payload.(*event.Policy); ok && p.Target == target {
 			out = append(out, p.Layer+"/"+p.Effect)
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // bytesPerToken is a deliberately low bytes-per-token ratio, so the
@@ -107,10 +107,10 @@ func overdraw(err error) Limit {
 // budgetEvent is the budget draw of a step: this call, the run's and the
 // tree's spend so far (the tree's root's, for progress), and the limits.
 // A cost nothing could price is null, never 0.
-func (a *agentRun) budgetEvent(u model.Usage, cost float64, src model.CostSource) *trace.Budget {
+func (a *agentRun) budgetEvent(u model.Usage, cost float64, src model.CostSource) *event.Budget {
 	tok, usd := a.ledger.Spent()
 	rootTok, rootUSD, rootUnpriced := a.ledger.TreeSpent()
-	e := &trace.Budget{
+	e := &event.Budget{
 		Tokens: u.Total(), CostUSD: costField(cost, src), CostSource: string(src), Steps: a.totals.Steps + 1,
 		RunTokens: a.totals.Tokens() + u.Total(), RunCostUSD: a.totals.CostUSD + cost,
 		CacheReadTokens: u.CacheReadTokens, RunCacheReadTokens: a.totals.CacheReadTokens + u.CacheReadTokens,
@@ -118,7 +118,7 @@ func (a *agentRun) budgetEvent(u model.Usage, cost float64, src model.CostSource
 		RootRun: a.rootID, RootTokens: rootTok, RootCostUSD: rootUSD, RootCostKnown: rootUnpriced == 0,
 	}
 	if b := a.c.Budget; b.Steps > 0 || b.Tokens > 0 || b.CostUSD > 0 || b.Wall > 0 {
-		e.BudgetLimits = &trace.BudgetLimits{LimitSteps: b.Steps, LimitTokens: b.Tokens, LimitCostUSD: b.CostUSD}
+		e.BudgetLimits = &event.BudgetLimits{LimitSteps: b.Steps, LimitTokens: b.Tokens, LimitCostUSD: b.CostUSD}
 		if b.Wall > 0 {
 			e.LimitWall = b.Wall.String()
 		}

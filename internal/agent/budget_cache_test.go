@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // A 40-step run that re-reads a 20k-token cached prefix at every step
@@ -30,9 +30,9 @@ func TestTokenBudgetLeavesOutCacheReads(t *testing.T) {
 	if want := int64(40 * 550); res.Usage.Total() != want || res.Usage.CacheReadTokens != 800_000 {
 		t.Errorf("counted %d tokens, %d cache reads; want %d and 800000", res.Usage.Total(), res.Usage.CacheReadTokens, want)
 	}
-	var last *trace.Budget
+	var last *event.Budget
 	for _, e := range f.sink.ev {
-		if b, ok := e.Payload.(*trace.Budget); ok {
+		if b, ok := e.Payload.(*event.Budget); ok {
 			last = b
 		}
 	}

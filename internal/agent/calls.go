@@ -7,10 +7,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // execCalls runs a turn's tool calls in order, answering each with a
@@ -138,7 +138,7 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 			d = Decision{Answer: Deny, Reason: err.Error(), By: "the approver, which failed"}
 		}
 		// recorded: answered by approve/reject while the run was stopped
-		sc.add(a.event(&trace.Approval{Tool: c.Name, Act: string(v.Act), Target: v.Target, Answer: string(d.Answer), Reason: d.Reason, Recorded: recorded}))
+		sc.add(a.event(&event.Approval{Tool: c.Name, Act: string(v.Act), Target: v.Target, Answer: string(d.Answer), Reason: d.Reason, Recorded: recorded}))
 		switch d.Answer {
 		case AllowOnce, Applied:
 		case AllowRun:
@@ -170,15 +170,15 @@ func (a *agentRun) authorize(ctx context.Context, sc *stepCtx, c model.ToolCall)
 // tool_result, and returns the result the model gets, redacted.
 func (a *agentRun) refused(sc *stepCtx, c model.ToolCall, res model.ToolResult) model.ToolResult {
 	res.Content = a.h.redact.String(res.Content)
-	sc.add(a.event(&trace.ToolCall{Tool: c.Name, ID: c.ID, Arguments: preview(string(c.Arguments), 2000)}))
-	sc.add(a.event(&trace.ToolResult{Tool: c.Name, ID: c.ID, IsError: true, Bytes: len(res.Content), Content: preview(res.Content, 500)}))
+	sc.add(a.event(&event.ToolCall{Tool: c.Name, ID: c.ID, Arguments: preview(string(c.Arguments), 2000)}))
+	sc.add(a.event(&event.ToolResult{Tool: c.Name, ID: c.ID, IsError: true, Bytes: len(res.Content), Content: preview(res.Content, 500)}))
 	return res
 }
 
 // invoke runs an authorized call. finish is handled here: it verifies the
 // change and answers the call with the verdict.
 func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (model.ToolResult, *end, error) {
-	sc.add(a.event(&trace.ToolCall{Tool: c.Name, ID: c.ID, Arguments: preview(string(c.Arguments), 2000)}))
+	sc.add(a.event(&event.ToolCall{Tool: c.Name, ID: c.ID, Arguments: preview(string(c.Arguments), 2000)}))
 	var r tools.Result
 	var fin *end
 	var err error
@@ -197,7 +197,7 @@ func (a *agentRun) invoke(ctx context.Context, sc *stepCtx, c model.ToolCall) (m
 		r = tools.Errorf("%s failed: %v", c.Name, err)
 	}
 	r.Content = a.h.redact.String(r.Content)
-	tr := &trace.ToolResult{Tool: c.Name, ID: c.ID, IsError: r.IsError, Bytes: len(r.Content), Content: preview(r.Content, 500)}
+	tr := &event.ToolResult{Tool: c.Name, ID: c.ID, IsError: r.IsError, Bytes: len(r.Content), Content: preview(r.Content, 500)}
 	if !r.IsError {
 		tr.Wrote = r.Wrote
 	}
@@ -271,8 +271,8 @@ func (a *agentRun) rememberedExact(act tools.Act) bool {
 	return false
 }
 
-func verdictEvent(tool string, v policy.Verdict) *trace.Policy {
-	p := &trace.Policy{Tool: tool, Act: string(v.Act), Target: v.Target, Effect: string(v.Effect), Layer: string(v.Layer), Reason: v.Reason}
+func verdictEvent(tool string, v policy.Verdict) *event.Policy {
+	p := &event.Policy{Tool: tool, Act: string(v.Act), Target: v.Target, Effect: string(v.Effect), Layer: string(v.Layer), Reason: v.Reason}
 	if v.Rule != nil {
 		p.Rule = fmt.Sprintf("%s %s %s", v.Rule.Effect, v.Rule.Act, v.Rule.Pattern)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
@@ -18,7 +19,7 @@ type stepCtx struct {
 	usage  model.Usage
 	cost   float64
 	mu     sync.Mutex
-	events []trace.Event
+	events []event.Event
 }
 
 func (a *agentRun) newStepCtx(u model.Usage, cost float64) *stepCtx {
@@ -26,7 +27,7 @@ func (a *agentRun) newStepCtx(u model.Usage, cost float64) *stepCtx {
 }
 
 // add records and emits an event; safe for the parallel tool calls.
-func (sc *stepCtx) add(e trace.Event) {
+func (sc *stepCtx) add(e event.Event) {
 	sc.mu.Lock()
 	sc.events = append(sc.events, e)
 	sc.mu.Unlock()
@@ -34,7 +35,7 @@ func (sc *stepCtx) add(e trace.Event) {
 }
 
 // Emit lets a stepCtx serve as the sink of verification.
-func (sc *stepCtx) Emit(e trace.Event) {
+func (sc *stepCtx) Emit(e event.Event) {
 	if e.Run == "" {
 		e.Run, e.Parent, e.Step = sc.a.id, sc.a.parent, sc.a.totals.Steps+1
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
@@ -24,7 +25,7 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 	if e.err != nil {
 		errText = e.err.Error()
 	}
-	out := &trace.Outcome{Outcome: string(e.outcome), Steps: a.totals.Steps, Tokens: a.totals.Tokens(), CostUSD: a.totals.CostUSD,
+	out := &event.Outcome{Outcome: string(e.outcome), Steps: a.totals.Steps, Tokens: a.totals.Tokens(), CostUSD: a.totals.CostUSD,
 		Error: errText, Summary: a.st.Summary}
 	ev := a.event(out)
 	ev.Step = a.totals.Steps
@@ -125,7 +126,7 @@ func (h *Harness) settle(ctx context.Context, id string, f func(*agentRun) end, 
 			return res, err
 		}
 	}
-	ap := a.event(&trace.Approval{Change: true, Answer: what})
+	ap := a.event(&event.Approval{Change: true, Answer: what})
 	ap.Step = row.Totals.Steps
 	if err := h.opts.Store.AppendEvents(ctx, ap); err != nil {
 		return nil, err
@@ -181,7 +182,7 @@ func (a *agentRun) keepOnConflict(ctx context.Context, row *trace.RunRow) (*Resu
 			note += " and verified again"
 		}
 	}
-	w := a.event(&trace.Warning{Message: note})
+	w := a.event(&event.Warning{Message: note})
 	w.Step = row.Totals.Steps
 	if err := a.h.opts.Store.AppendEvents(ctx, w); err != nil {
 		return nil, err
@@ -194,7 +195,7 @@ func (a *agentRun) keepOnConflict(ctx context.Context, row *trace.RunRow) (*Resu
 // keepPending records why an approval applied nothing and returns the
 // run as it stays, its change pending, with err.
 func (a *agentRun) keepPending(ctx context.Context, row *trace.RunRow, err error, why string) (*Result, error) {
-	w := a.event(&trace.Warning{Message: why})
+	w := a.event(&event.Warning{Message: why})
 	w.Step = row.Totals.Steps
 	if err := a.h.opts.Store.AppendEvents(ctx, w); err != nil {
 		return nil, err

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // Review before verifying: at a root run's first finish with a change,
@@ -75,7 +75,7 @@ func reviewText(files []fileDiff) string {
 			for j, h := range hidden {
 				names[j] = h.path
 			}
-			fmt.Fprintf(&b, "… the diffs of %d more files are not shown (read_file them): %s\n", len(hidden), trace.OneLine(strings.Join(names, ", "), 400))
+			fmt.Fprintf(&b, "… the diffs of %d more files are not shown (read_file them): %s\n", len(hidden), render.OneLine(strings.Join(names, ", "), 400))
 		}
 		break
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // snapshot lists every file under dir with its content.
@@ -94,7 +94,7 @@ func TestApplyPatchEscapesAreRefused(t *testing.T) {
 					evs, _ := f.store.Events(context.Background(), res.RunID)
 					var denied []string
 					for _, e := range evs {
-						if p, ok := e.Payload.(*trace.Policy); ok && p.Effect == "deny" {
+						if p, ok := e.Payload.(*event.Policy); ok && p.Effect == "deny" {
 							denied = append(denied, p.Target)
 						}
 					}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
@@ -81,8 +82,8 @@ func Example() {
 		Store:     store,
 		Providers: func(*contract.Contract, agent.RetryReporter) (model.Provider, error) { return prov, nil },
 		Approver:  applyAll{},
-		Events: trace.SinkFunc(func(e trace.Event) {
-			if c, ok := e.Payload.(*trace.ToolCall); ok {
+		Events: event.SinkFunc(func(e event.Event) {
+			if c, ok := e.Payload.(*event.ToolCall); ok {
 				fmt.Println("step", e.Step, c.Tool)
 			}
 		}),

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // An explore sub-agent gets only reading tools, run and finish, the
@@ -70,9 +70,9 @@ func TestExploreSubAgent(t *testing.T) {
 			t.Errorf("the explore child's prompt lacks %q", want)
 		}
 	}
-	var spawned []*trace.AgentSpawned
+	var spawned []*event.AgentSpawned
 	for _, e := range f.sink.ev {
-		if s, ok := e.Payload.(*trace.AgentSpawned); ok {
+		if s, ok := e.Payload.(*event.AgentSpawned); ok {
 			spawned = append(spawned, s)
 		}
 	}

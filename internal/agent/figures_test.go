@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
@@ -59,7 +60,7 @@ func TestHarnessFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs, _ := f.store.Events(ctx, res.RunID)
-	byStep := map[int][]trace.Event{}
+	byStep := map[int][]event.Event{}
 	for _, e := range evs {
 		e.Run = "bench"
 		byStep[e.Step] = append(byStep[e.Step], e)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/verify"
 )
 
@@ -96,7 +96,7 @@ func (a *agentRun) propose(ctx context.Context) end {
 		return end{outcome: base}
 	}
 	p := &Proposal{Run: a.id, Goal: a.c.Goal, Summary: a.st.Summary, Changes: a.cs, Report: a.st.Report, Verified: base == OutcomeVerified}
-	pf := &trace.Proposal{Files: changedPaths(a.cs.Changes()), Verified: p.Verified, Summary: a.st.Summary}
+	pf := &event.Proposal{Files: changedPaths(a.cs.Changes()), Verified: p.Verified, Summary: a.st.Summary}
 	if r := a.st.Report; r != nil {
 		pf.Evidence = r.Evidence()
 		if r.NeedsHuman() {
@@ -113,10 +113,10 @@ func (a *agentRun) propose(ctx context.Context) end {
 		}
 		d = Decision{Answer: Defer, Reason: "the approver failed: " + err.Error()}
 	}
-	ap := a.event(&trace.Approval{Change: true, Answer: string(d.Answer), Reason: d.Reason})
+	ap := a.event(&event.Approval{Change: true, Answer: string(d.Answer), Reason: d.Reason})
 	ap.Step = a.totals.Steps
 	a.emit(ap)
-	events := []trace.Event{ev, ap}
+	events := []event.Event{ev, ap}
 	var out end
 	switch d.Answer {
 	case Applied:
@@ -158,15 +158,15 @@ func orNone(s string) string {
 
 // verdictOf is the verification event of a report: every check run
 // and the verdict.
-func verdictOf(rep *verify.Report) *trace.Verdict {
-	checks := make([]trace.CheckSummary, 0, len(rep.Checks))
+func verdictOf(rep *verify.Report) *event.Verdict {
+	checks := make([]event.CheckSummary, 0, len(rep.Checks))
 	for _, c := range rep.Checks {
 		e := evidenceOf(c)
-		checks = append(checks, trace.CheckSummary{Name: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
+		checks = append(checks, event.CheckSummary{Name: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
 			DurationMS: c.Duration.Milliseconds(), Locations: len(c.Locations), Backend: c.Backend, Downgrade: c.Downgrade,
 			Evidence: e.Evidence, Tests: e.Tests, Fixed: e.Fixed, Problems: e.Problems, Flaky: e.Flaky, Preflight: e.Preflight})
 	}
-	v := &trace.Verdict{Passed: rep.Passed, Proves: rep.Proves, Checks: checks, Warnings: rep.Warnings}
+	v := &event.Verdict{Passed: rep.Passed, Proves: rep.Proves, Checks: checks, Warnings: rep.Warnings}
 	if rep.NeedsHuman() {
 		v.TouchesChecks = rep.TouchesChecks
 	}
@@ -174,25 +174,25 @@ func verdictOf(rep *verify.Report) *trace.Verdict {
 }
 
 // checkRunEvent is the verification event of one check run.
-func checkRunEvent(c verify.CheckResult) *trace.CheckRun {
-	var locs []trace.Location
+func checkRunEvent(c verify.CheckResult) *event.CheckRun {
+	var locs []event.Location
 	if c.Locations != nil {
-		locs = make([]trace.Location, 0, len(c.Locations)) // [] stays [], as the report has it
+		locs = make([]event.Location, 0, len(c.Locations)) // [] stays [], as the report has it
 	}
 	for _, l := range c.Locations {
-		locs = append(locs, trace.Location{Path: l.Path, Line: l.Line, Col: l.Col, Message: l.Message, Test: l.Test})
+		locs = append(locs, event.Location{Path: l.Path, Line: l.Line, Col: l.Col, Message: l.Message, Test: l.Test})
 	}
-	return &trace.CheckRun{Check: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
+	return &event.CheckRun{Check: c.Name, Phase: c.Phase, Passed: c.Passed, ExitCode: c.ExitCode,
 		DurationMS: c.Duration.Milliseconds(), Locations: locs, Backend: c.Backend, CheckEvidence: evidenceOf(c)}
 }
 
 // evidenceOf is a check run's evidence in its trace event: where the
 // verdict comes from ("exit code only" said out loud), the per-test
 // summary, the tests it fixed and the problems that failed it.
-func evidenceOf(c verify.CheckResult) trace.CheckEvidence {
-	e := trace.CheckEvidence{Evidence: c.Evidence, Fixed: c.Fixed, Problems: c.Problems, Flaky: c.Flaky, Preflight: c.Preflight}
+func evidenceOf(c verify.CheckResult) event.CheckEvidence {
+	e := event.CheckEvidence{Evidence: c.Evidence, Fixed: c.Fixed, Problems: c.Problems, Flaky: c.Flaky, Preflight: c.Preflight}
 	if t := c.Tests; t != nil {
-		e.Tests = &trace.TestSummary{Ran: t.Ran, Passed: t.Passed, Skipped: t.Skipped, Failed: t.Failed, FailedMore: t.FailedMore}
+		e.Tests = &event.TestSummary{Ran: t.Ran, Passed: t.Passed, Skipped: t.Skipped, Failed: t.Failed, FailedMore: t.FailedMore}
 	}
 	return e
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
@@ -52,7 +53,7 @@ const maxFollows = 100
 // records it.
 type userTurn struct {
 	budget func(ctx context.Context, row *trace.RunRow) error
-	take   func(a *agentRun) trace.Event
+	take   func(a *agentRun) event.Event
 }
 
 // Continue sends text, the user's follow-up, to run id. The returned run
@@ -114,7 +115,7 @@ func (h *Harness) continueRun(ctx context.Context, id, text string) (*Run, error
 			allowance, err = h.freshBudget(ctx, row)
 			return err
 		},
-		take: func(a *agentRun) trace.Event {
+		take: func(a *agentRun) event.Event {
 			change, files := TurnPending, changedPaths(a.cs.Changes())
 			statement := "Your change is still pending: it was offered for review and not applied; the user follows up before deciding."
 			if a.st.Phase != phaseProposal {
@@ -130,18 +131,18 @@ func (h *Harness) continueRun(ctx context.Context, id, text string) (*Run, error
 				change, statement = TurnNone, statement+" Your change set is empty."
 			}
 			a.st.Phase, a.st.Verifications = phaseLoop, 0
-			return a.takeTurn(text, statement, &trace.UserTurn{Change: change, Files: files, Budget: budgetSpec(allowance)})
+			return a.takeTurn(text, statement, &event.UserTurn{Change: change, Files: files, Budget: budgetSpec(allowance)})
 		},
 	})
 }
 
-// Follow-up changes (trace.UserTurn.Change).
+// Follow-up changes (event.UserTurn.Change).
 const (
-	TurnPending  = trace.TurnPending
-	TurnApplied  = trace.TurnApplied
-	TurnRejected = trace.TurnRejected
-	TurnCarried  = trace.TurnCarried
-	TurnNone     = trace.TurnNone
+	TurnPending  = event.TurnPending
+	TurnApplied  = event.TurnApplied
+	TurnRejected = event.TurnRejected
+	TurnCarried  = event.TurnCarried
+	TurnNone     = event.TurnNone
 )
 
 // freshBudget gives a continued run a fresh turn: each limit it has
@@ -191,11 +192,11 @@ func (h *Harness) freshBudget(ctx context.Context, row *trace.RunRow) (contract.
 // takeTurn adds the user's follow-up to the transcript, after the
 // statement of what happened to the earlier change, and returns the
 // user_turn event ev completed with the text.
-func (a *agentRun) takeTurn(text, statement string, ev *trace.UserTurn) trace.Event {
+func (a *agentRun) takeTurn(text, statement string, ev *event.UserTurn) event.Event {
 	text = a.h.redact.String(text)
 	a.addUserText(statement + "\n\nThe user follows up:\n" + text)
 	ev.Text = text
-	return trace.New(a.id, "", 0, ev)
+	return event.New(a.id, "", 0, ev)
 }
 
 // startLinked starts a new run that continues the conversation of prev,
@@ -246,8 +247,8 @@ func (h *Harness) startLinked(ctx context.Context, prev *trace.RunRow, pst *runS
 	a.replayTurns(fb)
 	ev.Follows, ev.Budget = prev.ID, budgetSpec(a.c.Budget)
 	turn := a.takeTurn(text, statement, ev)
-	evs := []trace.Event{a.event(withTraceContext(ctx, &trace.RunStarted{Goal: ev.Text,
-		RunModel: &trace.RunModel{Provider: a.provider.Name(), Model: c.Model.Name}, RunInstructions: a.instructionsEvent()})), turn}
+	evs := []event.Event{a.event(withTraceContext(ctx, &event.RunStarted{Goal: ev.Text,
+		RunModel: &event.RunModel{Provider: a.provider.Name(), Model: c.Model.Name}, RunInstructions: a.instructionsEvent()})), turn}
 	for i := range evs {
 		evs[i].Step = 0
 	}
@@ -314,7 +315,7 @@ func (h *Harness) storeCarried(ctx context.Context, a *agentRun) error {
 // earlierChange says what happened to the change of prev, a run that is
 // over: the change set a linked run starts with, its user_turn event (the
 // change and its files) and the statement the model gets.
-func (h *Harness) earlierChange(ctx context.Context, prev *trace.RunRow) (*workspace.ChangeSet, *trace.UserTurn, string, error) {
+func (h *Harness) earlierChange(ctx context.Context, prev *trace.RunRow) (*workspace.ChangeSet, *event.UserTurn, string, error) {
 	empty := workspace.NewChangeSet(h.opts.Root)
 	var cs *workspace.ChangeSet
 	if len(prev.Changes) > 0 {
@@ -324,7 +325,7 @@ func (h *Harness) earlierChange(ctx context.Context, prev *trace.RunRow) (*works
 		}
 	}
 	if cs == nil || cs.Len() == 0 {
-		return empty, &trace.UserTurn{Change: TurnNone}, fmt.Sprintf("The earlier run ended %s without a change.", prev.Outcome), nil
+		return empty, &event.UserTurn{Change: TurnNone}, fmt.Sprintf("The earlier run ended %s without a change.", prev.Outcome), nil
 	}
 	files := changedPaths(cs.Changes())
 	switch Outcome(prev.Outcome) {
@@ -335,14 +336,14 @@ func (h *Harness) earlierChange(ctx context.Context, prev *trace.RunRow) (*works
 		} else if err != nil {
 			return nil, nil, "", err
 		}
-		return empty, &trace.UserTurn{Change: TurnApplied, Files: files},
+		return empty, &event.UserTurn{Change: TurnApplied, Files: files},
 			fmt.Sprintf("Your earlier change (%s) %s. This is a new turn: your change set starts empty; read the files again before you edit them.", filesText(files), what), nil
 	case OutcomeRejected:
-		return empty, &trace.UserTurn{Change: TurnRejected, Files: files},
+		return empty, &event.UserTurn{Change: TurnRejected, Files: files},
 			fmt.Sprintf("The user rejected your earlier change (%s)%s: it was dropped and the workspace does not have it. "+
 				"Your change set starts empty; read the files again before you edit them.", filesText(files), errSuffix(prev.Error)), nil
 	}
-	return cs, &trace.UserTurn{Change: TurnCarried, Files: files},
+	return cs, &event.UserTurn{Change: TurnCarried, Files: files},
 		fmt.Sprintf("Your earlier change (%s) was never applied: the run ended %s%s. It is kept in your change set, so you can go on from it.",
 			filesText(files), prev.Outcome, errSuffix(prev.Error)), nil
 }

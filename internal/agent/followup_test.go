@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/provider/openai"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
@@ -168,18 +169,18 @@ func (f *fixture) follow(t *testing.T, id, text string) *Result {
 }
 
 // turns returns the user_turn events stored for run id.
-func (f *fixture) turns(t *testing.T, id string) []*trace.UserTurn {
+func (f *fixture) turns(t *testing.T, id string) []*event.UserTurn {
 	t.Helper()
 	evs, err := f.store.Events(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*trace.UserTurn
+	var out []*event.UserTurn
 	for _, e := range evs {
-		if e.Type == trace.EventUserTurn {
-			u, ok := e.Payload.(*trace.UserTurn)
+		if e.Type == event.TypeUserTurn {
+			u, ok := e.Payload.(*event.UserTurn)
 			if !ok {
-				var p trace.UserTurn
+				var p event.UserTurn
 				b, _ := json.Marshal(e)
 				json.Unmarshal(b, &p)
 				u = &p
@@ -270,7 +271,7 @@ func TestFollowUpOnPendingChange(t *testing.T) {
 	var files []string
 	f.sink.mu.Lock()
 	for _, e := range f.sink.ev {
-		if p, ok := e.Payload.(*trace.Proposal); ok {
+		if p, ok := e.Payload.(*event.Proposal); ok {
 			files = p.Files
 		}
 	}

@@ -15,8 +15,10 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/verify"
@@ -60,7 +62,7 @@ type Options struct {
 	Providers ProviderFactory
 	Sandbox   contain.Sandbox
 	Approver  Approver
-	Events    trace.Sink
+	Events    event.Sink
 	// Layers are the policy layers below the task contract's (built-in,
 	// user, editor, workspace), already trust-filtered. A built-in layer
 	// without extra protected paths is added when none is given.
@@ -119,7 +121,7 @@ type ToolSource interface {
 type Harness struct {
 	opts   Options
 	log    *slog.Logger
-	redact trace.Redactor
+	redact redact.Redactor
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
@@ -165,7 +167,7 @@ func New(o Options) (*Harness, error) {
 	if _, err := policy.New(o.Layers...); err != nil {
 		return nil, fmt.Errorf("new harness: %w", err)
 	}
-	h := &Harness{opts: o, log: o.Logger, redact: trace.NewRedactor(o.Secrets), running: map[string]context.CancelFunc{},
+	h := &Harness{opts: o, log: o.Logger, redact: redact.New(o.Secrets), running: map[string]context.CancelFunc{},
 		live: map[string]*Run{}, offers: map[string]context.CancelCauseFunc{}}
 	h.opts.Approver = offerApprover{Approver: o.Approver, h: h}
 	return h, nil
@@ -185,8 +187,8 @@ func (h *Harness) AddSecrets(secrets ...string) {
 // redacted gets its credential back on resume while the configuration
 // still holds it.
 func (h *Harness) AddConfigured(doc []byte) {
-	h.AddSecrets(trace.URLSecretsIn(doc)...)
-	urls := trace.CredentialURLs(doc)
+	h.AddSecrets(redact.URLSecretsIn(doc)...)
+	urls := redact.CredentialURLs(doc)
 	if len(urls) == 0 {
 		return
 	}
@@ -200,7 +202,7 @@ func (h *Harness) AddConfigured(doc []byte) {
 }
 
 // unredactContract puts the credentials of configured URLs back into a
-// stored contract (trace.Redactor.Unredact).
+// stored contract (redact.Redactor.Unredact).
 func (h *Harness) unredactContract(doc []byte) []byte {
 	h.mu.Lock()
 	urls := append([]string(nil), h.urls...)
@@ -211,7 +213,7 @@ func (h *Harness) unredactContract(doc []byte) []byte {
 // Redactor is the harness's redactor: every secret it keeps out of the
 // trace, including those learned later (AddSecrets). What prints a run's
 // events redacts them with it.
-func (h *Harness) Redactor() trace.Redactor { return h.redact }
+func (h *Harness) Redactor() redact.Redactor { return h.redact }
 
 // Result is a run's end state.
 type Result struct {
@@ -233,7 +235,7 @@ type Result struct {
 	// false for a run deferred on an act (Resume continues it).
 	Pending bool
 	// Network summarises the connections its commands made through the
-	// run's network proxy (trace.NetSummary.Text); "" when none.
+	// run's network proxy (event.NetSummary.Text); "" when none.
 	Network string
 }
 
@@ -314,7 +316,7 @@ func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, 
 		}
 	}()
 	raising := raise != (contract.Budget{})
-	var raised *trace.Event
+	var raised *event.Event
 	if raising {
 		if raised, err = h.raise(row, raise); err != nil {
 			return nil, fmt.Errorf("resume %s: %w", id, err)
@@ -340,7 +342,7 @@ func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, 
 		h.opts.Store.Release(context.WithoutCancel(ctx), id, h.opts.Owner)
 		return nil, fmt.Errorf("resume %s: %w", id, err)
 	}
-	var resumed []trace.Event
+	var resumed []event.Event
 	if raised != nil {
 		resumed = append(resumed, *raised)
 	}
@@ -348,7 +350,7 @@ func (h *Harness) resume(ctx context.Context, id string, raise contract.Budget, 
 		resumed = append(resumed, turn.take(a))
 	}
 	if Outcome(row.Outcome) == OutcomeProviderFailed {
-		resumed = append(resumed, trace.New(id, "", 0, &trace.Warning{Message: fmt.Sprintf(
+		resumed = append(resumed, event.New(id, "", 0, &event.Warning{Message: fmt.Sprintf(
 			"resumed after provider_failed (%s): the provider is called again from step %d, the step after the last committed one",
 			oneLineErr(row.Error), a.totals.Steps+1)}))
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -47,12 +47,12 @@ func TestRunEditsVerifiesAndApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := evs[len(evs)-1]
-	if o, ok := last.Payload.(*trace.Outcome); !ok || o.Outcome != "applied" {
+	if o, ok := last.Payload.(*event.Outcome); !ok || o.Outcome != "applied" {
 		t.Errorf("last event %+v", last)
 	}
 	var verdicts int
 	for _, e := range evs {
-		if e.Type == trace.EventPolicy {
+		if e.Type == event.TypePolicy {
 			verdicts++
 			fields, err := e.Fields()
 			if err != nil {
@@ -120,7 +120,7 @@ func TestPolicyDeniesProtectedAndScope(t *testing.T) {
 	evs, _ := f.store.Events(context.Background(), res.RunID)
 	layers := map[string]string{}
 	for _, e := range evs {
-		if p, ok := e.Payload.(*trace.Policy); ok {
+		if p, ok := e.Payload.(*event.Policy); ok {
 			layers[p.Target] = p.Layer + "/" + p.Effect
 		}
 	}
@@ -368,7 +368,7 @@ func TestProviderRetriesAreTraced(t *testing.T) {
 	evs, _ := f.store.Events(context.Background(), r.ID())
 	var retries []string
 	for _, e := range evs {
-		if p, ok := e.Payload.(*trace.Retry); ok {
+		if p, ok := e.Payload.(*event.Retry); ok {
 			retries = append(retries, fmt.Sprintf("step %d %v", e.Step, p.Class))
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
@@ -164,10 +165,10 @@ type fixture struct {
 
 type sinkRec struct {
 	mu sync.Mutex
-	ev []trace.Event
+	ev []event.Event
 }
 
-func (s *sinkRec) Emit(e trace.Event) { s.mu.Lock(); s.ev = append(s.ev, e); s.mu.Unlock() }
+func (s *sinkRec) Emit(e event.Event) { s.mu.Lock(); s.ev = append(s.ev, e); s.mu.Unlock() }
 
 func newFixture(t *testing.T, files map[string]string, turns map[string][]turn) *fixture {
 	t.Helper()

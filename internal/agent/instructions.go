@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // maxInstructionBytes caps the project instructions in the prompt (the
@@ -84,16 +84,16 @@ func (a *agentRun) existingDir(rel string) string {
 // more specific), capped at maxInstructionBytes in all. Each is judged
 // as a read_file of it would be: one the policy guards is named, not
 // shown. It returns the prompt section and what the trace records.
-func (a *agentRun) projectInstructions(dirs []string) (string, []trace.InstructionFile) {
+func (a *agentRun) projectInstructions(dirs []string) (string, []event.InstructionFile) {
 	var b strings.Builder
-	var files []trace.InstructionFile
+	var files []event.InstructionFile
 	left := maxInstructionBytes
 	for _, dir := range dirs {
 		p, data, ok := a.instructionFile(dir)
 		if !ok {
 			continue
 		}
-		f := trace.InstructionFile{Path: p, Bytes: len(data)}
+		f := event.InstructionFile{Path: p, Bytes: len(data)}
 		resolved, err := a.cs.Key(p)
 		if err != nil {
 			continue
@@ -122,11 +122,11 @@ func (a *agentRun) projectInstructions(dirs []string) (string, []trace.Instructi
 }
 
 // instructionsEvent is what run_started says of the instructions.
-func (a *agentRun) instructionsEvent() *trace.RunInstructions {
+func (a *agentRun) instructionsEvent() *event.RunInstructions {
 	if len(a.instrFiles) == 0 {
 		return nil
 	}
-	return &trace.RunInstructions{Instructions: a.instrFiles}
+	return &event.RunInstructions{Instructions: a.instrFiles}
 }
 
 // instructionFile is dir's instruction file as the workspace has it.

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // The workspace's AGENTS.md and those of the directories between the
@@ -35,7 +35,7 @@ func TestProjectInstructionsOnThePathOfTheGoal(t *testing.T) {
 	}
 	var named []string
 	for _, e := range f.sink.ev {
-		if rs, ok := e.Payload.(*trace.RunStarted); ok && e.Parent == "" {
+		if rs, ok := e.Payload.(*event.RunStarted); ok && e.Parent == "" {
 			for _, fi := range rs.Instructions {
 				named = append(named, fi.Path)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
@@ -108,7 +109,7 @@ func (a *agentRun) step(ctx context.Context) (*end, error) {
 	}
 	sc := a.newStepCtx(usage, cost)
 	sc.events = append(sc.events, a.takeRetries()...)
-	sc.add(a.event(&trace.ModelTurn{
+	sc.add(a.event(&event.ModelTurn{
 		Text: asst.Text, ToolCalls: len(asst.ToolCalls), Provider: resp.Provider, Model: resp.Model,
 		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens,
 		CacheReadTokens: usage.CacheReadTokens, CacheWriteTokens: usage.CacheWriteTokens,
@@ -197,7 +198,7 @@ func (a *agentRun) call(ctx context.Context, req *model.Request) (*model.Respons
 			res.Settle(0, 0)
 			if model.ClassOf(err) == model.ClassContextOverflow && !compacted && a.maskAll() {
 				compacted, attempt = true, stream.attempt+1
-				a.emit(a.event(&trace.Retry{Class: string(model.ClassContextOverflow), Action: "masked older tool results"}))
+				a.emit(a.event(&event.Retry{Class: string(model.ClassContextOverflow), Action: "masked older tool results"}))
 				req = a.request()
 				if e := a.checkBudget(req); e != nil {
 					return nil, model.Usage{}, 0, "", errOverdraw{e.err.Error(), limitOf(e.err)}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // Observation masking: once a request passes maskPolicy.threshold, tool
@@ -253,18 +253,18 @@ func describeCall(c model.ToolCall) string {
 	}
 	switch {
 	case str("path") != "" && str("pattern") != "":
-		return fmt.Sprintf("%s %q in %s", name, trace.OneLine(str("pattern"), 60), str("path"))
+		return fmt.Sprintf("%s %q in %s", name, render.OneLine(str("pattern"), 60), str("path"))
 	case str("pattern") != "":
-		return fmt.Sprintf("%s %q", name, trace.OneLine(str("pattern"), 60))
+		return fmt.Sprintf("%s %q", name, render.OneLine(str("pattern"), 60))
 	case str("path") != "":
 		return name + " " + str("path")
 	case str("shell") != "":
-		return fmt.Sprintf("%s %q", name, trace.OneLine(str("shell"), 60))
+		return fmt.Sprintf("%s %q", name, render.OneLine(str("shell"), 60))
 	case p["argv"] != nil:
 		b, _ := json.Marshal(p["argv"])
-		return name + " " + trace.OneLine(string(b), 60)
+		return name + " " + render.OneLine(string(b), 60)
 	case str("goal") != "":
-		return fmt.Sprintf("%s %q", name, trace.OneLine(str("goal"), 60))
+		return fmt.Sprintf("%s %q", name, render.OneLine(str("goal"), 60))
 	}
 	return name
 }
@@ -275,7 +275,7 @@ func describeResult(c model.ToolCall, r model.ToolResult) string {
 	size := sizeText(len(r.Content))
 	if r.IsError {
 		first, _, _ := strings.Cut(r.Content, "\n")
-		return fmt.Sprintf("error %q", trace.OneLine(first, 100))
+		return fmt.Sprintf("error %q", render.OneLine(first, 100))
 	}
 	lines := strings.Count(r.Content, "\n")
 	if r.Content != "" && !strings.HasSuffix(r.Content, "\n") {

@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // netAccess is a run's network: its egress proxy, started on the first
@@ -32,9 +32,9 @@ type netAccess struct {
 	answers map[string]contain.NetVerdict // an ask's answer, for the rest of the run
 
 	evMu     sync.Mutex
-	events   []trace.Payload
+	events   []event.Payload
 	remember []string // targets answered "allow for this run"
-	sum      trace.NetSummary
+	sum      event.NetSummary
 }
 
 // newNetAccess gives the run a network access over its sandbox; the
@@ -102,7 +102,7 @@ func (n *netAccess) judge(ctx context.Context, host string, port int) contain.Ne
 	if err != nil {
 		d = Decision{Answer: Deny, Reason: err.Error(), By: "the approver, which failed"}
 	}
-	n.queue(&trace.Approval{Tool: n.tool, Act: string(policy.ActNet), Target: target, Answer: string(d.Answer), Reason: d.Reason})
+	n.queue(&event.Approval{Tool: n.tool, Act: string(policy.ActNet), Target: target, Answer: string(d.Answer), Reason: d.Reason})
 	out := contain.NetVerdict{Layer: "approver"}
 	if v.Rule != nil {
 		out.Rule = v.Rule.Pattern
@@ -141,21 +141,21 @@ func netVerdict(v policy.Verdict) contain.NetVerdict {
 }
 
 func (n *netAccess) record(c contain.NetConn) {
-	n.queue(&trace.NetConn{Host: c.Host, Port: c.Port, Allowed: c.Allowed, Rule: c.Rule, Layer: c.Layer, Reason: c.Reason,
+	n.queue(&event.NetConn{Host: c.Host, Port: c.Port, Allowed: c.Allowed, Rule: c.Rule, Layer: c.Layer, Reason: c.Reason,
 		BytesUp: c.Up, BytesDown: c.Down, DurationMS: c.Duration.Milliseconds()})
 }
 
-func (n *netAccess) queue(p trace.Payload) {
+func (n *netAccess) queue(p event.Payload) {
 	n.evMu.Lock()
 	defer n.evMu.Unlock()
 	n.events = append(n.events, p)
-	if c, ok := p.(*trace.NetConn); ok {
+	if c, ok := p.(*event.NetConn); ok {
 		n.sum.Add(c)
 	}
 }
 
 // take returns what the proxy learnt since the last take.
-func (n *netAccess) take() ([]trace.Payload, []string) {
+func (n *netAccess) take() ([]event.Payload, []string) {
 	n.evMu.Lock()
 	defer n.evMu.Unlock()
 	evs, rem := n.events, n.remember
@@ -177,7 +177,7 @@ func (a *agentRun) drainNet(sc *stepCtx) {
 }
 
 // netEvents takes the proxy's news as events of the current step.
-func (a *agentRun) netEvents() []trace.Event {
+func (a *agentRun) netEvents() []event.Event {
 	evs, rem := a.net.take()
 	for _, target := range rem {
 		if !a.rememberedExact(tools.Act{Act: policy.ActNet, Target: target}) {
@@ -187,7 +187,7 @@ func (a *agentRun) netEvents() []trace.Event {
 	a.net.mu.Lock()
 	a.net.pol, a.net.step = a.pol, a.totals.Steps+1
 	a.net.mu.Unlock()
-	out := make([]trace.Event, 0, len(evs))
+	out := make([]event.Event, 0, len(evs))
 	for _, p := range evs {
 		out = append(out, a.event(p))
 	}
@@ -198,7 +198,7 @@ func (a *agentRun) netEvents() []trace.Event {
 // records) and returns the events not yet stored and the run's network
 // summary ("" when it made no connection). A run that goes on (a
 // follow-up turn) gets a new one from its next setup.
-func (a *agentRun) closeNet() ([]trace.Event, string) {
+func (a *agentRun) closeNet() ([]event.Event, string) {
 	n := a.net
 	if n == nil {
 		return nil, ""

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 func netPolicy(t *testing.T, rules ...policy.Rule) *policy.Policy {
@@ -86,7 +86,7 @@ func TestNetJudgeAsksOncePerHost(t *testing.T) {
 			t.Errorf("%s: asked %d times: %+v", c.answer, len(appr.acts), appr.acts)
 		}
 		evs, remember := n.take()
-		if len(evs) != 1 || evs[0].(*trace.Approval).Answer != string(c.answer) {
+		if len(evs) != 1 || evs[0].(*event.Approval).Answer != string(c.answer) {
 			t.Errorf("%s: events %+v", c.answer, evs)
 		}
 		if (c.answer == AllowRun) != (len(remember) == 1) {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/verify"
 )
 
@@ -34,7 +34,7 @@ func (a *agentRun) redFirst(ctx context.Context) {
 	if a.parent != "" || !a.c.Verify.RedGreen || len(a.c.Verify.Checks) == 0 || a.h.opts.Sandbox == nil || a.st.Phase == phaseProposal {
 		return // a finished change under review needs no red phase
 	}
-	var evs []trace.Event
+	var evs []event.Event
 	results, err := verify.RunRed(ctx, verify.Options{
 		Sandbox: a.sandboxFor("check"), Root: a.h.opts.Root.Dir(), Verify: a.c.Verify,
 		ContractPath: a.contractRel(), Red: &a.red.RedCache, Withheld: a.withheld(), OnCheckStart: a.checkStarted,
@@ -42,11 +42,11 @@ func (a *agentRun) redFirst(ctx context.Context) {
 	})
 	switch {
 	case err != nil && ctx.Err() == nil:
-		evs = append(evs, a.event(&trace.Warning{Message: "the checks could not run before the first step: " + err.Error()}))
+		evs = append(evs, a.event(&event.Warning{Message: "the checks could not run before the first step: " + err.Error()}))
 	case err == nil:
 		for _, c := range results {
 			if c.Preflight != "" {
-				evs = append(evs, a.event(&trace.Warning{Message: "preflight: " + c.Preflight}))
+				evs = append(evs, a.event(&event.Warning{Message: "preflight: " + c.Preflight}))
 			}
 		}
 		a.red.summary = redSummaryText(results, a.c.Verify)
@@ -58,7 +58,7 @@ func (a *agentRun) redFirst(ctx context.Context) {
 }
 
 // record stores and emits events that belong to no step (step 0).
-func (a *agentRun) record(ctx context.Context, evs []trace.Event) {
+func (a *agentRun) record(ctx context.Context, evs []event.Event) {
 	if len(evs) == 0 {
 		return
 	}

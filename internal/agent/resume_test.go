@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
@@ -173,7 +174,7 @@ func TestResumeRedoesSpawn(t *testing.T) {
 	var closed []string
 	f.sink.mu.Lock()
 	for _, e := range f.sink.ev {
-		if o, ok := e.Payload.(*trace.Outcome); ok && e.Parent == r.ID() && o.Reason != "" {
+		if o, ok := e.Payload.(*event.Outcome); ok && e.Parent == r.ID() && o.Reason != "" {
 			closed = append(closed, o.Outcome+": "+o.Reason)
 		}
 	}

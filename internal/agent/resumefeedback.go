@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // userFeedback is the user's answer to a rejected change, added to the
@@ -41,17 +41,17 @@ func (h *Harness) RejectWithFeedback(ctx context.Context, id, feedback string) (
 	if Outcome(row.Outcome) != OutcomeAwaitingApproval || st.Phase != phaseProposal {
 		return nil, configError{fmt.Errorf("reject %s with feedback: the run (outcome %s) has no change awaiting approval: %w", id, row.Outcome, ErrNotPending)}
 	}
-	return h.resume(ctx, id, contract.Budget{}, &userTurn{take: func(a *agentRun) trace.Event { return a.takeFeedback(feedback) }})
+	return h.resume(ctx, id, contract.Budget{}, &userTurn{take: func(a *agentRun) event.Event { return a.takeFeedback(feedback) }})
 }
 
 // takeFeedback turns the run's proposal back into a running loop whose
 // next request carries feedback, and returns the event recording the
 // rejection.
-func (a *agentRun) takeFeedback(feedback string) trace.Event {
+func (a *agentRun) takeFeedback(feedback string) event.Event {
 	a.addUserText(fmt.Sprintf("The user rejected the change you proposed, with this feedback:\n%s\n\n"+
 		"Your change set is kept as it is: revise it as the feedback asks, then call finish again.", a.h.redact.String(feedback)))
 	a.st.Phase = phaseLoop
-	return trace.New(a.id, "", 0, &trace.Approval{Change: true, Answer: string(Deny), Reason: "feedback: " + feedback, Recorded: true})
+	return event.New(a.id, "", 0, &event.Approval{Change: true, Answer: string(Deny), Reason: "feedback: " + feedback, Recorded: true})
 }
 
 // addUserText adds text, the user's next message, to the committed user

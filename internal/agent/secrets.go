@@ -9,8 +9,8 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -29,22 +29,22 @@ func placeholder(name string) string { return "${IOH_SECRET:" + name + "}" }
 
 // sealer replaces secrets in change-set contents (workspace.Sealer).
 type sealer struct {
-	secrets []trace.Secret // longest value first
+	secrets []redact.Secret // longest value first
 }
 
 // sealer returns the sealer for the harness's secrets: every secret the
-// environment holds (trace.EnvSecrets) and every configured secret value,
+// environment holds (redact.EnvSecrets) and every configured secret value,
 // named by the variable that holds it ("" when none does: such a value is
 // stored as a placeholder that cannot be restored).
 func (h *Harness) sealer() sealer {
 	env := environ()
-	named := trace.EnvSecrets(env)
+	named := redact.EnvSecrets(env)
 	have := map[string]bool{}
 	for _, s := range named {
 		have[s.Value] = true
 	}
 	for _, v := range h.opts.Secrets {
-		if len(v) < trace.MinSecret || have[v] {
+		if len(v) < redact.MinSecret || have[v] {
 			continue
 		}
 		name := ""
@@ -54,7 +54,7 @@ func (h *Harness) sealer() sealer {
 				break
 			}
 		}
-		named = append(named, trace.Secret{Name: name, Value: v})
+		named = append(named, redact.Secret{Name: name, Value: v})
 		have[v] = true
 	}
 	sort.SliceStable(named, func(i, j int) bool { return len(named[i].Value) > len(named[j].Value) })
@@ -104,7 +104,7 @@ func (s sealer) Open(data []byte, holes []workspace.Hole) ([]byte, error) {
 		if h.Name == "" {
 			return nil, fmt.Errorf("restore secret: the change set held a configured secret that is not in any environment variable, so it cannot be restored")
 		}
-		v, ok := trace.LookupSecret(env, h.Name)
+		v, ok := redact.LookupSecret(env, h.Name)
 		if !ok {
 			variable, _, _ := strings.Cut(h.Name, "#")
 			return nil, fmt.Errorf("restore secret: a file of the change set held the value of $%s, which is not set now: set it as it was and try again", variable)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
@@ -208,15 +209,15 @@ func effectiveBudget(row *trace.RunRow) (contract.Budget, *runState, error) {
 }
 
 // EventBudgetRaised records a resume that raised a run's budget: `from`
-// and `to` are the limits before and after (trace.BudgetRaised).
-const EventBudgetRaised = trace.EventBudgetRaised
+// and `to` are the limits before and after (event.BudgetRaised).
+const EventBudgetRaised = event.TypeBudgetRaised
 
 // raise checks a resume's larger budget against the stored run and puts
 // it in the row's state (which restore then applies); it returns the
 // event recording it, or nil when every limit given is the run's already
 // (no raise: nothing changes). Only a run that is in flight, awaiting
 // approval or stopped by its budget can take one.
-func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event, error) {
+func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*event.Event, error) {
 	switch Outcome(row.Outcome) {
 	case OutcomeBudgetExceeded, OutcomeRunning, OutcomeAwaitingApproval, OutcomeProviderFailed:
 	default:
@@ -244,12 +245,12 @@ func (h *Harness) raise(row *trace.RunRow, raise contract.Budget) (*trace.Event,
 	}
 	st.Budget = &nb
 	row.State = st.encode()
-	ev := trace.New(row.ID, "", 0, &trace.BudgetRaised{From: budgetSpec(cur), To: budgetSpec(nb), Was: row.Outcome})
+	ev := event.New(row.ID, "", 0, &event.BudgetRaised{From: budgetSpec(cur), To: budgetSpec(nb), Was: row.Outcome})
 	return &ev, nil
 }
 
-func budgetSpec(b contract.Budget) trace.BudgetSpec {
-	s := trace.BudgetSpec{Steps: b.Steps, Tokens: b.Tokens, CostUSD: b.CostUSD}
+func budgetSpec(b contract.Budget) event.BudgetSpec {
+	s := event.BudgetSpec{Steps: b.Steps, Tokens: b.Tokens, CostUSD: b.CostUSD}
 	if b.Wall > 0 {
 		s.Wall = b.Wall.String()
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // pricedHarness is f's harness with its own pricing and model resolver
@@ -40,13 +40,13 @@ func tablePrice(_, _ string, u model.Usage) (float64, model.CostSource) {
 	return float64(u.InputTokens)*1e-6 + float64(u.OutputTokens)*5e-6, model.CostTable
 }
 
-func storedEvents(t *testing.T, f *fixture, id, typ string) []trace.Event {
+func storedEvents(t *testing.T, f *fixture, id, typ string) []event.Event {
 	t.Helper()
 	evs, err := f.store.TreeEvents(testCtx(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []trace.Event
+	var out []event.Event
 	for _, e := range evs {
 		if e.Type == typ {
 			out = append(out, e)
@@ -103,8 +103,8 @@ func TestUnpricedModel(t *testing.T) {
 	if sp.CostKnown() || sp.Unpriced != 2 || sp.CostText() != "unknown" {
 		t.Errorf("spend %+v (%q): want an unknown cost", sp, sp.CostText())
 	}
-	for _, e := range storedEvents(t, f, res.RunID, trace.EventModelTurn) {
-		if p := e.Payload.(*trace.ModelTurn); p.CostSource != "unknown" || p.CostUSD != nil {
+	for _, e := range storedEvents(t, f, res.RunID, event.TypeModelTurn) {
+		if p := e.Payload.(*event.ModelTurn); p.CostSource != "unknown" || p.CostUSD != nil {
 			t.Errorf("model_turn prices an unpriced call: %+v", p)
 		}
 	}
@@ -157,8 +157,8 @@ func TestReportedCostStopsRun(t *testing.T) {
 	if res.Steps < 1 || res.CostUSD > c.Budget.CostUSD || math.Abs(res.CostUSD-0.01*float64(res.Steps)) > 1e-9 {
 		t.Errorf("%d steps cost $%v: want the reported $0.01 a call, within $%v", res.Steps, res.CostUSD, c.Budget.CostUSD)
 	}
-	for _, e := range storedEvents(t, f, res.RunID, trace.EventModelTurn) {
-		if p := e.Payload.(*trace.ModelTurn); p.CostSource != "provider" || p.CostUSD == nil || *p.CostUSD != 0.01 {
+	for _, e := range storedEvents(t, f, res.RunID, event.TypeModelTurn) {
+		if p := e.Payload.(*event.ModelTurn); p.CostSource != "provider" || p.CostUSD == nil || *p.CostUSD != 0.01 {
 			t.Errorf("model_turn %+v: want the provider's charge", p)
 		}
 	}
@@ -179,8 +179,8 @@ func TestOverrideIsPriced(t *testing.T) {
 	if want := 1100 * 1e-4; math.Abs(res.CostUSD-want) > 1e-12 {
 		t.Errorf("cost $%v, want the override's $%v", res.CostUSD, want)
 	}
-	started := storedEvents(t, f, res.RunID, trace.EventRunStarted)
-	if len(started) != 1 || started[0].Payload.(*trace.RunStarted).Model != "dear" {
+	started := storedEvents(t, f, res.RunID, event.TypeRunStarted)
+	if len(started) != 1 || started[0].Payload.(*event.RunStarted).Model != "dear" {
 		t.Errorf("run_started %v, want model dear", started)
 	}
 	if reqs := f.prov.requests(); len(reqs) != 1 || reqs[0].Model != "dear" {
@@ -224,8 +224,8 @@ type runTotals struct {
 func totalsOf(t *testing.T, f *fixture, res *Result) runTotals {
 	t.Helper()
 	tt := runTotals{steps: res.Steps, tokens: res.Usage.Total(), cost: res.CostUSD}
-	for _, e := range storedEvents(t, f, res.RunID, trace.EventToolCall) {
-		p := e.Payload.(*trace.ToolCall)
+	for _, e := range storedEvents(t, f, res.RunID, event.TypeToolCall) {
+		p := e.Payload.(*event.ToolCall)
 		tt.toolCalls = append(tt.toolCalls, p.Tool+" "+p.Arguments)
 	}
 	if res.Changes != nil {
@@ -312,7 +312,7 @@ func TestRaiseAndResume(t *testing.T) {
 				t.Errorf("files after the resumed run: a.txt %q, b.txt %q", a, b)
 			}
 			raised := storedEvents(t, f, res.RunID, EventBudgetRaised)
-			if len(raised) != 1 || raised[0].Payload.(*trace.BudgetRaised).Was != string(OutcomeBudgetExceeded) {
+			if len(raised) != 1 || raised[0].Payload.(*event.BudgetRaised).Was != string(OutcomeBudgetExceeded) {
 				t.Errorf("budget_raised events: %v", raised)
 			}
 			sp := spendOf(t, f, res.RunID)
@@ -431,8 +431,8 @@ func TestSubAgentSpendReachesRoot(t *testing.T) {
 		c, _ := tablePrice("", "", model.Usage{InputTokens: in, OutputTokens: in / 10})
 		return c
 	}
-	var childEv *trace.Event
-	for _, e := range storedEvents(t, f, res.RunID, trace.EventBudget) {
+	var childEv *event.Event
+	for _, e := range storedEvents(t, f, res.RunID, event.TypeBudget) {
 		if e.Run != res.RunID {
 			childEv = &e
 		}
@@ -440,7 +440,7 @@ func TestSubAgentSpendReachesRoot(t *testing.T) {
 	if childEv == nil {
 		t.Fatal("no budget event of the sub-agent")
 	}
-	cb := childEv.Payload.(*trace.Budget)
+	cb := childEv.Payload.(*event.Budget)
 	if cb.RootRun != res.RunID {
 		t.Errorf("child budget event names root %v, want %s", cb.RootRun, res.RunID)
 	}

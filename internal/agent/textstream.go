@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // textStream turns the text a model call streams into transient
@@ -46,7 +46,7 @@ func (s *textStream) delta(text string) {
 // send emits text as a text_delta of the current attempt; s.mu is held.
 func (s *textStream) send(text string) {
 	if text != "" {
-		s.a.emit(s.a.event(&trace.TextDelta{Text: text, Attempt: s.attempt}))
+		s.a.emit(s.a.event(&event.TextDelta{Text: text, Attempt: s.attempt}))
 	}
 }
 
@@ -78,5 +78,5 @@ func (s *textStream) end(ok bool) {
 // checkStarted emits a transient check_started event: a live status
 // names the check that runs now (its verification event follows).
 func (a *agentRun) checkStarted(name, phase string) {
-	a.emit(a.event(&trace.CheckStarted{Check: name, Phase: phase}))
+	a.emit(a.event(&event.CheckStarted{Check: name, Phase: phase}))
 }

@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 )
 
 // streamer is a provider that streams its turn's text in the given
@@ -46,7 +47,7 @@ func (s *streamer) Complete(ctx context.Context, req *model.Request) (*model.Res
 	return r, nil
 }
 
-func streamRun(t *testing.T, prov *streamer, secrets []string) (*fixture, []trace.Event) {
+func streamRun(t *testing.T, prov *streamer, secrets []string) (*fixture, []event.Event) {
 	t.Helper()
 	f := newFixture(t, map[string]string{"a.txt": "hello\n"}, nil)
 	h, err := New(Options{
@@ -64,7 +65,7 @@ func streamRun(t *testing.T, prov *streamer, secrets []string) (*fixture, []trac
 	f.sink.mu.Lock()
 	defer f.sink.mu.Unlock()
 	_ = res
-	return f, append([]trace.Event(nil), f.sink.ev...)
+	return f, append([]event.Event(nil), f.sink.ev...)
 }
 
 // The text a provider streams reaches the sink as text_delta events of the
@@ -77,7 +78,7 @@ func TestTextDeltasStreamAndAreNotStored(t *testing.T) {
 	var run string
 	for _, e := range evs {
 		switch p := e.Payload.(type) {
-		case *trace.TextDelta:
+		case *event.TextDelta:
 			if e.Step != 1 || p.Attempt != 1 {
 				t.Errorf("delta %q in step %d attempt %d, want step 1 attempt 1", p.Text, e.Step, p.Attempt)
 			}
@@ -86,7 +87,7 @@ func TestTextDeltasStreamAndAreNotStored(t *testing.T) {
 			}
 			got = append(got, p.Text)
 			run = e.Run
-		case *trace.ModelTurn:
+		case *event.ModelTurn:
 			if turn == "" {
 				turn = p.Text
 			}
@@ -103,7 +104,7 @@ func TestTextDeltasStreamAndAreNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range stored {
-		if e.Type == trace.EventTextDelta {
+		if e.Type == event.TypeTextDelta {
 			t.Errorf("a text_delta was stored: %+v", e)
 		}
 	}
@@ -117,7 +118,7 @@ func TestTextDeltasRedactASplitSecret(t *testing.T) {
 	_, evs := streamRun(t, prov, []string{secret})
 	var all []string
 	for _, e := range evs {
-		if p, ok := e.Payload.(*trace.TextDelta); ok {
+		if p, ok := e.Payload.(*event.TextDelta); ok {
 			all = append(all, p.Text)
 			for n := 4; n <= len(secret); n++ {
 				if strings.Contains(p.Text, secret[:n]) {
@@ -126,7 +127,7 @@ func TestTextDeltasRedactASplitSecret(t *testing.T) {
 			}
 		}
 	}
-	if got, want := strings.Join(all, ""), "the key is "+trace.Redacted+", done"; got != want {
+	if got, want := strings.Join(all, ""), "the key is "+redact.Redacted+", done"; got != want {
 		t.Errorf("deltas add up to %q, want %q", got, want)
 	}
 }
@@ -139,9 +140,9 @@ func TestTextDeltasOfARetryAreNumbered(t *testing.T) {
 	var seq []string
 	for _, e := range evs {
 		switch p := e.Payload.(type) {
-		case *trace.TextDelta:
+		case *event.TextDelta:
 			seq = append(seq, strings.TrimSpace(p.Text)+"@"+string(rune('0'+p.Attempt)))
-		case *trace.Retry:
+		case *event.Retry:
 			seq = append(seq, "retry")
 		}
 	}
@@ -169,9 +170,9 @@ func TestCheckStartedComesBeforeEachCheck(t *testing.T) {
 	f.sink.mu.Lock()
 	for _, e := range f.sink.ev {
 		switch p := e.Payload.(type) {
-		case *trace.CheckStarted:
+		case *event.CheckStarted:
 			seq = append(seq, "start "+p.Phase+":"+p.Check)
-		case *trace.CheckRun:
+		case *event.CheckRun:
 			seq = append(seq, "ran "+p.Phase+":"+p.Check)
 		}
 	}
@@ -184,7 +185,7 @@ func TestCheckStartedComesBeforeEachCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range stored {
-		if trace.Transient(e.Type) {
+		if event.Transient(e.Type) {
 			t.Errorf("a transient event was stored: %+v", e)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // A run can continue a distributed trace its caller belongs to: an ACP
@@ -44,7 +44,7 @@ func WithTraceContext(ctx context.Context, tc TraceContext) context.Context {
 }
 
 // withTraceContext records ctx's trace context in a run_started event.
-func withTraceContext(ctx context.Context, p *trace.RunStarted) *trace.RunStarted {
+func withTraceContext(ctx context.Context, p *event.RunStarted) *event.RunStarted {
 	if tc, ok := ctx.Value(traceContextKey{}).(TraceContext); ok {
 		p.Traceparent, p.Tracestate = tc.Traceparent, tc.Tracestate
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 func TestWithTraceContext(t *testing.T) {
@@ -22,7 +22,7 @@ func TestWithTraceContext(t *testing.T) {
 		{"not a traceparent", false},
 		{"", false},
 	} {
-		f := withTraceContext(WithTraceContext(context.Background(), TraceContext{Traceparent: c.tp, Tracestate: "k=v"}), &trace.RunStarted{})
+		f := withTraceContext(WithTraceContext(context.Background(), TraceContext{Traceparent: c.tp, Tracestate: "k=v"}), &event.RunStarted{})
 		ok := f.Traceparent != ""
 		if ok != c.kept || (ok && f.Traceparent != c.tp) {
 			t.Errorf("traceparent %q: fields %+v, want kept=%v", c.tp, f, c.kept)
@@ -31,7 +31,7 @@ func TestWithTraceContext(t *testing.T) {
 			t.Errorf("traceparent %q: tracestate %v", c.tp, f.Tracestate)
 		}
 	}
-	if f := withTraceContext(context.Background(), &trace.RunStarted{}); *f != (trace.RunStarted{}) {
+	if f := withTraceContext(context.Background(), &event.RunStarted{}); *f != (event.RunStarted{}) {
 		t.Errorf("no trace context: fields %+v", f)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/tools"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
@@ -297,10 +298,10 @@ func (a *agentRun) newChild(ctx context.Context, p tools.SpawnParams) (*agentRun
 	}
 	ch.setup(ctx)
 	cj, _ := json.Marshal(&c)
-	evs := []trace.Event{
-		a.event(&trace.AgentSpawned{Child: ch.id, Goal: p.Goal, Depth: ch.st.Depth, Scope: c.Scope.Write,
+	evs := []event.Event{
+		a.event(&event.AgentSpawned{Child: ch.id, Goal: p.Goal, Depth: ch.st.Depth, Scope: c.Scope.Write,
 			Tokens: ch.c.Budget.Tokens, CostUSD: ch.c.Budget.CostUSD, Steps: ch.c.Budget.Steps, Mode: exploreMode(ch)}),
-		ch.event(&trace.RunStarted{Goal: p.Goal, Depth: ch.st.Depth, RunInstructions: ch.instructionsEvent()}),
+		ch.event(&event.RunStarted{Goal: p.Goal, Depth: ch.st.Depth, RunInstructions: ch.instructionsEvent()}),
 	}
 	row := &trace.RunRow{ID: ch.id, Parent: a.id, Root: a.rootID, Goal: p.Goal, Contract: cj,
 		Outcome: string(OutcomeRunning), FirstStarted: now, State: ch.st.encode()}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -120,7 +120,7 @@ func (h *Harness) Undo(ctx context.Context, id string) (*UndoResult, error) {
 	if err := rev.Apply(); err != nil {
 		return nil, fmt.Errorf("undo %s: %w (nothing was written; run undo again)", id, err)
 	}
-	ev := trace.New(id, row.Parent, row.Totals.Steps, &trace.Undo{Files: files, Merged: merged})
+	ev := event.New(id, row.Parent, row.Totals.Steps, &event.Undo{Files: files, Merged: merged})
 	if err := h.opts.Store.AppendEvents(context.WithoutCancel(ctx), ev); err != nil {
 		return nil, fmt.Errorf("undo %s: the files are reverted, but recording it failed: %w", id, err)
 	}
@@ -134,7 +134,7 @@ func (h *Harness) notUndone(ctx context.Context, id string) error {
 		return err
 	}
 	for _, e := range evs {
-		if e.Type == trace.EventUndo {
+		if e.Type == event.TypeUndo {
 			return fmt.Errorf("%s: %w at %s", id, ErrUndone, e.Time.Format(time.RFC3339))
 		}
 	}

@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // Each tool_result records the workspace files its call changed, as the
@@ -36,8 +35,8 @@ func TestToolResultsRecordWhatTheyWrote(t *testing.T) {
 		t.Fatalf("outcome %s (%v)", res.Outcome, res.Err)
 	}
 	got := map[string][]string{}
-	for _, e := range storedEvents(t, f, res.RunID, trace.EventToolResult) {
-		r := e.Payload.(*trace.ToolResult)
+	for _, e := range storedEvents(t, f, res.RunID, event.TypeToolResult) {
+		r := e.Payload.(*event.ToolResult)
 		who := "root"
 		if e.Run != res.RunID {
 			who = "child"

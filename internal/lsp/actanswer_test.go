@@ -10,7 +10,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/lsptest"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
@@ -56,7 +56,7 @@ func (f *fixture) harness(ctx context.Context, ap agent.Approver) *wire.Engine {
 }
 
 // approvals are the run's approval events of acts, from its trace.
-func (f *fixture) approvals(ctx context.Context, id string) []trace.Event {
+func (f *fixture) approvals(ctx context.Context, id string) []event.Event {
 	f.t.Helper()
 	e := f.harness(ctx, nil)
 	defer e.Close()
@@ -64,9 +64,9 @@ func (f *fixture) approvals(ctx context.Context, id string) []trace.Event {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var out []trace.Event
+	var out []event.Event
 	for _, ev := range evs {
-		if a, ok := ev.Payload.(*trace.Approval); ok && !a.Change {
+		if a, ok := ev.Payload.(*event.Approval); ok && !a.Change {
 			out = append(out, ev)
 		}
 	}
@@ -126,7 +126,7 @@ func TestEditorAnswersDeferredAct(t *testing.T) {
 			evs := f.approvals(ctx, id)
 			var answers []string
 			for _, ev := range evs {
-				p := ev.Payload.(*trace.Approval)
+				p := ev.Payload.(*event.Approval)
 				a := p.Answer
 				answers = append(answers, a)
 				if tt.reason != "" && a == "deny" && p.Reason != tt.reason {

@@ -11,7 +11,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/lsptest"
 )
 
@@ -102,7 +102,7 @@ func (f *fixture) policyEvents(ctx context.Context, id, target string) []string 
 	}
 	var out []string
 	for _, ev := range evs {
-		if p, ok := ev.Payload.(*trace.Policy); ok && p.Target == target {
+		if p, ok := ev.Payload.(*event.Policy); ok && p.Target == target {
 			out = append(out, p.Layer+"/"+p.Effect)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // sink receives the agent's events (from the run's goroutine, so it only
@@ -20,8 +20,8 @@ type sink struct {
 }
 
 // Emit records e on its run and queues a progress report.
-func (k sink) Emit(e trace.Event) {
-	if trace.Transient(e.Type) {
+func (k sink) Emit(e event.Event) {
+	if event.Transient(e.Type) {
 		return // streamed text: the model_turn that follows holds it whole
 	}
 	s := k.s
@@ -35,17 +35,17 @@ func (k sink) Emit(e trace.Event) {
 			st.steps = e.Step
 		}
 		switch p := e.Payload.(type) {
-		case *trace.RunStarted:
+		case *event.RunStarted:
 			if st.goal == "" {
 				st.goal = p.Goal
 			}
-		case *trace.ToolCall:
+		case *event.ToolCall:
 			st.tool = p.Tool
 			report = true
-		case *trace.CheckRun:
+		case *event.CheckRun:
 			st.tool = verificationNote(p)
 			report = true
-		case *trace.Budget:
+		case *event.Budget:
 			// Running totals, never a call's own figures: events of
 			// parallel sub-agents may arrive out of order, and totals only
 			// grow, so the largest seen is the latest.
@@ -57,7 +57,7 @@ func (k sink) Emit(e trace.Event) {
 			limitsFrom(st, p.Limits())
 			st.cached = max(st.cached, p.RunCacheReadTokens)
 			report = true
-		case *trace.Outcome:
+		case *event.Outcome:
 			// A sub-agent's end (a root run's comes with its result); a
 			// later one (a resume closing what a crash left in flight)
 			// wins.
@@ -66,16 +66,16 @@ func (k sink) Emit(e trace.Event) {
 			}
 		}
 	})
-	if b, ok := e.Payload.(*trace.Budget); ok && e.Parent != "" && b.RootRun != "" {
+	if b, ok := e.Payload.(*event.Budget); ok && e.Parent != "" && b.RootRun != "" {
 		// A sub-agent's draw is the whole tree's spend too: the root's
 		// progress shows it while the root waits.
 		s.runs.with(b.RootRun, func(st *runState) { spendFrom(st, b.RootTokens, b.RootCostUSD, b.RootCostKnown) })
 		s.progressReport(b.RootRun)
 	}
-	if p, ok := e.Payload.(*trace.Policy); ok {
+	if p, ok := e.Payload.(*event.Policy); ok {
 		s.onPolicy(e.Run, e.Step, p)
 	}
-	if w, ok := e.Payload.(*trace.Warning); ok && strings.HasPrefix(w.Message, "preflight: ") {
+	if w, ok := e.Payload.(*event.Warning); ok && strings.HasPrefix(w.Message, "preflight: ") {
 		// a check that cannot run, found before the first model call
 		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: %s", e.Run, w.Message))
 	}
@@ -95,8 +95,8 @@ func spendFrom(st *runState, tokens int64, cost float64, known bool) {
 }
 
 // limitsFrom records the limits a budget event names.
-func limitsFrom(st *runState, l trace.BudgetLimits) {
-	if l == (trace.BudgetLimits{}) {
+func limitsFrom(st *runState, l event.BudgetLimits) {
+	if l == (event.BudgetLimits{}) {
 		return
 	}
 	st.limits.Steps, st.limits.Tokens, st.limits.CostUSD = l.LimitSteps, l.LimitTokens, l.LimitCostUSD
@@ -106,7 +106,7 @@ func limitsFrom(st *runState, l trace.BudgetLimits) {
 }
 
 // verificationNote describes one check's sandboxed result.
-func verificationNote(c *trace.CheckRun) string {
+func verificationNote(c *event.CheckRun) string {
 	verdict := "FAILED"
 	if c.Passed {
 		verdict = "passed"

@@ -4,9 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"go.lsp.dev/protocol"
-
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // A run that starts from a task file with settings its preparation
@@ -29,7 +28,7 @@ func (s *Server) markIgnored(path, id string) {
 	text := s.fileText(path)
 	var entries []diagEntry
 	for _, e := range st.events {
-		w, ok := e.Payload.(*trace.Warning)
+		w, ok := e.Payload.(*event.Warning)
 		if !ok || e.Run != id || e.Step != 0 {
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -34,7 +34,7 @@ const (
 
 // EventApplyMismatch is the trace event of an applied edit whose result
 // is not the verified change.
-const EventApplyMismatch = trace.EventApplyMismatch
+const EventApplyMismatch = event.TypeApplyMismatch
 
 // landWait bounds the wait for the editor's didChange of an applied
 // edit; landQuiet is how long a document must stay unchanged after its
@@ -253,13 +253,13 @@ func (s *Server) recordMismatch(ctx context.Context, folder, run string, files [
 		s.log.Warn("record apply mismatch", "run", run, "err", err)
 		return
 	}
-	p := &trace.ApplyMismatch{Files: files, Answer: answer}
+	p := &event.ApplyMismatch{Files: files, Answer: answer}
 	if restoreErr != nil {
 		p.RestoreError = restoreErr.Error()
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := eng.Store.AppendEvents(cctx, trace.New(run, "", 0, p)); err != nil {
+	if err := eng.Store.AppendEvents(cctx, event.New(run, "", 0, p)); err != nil {
 		s.log.Warn("record apply mismatch", "run", run, "err", err)
 	}
 }

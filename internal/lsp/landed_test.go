@@ -8,7 +8,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/lsptest"
 )
@@ -136,7 +136,7 @@ func TestStaleEditAppliedOverUserTypingIsNotRecordedApplied(t *testing.T) {
 			}
 			var events []string
 			for _, ev := range f.events(ctx, id, lsp.EventApplyMismatch) {
-				events = append(events, ev.Payload.(*trace.ApplyMismatch).Answer)
+				events = append(events, ev.Payload.(*event.ApplyMismatch).Answer)
 			}
 			if tt.mismatch == "" {
 				if len(mismatchQs) != 0 || len(events) != 0 {
@@ -166,7 +166,7 @@ func TestStaleEditAppliedOverUserTypingIsNotRecordedApplied(t *testing.T) {
 }
 
 // events are the run's trace events of one type.
-func (f *fixture) events(ctx context.Context, id, typ string) []trace.Event {
+func (f *fixture) events(ctx context.Context, id, typ string) []event.Event {
 	f.t.Helper()
 	e := f.harness(ctx, nil)
 	defer e.Close()
@@ -174,7 +174,7 @@ func (f *fixture) events(ctx context.Context, id, typ string) []trace.Event {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var out []trace.Event
+	var out []event.Event
 	for _, ev := range evs {
 		if ev.Type == typ {
 			out = append(out, ev)

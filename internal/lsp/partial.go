@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -20,7 +20,7 @@ import (
 
 // partialOf reports which hunks of the change old → want the text cur
 // holds: ok when cur is old with a non-empty proper subset of them.
-func partialOf(old, want, cur []byte) (applied, dropped []trace.HunkNote, ok bool) {
+func partialOf(old, want, cur []byte) (applied, dropped []event.HunkNote, ok bool) {
 	wantH, curH := workspace.LineHunks(old, want), workspace.LineHunks(old, cur)
 	if len(curH) == 0 || len(curH) >= len(wantH) {
 		return nil, nil, false
@@ -28,7 +28,7 @@ func partialOf(old, want, cur []byte) (applied, dropped []trace.HunkNote, ok boo
 	wl, cl := workspace.Lines(want), workspace.Lines(cur)
 	j := 0
 	for _, w := range wantH {
-		note := trace.HunkNote{Line: w.A0 + 1, Lines: w.A1 - w.A0, New: oneLine(strings.TrimRight(strings.Join(wl[w.B0:w.B1], ""), "\r\n"), 120)}
+		note := event.HunkNote{Line: w.A0 + 1, Lines: w.A1 - w.A0, New: oneLine(strings.TrimRight(strings.Join(wl[w.B0:w.B1], ""), "\r\n"), 120)}
 		if j < len(curH) && sameHunk(w, curH[j], wl, cl) {
 			applied = append(applied, note)
 			j++
@@ -56,7 +56,7 @@ func sameHunk(w, c workspace.Hunk, wl, cl []string) bool {
 }
 
 // partialReason says what the user kept of the change, for the decision.
-func partialReason(files []trace.PartialFile) string {
+func partialReason(files []event.PartialFile) string {
 	var parts []string
 	for _, f := range files {
 		parts = append(parts, fmt.Sprintf("%s: %d of %d hunks", f.Path, len(f.Applied), len(f.Applied)+len(f.Dropped)))
@@ -65,7 +65,7 @@ func partialReason(files []trace.PartialFile) string {
 }
 
 // recordPartial stores the partial_apply event in the run's trace.
-func (s *Server) recordPartial(ctx context.Context, folder, run string, files []trace.PartialFile) {
+func (s *Server) recordPartial(ctx context.Context, folder, run string, files []event.PartialFile) {
 	eng, err := s.engine(ctx, folder)
 	if err != nil || eng.Store == nil {
 		s.log.Warn("record partial apply", "run", run, "err", err)
@@ -73,7 +73,7 @@ func (s *Server) recordPartial(ctx context.Context, folder, run string, files []
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := eng.Store.AppendEvents(cctx, trace.New(run, "", 0, &trace.PartialApply{Files: files})); err != nil {
+	if err := eng.Store.AppendEvents(cctx, event.New(run, "", 0, &event.PartialApply{Files: files})); err != nil {
 		s.log.Warn("record partial apply", "run", run, "err", err)
 	}
 }
@@ -81,7 +81,7 @@ func (s *Server) recordPartial(ctx context.Context, folder, run string, files []
 // partials splits the files whose text is not the change into those the
 // user accepted in part (their edited ranges in files narrowed to the
 // applied hunks) and the rest, which are mismatches.
-func partials(sent []sentFile, bad []landing, files []editedFile) (rest []landing, out []trace.PartialFile) {
+func partials(sent []sentFile, bad []landing, files []editedFile) (rest []landing, out []event.PartialFile) {
 	for _, l := range bad {
 		i := slices.IndexFunc(sent, func(sf sentFile) bool { return sf.f.path == l.path })
 		if i < 0 {
@@ -93,7 +93,7 @@ func partials(sent []sentFile, bad []landing, files []editedFile) (rest []landin
 			rest = append(rest, l)
 			continue
 		}
-		out = append(out, trace.PartialFile{Path: l.rel, Applied: applied, Dropped: dropped})
+		out = append(out, event.PartialFile{Path: l.rel, Applied: applied, Dropped: dropped})
 		for k := range files {
 			if files[k].path == l.path {
 				_, files[k].changed = textEdits(sent[i].text, l.got, "")

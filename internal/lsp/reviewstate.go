@@ -8,7 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // A verified change that waits for the user is not running: while the
@@ -71,7 +71,7 @@ func (s *Server) recordReview(folder string, p *agent.Proposal, via string) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
-	if err := eng.Store.AppendEvents(cctx, trace.New(p.Run, "", 0, &trace.ReviewOpened{Files: files, Via: via})); err != nil {
+	if err := eng.Store.AppendEvents(cctx, event.New(p.Run, "", 0, &event.ReviewOpened{Files: files, Via: via})); err != nil {
 		s.log.Warn("record review", "run", p.Run, "err", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/lsptest"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
@@ -238,22 +239,22 @@ func TestPartlyAcceptedChangeIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pa *trace.PartialApply
+	var pa *event.PartialApply
 	for _, e := range evs {
-		if e.Type == trace.EventApplyMismatch {
+		if e.Type == event.TypeApplyMismatch {
 			t.Errorf("a partly accepted change was recorded as a mismatch: %+v", e.Payload)
 		}
-		if e.Type == trace.EventPartialApply {
-			pa, _ = e.Payload.(*trace.PartialApply)
+		if e.Type == event.TypePartialApply {
+			pa, _ = e.Payload.(*event.PartialApply)
 			if pa == nil {
-				var m struct{ Files []trace.PartialFile }
+				var m struct{ Files []event.PartialFile }
 				b, _ := json.Marshal(e)
 				_ = json.Unmarshal(b, &m)
-				pa = &trace.PartialApply{Files: m.Files}
+				pa = &event.PartialApply{Files: m.Files}
 			}
 		}
 	}
-	want := []trace.PartialFile{{Path: "a.txt", Applied: []trace.HunkNote{{Line: 2, Lines: 1, New: "B"}}, Dropped: []trace.HunkNote{{Line: 6, Lines: 1, New: "F"}}}}
+	want := []event.PartialFile{{Path: "a.txt", Applied: []event.HunkNote{{Line: 2, Lines: 1, New: "B"}}, Dropped: []event.HunkNote{{Line: 6, Lines: 1, New: "F"}}}}
 	if pa == nil || !reflect.DeepEqual(pa.Files, want) {
 		t.Errorf("partial_apply = %+v, want %+v", pa, want)
 	}

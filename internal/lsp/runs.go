@@ -8,7 +8,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 )
 
 // runState is what the server knows of one run started or seen in this
@@ -28,7 +28,7 @@ type runState struct {
 	unpriced bool            // a call could not be priced: the cost is unknown
 	limits   contract.Budget // the run's budget as its budget events report it
 	tool     string          // the tool of the latest call
-	events   []trace.Event
+	events   []event.Event
 	cancel   context.CancelFunc
 	token    string // work-done progress token, "" without progress
 	report   string // the last progress report sent

@@ -15,6 +15,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
@@ -25,7 +26,7 @@ import (
 type Session struct {
 	Root           string
 	Approver       agent.Approver
-	Sink           trace.Sink
+	Sink           event.Sink
 	EditorSettings json.RawMessage
 	Logger         *slog.Logger
 }

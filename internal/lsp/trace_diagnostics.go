@@ -8,8 +8,8 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // publishEdits puts an Information at each edited range of an applied
@@ -41,9 +41,9 @@ func (s *Server) publishEdits(run string, files []editedFile) {
 // lastTouch finds the last tool call that wrote rel (the paths its
 // result records it wrote: a patch's files, a sub-agent's merged edits),
 // and the model's text of that step (its reason).
-func lastTouch(events []trace.Event, rel string) (step int, tool, why string) {
+func lastTouch(events []event.Event, rel string) (step int, tool, why string) {
 	for _, e := range events {
-		if r, ok := e.Payload.(*trace.ToolResult); ok && slices.Contains(r.Wrote, rel) {
+		if r, ok := e.Payload.(*event.ToolResult); ok && slices.Contains(r.Wrote, rel) {
 			step, tool = e.Step, r.Tool
 		}
 	}
@@ -51,7 +51,7 @@ func lastTouch(events []trace.Event, rel string) (step int, tool, why string) {
 		return 0, "", ""
 	}
 	for _, e := range events {
-		if t, ok := e.Payload.(*trace.ModelTurn); ok && e.Step == step {
+		if t, ok := e.Payload.(*event.ModelTurn); ok && e.Step == step {
 			why = t.Text
 		}
 	}
@@ -87,7 +87,7 @@ func (s *Server) publishHeld(folder string, p *agent.Proposal) {
 // lifts (a protected path, verify.protect, a path outside the workspace,
 // the network's default) gets no quick fix, which would always fail: its
 // data leaves the act out and its message says why.
-func (s *Server) onPolicy(run string, step int, p *trace.Policy) {
+func (s *Server) onPolicy(run string, step int, p *event.Policy) {
 	if p.Effect != "deny" {
 		return
 	}

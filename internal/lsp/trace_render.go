@@ -11,7 +11,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
 )
 
@@ -137,7 +137,7 @@ func renderTrace(st runState) []byte {
 	fmt.Fprintf(&b, "# ioh run %s\n\n", st.id)
 	fmt.Fprintf(&b, "- goal: %s\n- outcome: **%s**\n- steps: %d\n- tokens: %d\n- cost: $%.4f\n- started: %s\n\n",
 		oneLine(st.goal, 200), st.outcome, st.steps, st.tokens, st.cost, st.started.UTC().Format("2006-01-02 15:04:05Z"))
-	b.WriteString(trace.Markdown(st.events))
+	b.WriteString(render.Markdown(st.events))
 	if st.result != nil {
 		if st.result.Summary != "" {
 			fmt.Fprintf(&b, "\n## summary\n\n%s\n", st.result.Summary)

@@ -1,10 +1,9 @@
 package telemetry
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
-
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // The network proxy's names (docs/policy.md#the-network-proxy).
@@ -24,7 +23,7 @@ const (
 
 // netConn records a connection through the run's proxy as an event of
 // the step span its commands ran in.
-func (s *state) netConn(r *runSpans, ev trace.Event, c *trace.NetConn) {
+func (s *state) netConn(r *runSpans, ev event.Event, c *event.NetConn) {
 	if r.stepSpan == nil {
 		return
 	}
@@ -36,7 +35,7 @@ func (s *state) netConn(r *runSpans, ev trace.Event, c *trace.NetConn) {
 }
 
 // netTotal puts the run's network summary on its span.
-func (s *state) netTotal(r *runSpans, o *trace.Outcome) {
+func (s *state) netTotal(r *runSpans, o *event.Outcome) {
 	if o.Network != "" {
 		r.span.SetAttributes(attribute.String(attrNetworkTotal, s.str(o.Network)))
 	}

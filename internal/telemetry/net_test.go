@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // A net_conn event is an event of its step's span with the connection's
@@ -16,12 +16,12 @@ import (
 func TestNetConnSpanEvent(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	e := &Exporter{tp: tp, tracer: tp.Tracer("test"), redact: trace.NewRedactor([]string{"s3cr3t-value"})}
+	e := &Exporter{tp: tp, tracer: tp.Tracer("test"), redact: redact.New([]string{"s3cr3t-value"})}
 	e.state = newState(e)
-	e.Emit(trace.New("r-1", "", 0, &trace.RunStarted{Goal: "g"}))
-	e.Emit(trace.New("r-1", "", 1, &trace.NetConn{Host: "proxy.golang.org", Port: 443, Allowed: true, Rule: "proxy.golang.org:443", Layer: "user", BytesUp: 10, BytesDown: 2000, DurationMS: 5}))
-	e.Emit(trace.New("r-1", "", 1, &trace.NetConn{Host: "s3cr3t-value.example", Port: 443, Layer: "default", Reason: "no rule allows it"}))
-	e.Emit(trace.New("r-1", "", 1, &trace.Outcome{Outcome: "verified", Network: "network: 1 connection allowed through the proxy (10 B up, 2.0 KiB down), 1 refused: x"}))
+	e.Emit(event.New("r-1", "", 0, &event.RunStarted{Goal: "g"}))
+	e.Emit(event.New("r-1", "", 1, &event.NetConn{Host: "proxy.golang.org", Port: 443, Allowed: true, Rule: "proxy.golang.org:443", Layer: "user", BytesUp: 10, BytesDown: 2000, DurationMS: 5}))
+	e.Emit(event.New("r-1", "", 1, &event.NetConn{Host: "s3cr3t-value.example", Port: 443, Layer: "default", Reason: "no rule allows it"}))
+	e.Emit(event.New("r-1", "", 1, &event.Outcome{Outcome: "verified", Network: "network: 1 connection allowed through the proxy (10 B up, 2.0 KiB down), 1 refused: x"}))
 	if err := tp.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	oteltrace "go.opentelemetry.io/otel/trace"
-
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // state holds the open spans of the runs in flight.
@@ -39,40 +38,40 @@ func newState(e *Exporter) *state { return &state{e: e, runs: map[string]*runSpa
 // str redacts a string field.
 func (s *state) str(v string) string { return s.e.redact.String(v) }
 
-func (s *state) emit(ev trace.Event) {
+func (s *state) emit(ev event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.runs[ev.Run]
 	if r == nil {
 		r = s.startRun(ev)
 	}
-	if o, ok := ev.Payload.(*trace.Outcome); ok {
+	if o, ok := ev.Payload.(*event.Outcome); ok {
 		s.netTotal(r, o) // net.go
 		s.endRun(ev.Run, r, ev.Time, s.str(o.Outcome))
 		return
 	}
-	if ev.Type != trace.EventRunStarted {
+	if ev.Type != event.TypeRunStarted {
 		s.atStep(r, ev)
 	}
 	switch p := ev.Payload.(type) {
-	case *trace.ModelTurn:
+	case *event.ModelTurn:
 		s.modelCall(r, ev, p)
-	case *trace.Policy:
+	case *event.Policy:
 		denied := p.Effect == "deny"
 		s.verdict(r, ev, p.Tool, denied, attribute.String(attrAct, s.str(p.Act)), attribute.String(attrTarget, s.str(p.Target)),
 			attribute.String(attrEffect, s.str(p.Effect)), attribute.String(attrRule, s.str(p.Rule)),
 			attribute.String(attrLayer, s.str(p.Layer)))
-	case *trace.Approval:
+	case *event.Approval:
 		if !p.Change { // the final change's approval is not a tool call's
 			s.verdict(r, ev, p.Tool, p.Answer == "deny", attribute.String(attrAnswer, s.str(p.Answer)))
 		}
-	case *trace.ToolCall:
+	case *event.ToolCall:
 		s.toolCall(r, ev, p)
-	case *trace.ToolResult:
+	case *event.ToolResult:
 		s.toolResult(r, ev, p)
-	case *trace.Verdict:
+	case *event.Verdict:
 		s.checks(r, ev, p)
-	case *trace.NetConn:
+	case *event.NetConn:
 		s.netConn(r, ev, p)
 	}
 	r.last = ev.Time
@@ -82,9 +81,9 @@ func (s *state) emit(ev trace.Event) {
 // under the caller's span when the run carries a traceparent, else a
 // new trace. A run first seen after run_started (resumed) gets its span
 // then.
-func (s *state) startRun(ev trace.Event) *runSpans {
+func (s *state) startRun(ev event.Event) *runSpans {
 	ctx := context.Background()
-	started, _ := ev.Payload.(*trace.RunStarted)
+	started, _ := ev.Payload.(*event.RunStarted)
 	if p := s.runs[ev.Parent]; ev.Parent != "" && p != nil {
 		ctx = p.ctx
 		if p.stepCtx != nil {
@@ -121,7 +120,7 @@ func (s *state) startRun(ev trace.Event) *runSpans {
 // atStep opens the span of ev's step, ending the previous one; a step
 // begins where the run's previous event ended (its model call is sent
 // then).
-func (s *state) atStep(r *runSpans, ev trace.Event) {
+func (s *state) atStep(r *runSpans, ev event.Event) {
 	if r.stepSpan != nil && r.step == ev.Step {
 		return
 	}
@@ -133,7 +132,7 @@ func (s *state) atStep(r *runSpans, ev trace.Event) {
 		oteltrace.WithAttributes(attribute.Int(attrStep, ev.Step), attribute.String(attrRunID, ev.Run)))
 }
 
-func (s *state) modelCall(r *runSpans, ev trace.Event, t *trace.ModelTurn) {
+func (s *state) modelCall(r *runSpans, ev event.Event, t *event.ModelTurn) {
 	model := s.str(t.Model)
 	attrs := []attribute.KeyValue{
 		attribute.String(attrOperation, opChat), attribute.String(attrProvider, s.str(t.Provider)),
@@ -151,7 +150,7 @@ func (s *state) modelCall(r *runSpans, ev trace.Event, t *trace.ModelTurn) {
 
 // verdict keeps a policy verdict or an approval for the call of tool it
 // belongs to; a denied call never runs, so its span is recorded at once.
-func (s *state) verdict(r *runSpans, ev trace.Event, tool string, denied bool, attrs ...attribute.KeyValue) {
+func (s *state) verdict(r *runSpans, ev event.Event, tool string, denied bool, attrs ...attribute.KeyValue) {
 	tool = s.str(tool)
 	if tool == "" {
 		return
@@ -167,7 +166,7 @@ func (s *state) verdict(r *runSpans, ev trace.Event, tool string, denied bool, a
 	span.End(oteltrace.WithTimestamp(ev.Time))
 }
 
-func (s *state) toolCall(r *runSpans, ev trace.Event, c *trace.ToolCall) {
+func (s *state) toolCall(r *runSpans, ev event.Event, c *event.ToolCall) {
 	tool, id := s.str(c.Tool), s.str(c.ID)
 	attrs := append([]attribute.KeyValue{
 		attribute.String(attrOperation, opExecuteTool), attribute.String(attrToolName, tool), attribute.String(attrToolCallID, id),
@@ -177,7 +176,7 @@ func (s *state) toolCall(r *runSpans, ev trace.Event, c *trace.ToolCall) {
 	r.calls[id] = span
 }
 
-func (s *state) toolResult(r *runSpans, ev trace.Event, res *trace.ToolResult) {
+func (s *state) toolResult(r *runSpans, ev event.Event, res *event.ToolResult) {
 	id := s.str(res.ID)
 	span := r.calls[id]
 	if span == nil {
@@ -193,7 +192,7 @@ func (s *state) toolResult(r *runSpans, ev trace.Event, res *trace.ToolResult) {
 
 // checks records each check of a verification as a span ending at the
 // event, as long as the check took.
-func (s *state) checks(r *runSpans, ev trace.Event, v *trace.Verdict) {
+func (s *state) checks(r *runSpans, ev event.Event, v *event.Verdict) {
 	for _, c := range v.Checks {
 		ms := c.DurationMS
 		name := s.str(c.Name)

@@ -1,6 +1,6 @@
 // Package telemetry exports runs as OpenTelemetry traces over OTLP/HTTP
 // (docs/mcp.md#telemetry) when the user config sets
-// telemetry.otlp_endpoint. It is a trace.Sink: the agent emits its typed events and knows nothing of
+// telemetry.otlp_endpoint. It is a event.Sink: the agent emits its typed events and knows nothing of
 // OpenTelemetry. Each run is a span, with its steps, model calls, tool
 // calls (with the policy's verdicts) and verification checks as child
 // spans, and a sub-agent's run span under its parent's step. Attributes
@@ -17,13 +17,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	oteltrace "go.opentelemetry.io/otel/trace"
-
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // Options configure an Exporter.
@@ -37,16 +37,16 @@ type Options struct {
 	Version string
 }
 
-// Exporter is a trace.Sink that turns a run's events into spans and
+// Exporter is a event.Sink that turns a run's events into spans and
 // exports them in batches. Safe for concurrent use.
 type Exporter struct {
 	tp     *sdktrace.TracerProvider
 	tracer oteltrace.Tracer
-	redact trace.Redactor
+	redact redact.Redactor
 	state  *state
 }
 
-var _ trace.Sink = (*Exporter)(nil)
+var _ event.Sink = (*Exporter)(nil)
 
 // TracesURL is where an endpoint's traces are posted.
 func TracesURL(endpoint string) (string, error) {
@@ -75,13 +75,13 @@ func New(ctx context.Context, o Options) (*Exporter, error) {
 	}
 	res := resource.NewSchemaless(attribute.String("service.name", "ioh-lsp"), attribute.String("service.version", version))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	e := &Exporter{tp: tp, tracer: tp.Tracer("github.com/ioh-lsp/ioh-lsp"), redact: trace.NewRedactor(o.Secrets)}
+	e := &Exporter{tp: tp, tracer: tp.Tracer("github.com/ioh-lsp/ioh-lsp"), redact: redact.New(o.Secrets)}
 	e.state = newState(e)
 	return e, nil
 }
 
 // Emit turns one event into span work.
-func (e *Exporter) Emit(ev trace.Event) { e.state.emit(ev) }
+func (e *Exporter) Emit(ev event.Event) { e.state.emit(ev) }
 
 // Close ends the spans of runs still open (marked interrupted), flushes
 // and stops the exporter, waiting at most until ctx ends.

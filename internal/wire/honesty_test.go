@@ -21,7 +21,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/verify"
 )
 
@@ -289,10 +289,10 @@ func runScenario(t *testing.T, p project, sc scenario, goCache string) string {
 	}
 	cfg.Sandbox.Writable = append(cfg.Sandbox.Writable, goCache)
 	var mu sync.Mutex
-	var events []trace.Event
+	var events []event.Event
 	eng, err := NewHarness(ctx, Options{
 		Root: dir, Getenv: getenv, Config: cfg, Overrides: Overrides{Cassette: cassette}, Approver: approve.Auto{},
-		Sink: trace.SinkFunc(func(e trace.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }),
+		Sink: event.SinkFunc(func(e event.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +350,7 @@ func runScenario(t *testing.T, p project, sc scenario, goCache string) string {
 	defer mu.Unlock()
 	found := false
 	for _, e := range events {
-		if c, ok := e.Payload.(*trace.CheckRun); ok && c.Phase == verify.PhaseGreen && c.Evidence == p.evidence {
+		if c, ok := e.Payload.(*event.CheckRun); ok && c.Phase == verify.PhaseGreen && c.Evidence == p.evidence {
 			found = true
 		}
 	}
@@ -362,9 +362,9 @@ func runScenario(t *testing.T, p project, sc scenario, goCache string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var summary *trace.Event
+	var summary *event.Event
 	for _, e := range stored {
-		if _, ok := e.Payload.(*trace.Verdict); ok {
+		if _, ok := e.Payload.(*event.Verdict); ok {
 			summary = &e
 		}
 	}

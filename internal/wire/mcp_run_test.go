@@ -11,8 +11,8 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // askRecorder answers every Ask-tier act with a deny and records it.
@@ -63,13 +63,13 @@ policy:
 		{"tool_calls":[{"name":"finish","arguments":{"summary":"s"}}]}]}`), 0o644)
 	env := map[string]string{"IOH_STATE_DIR": t.TempDir(), "HOME": t.TempDir(), "XDG_CONFIG_HOME": cfgHome, "PATH": os.Getenv("PATH")}
 	var mu sync.Mutex
-	var events []trace.Event
+	var events []event.Event
 	ask := &askRecorder{}
 	ctx := mcpCtx(t)
 	eng, err := NewHarness(ctx, Options{
 		Root: ws, Getenv: func(k string) string { return env[k] }, Environ: func() []string { return nil },
 		Overrides: Overrides{Cassette: cassette}, Approver: ask,
-		Sink: trace.SinkFunc(func(e trace.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }),
+		Sink: event.SinkFunc(func(e event.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -93,11 +93,11 @@ policy:
 	refused := map[string]string{} // calls traced with their error result: they did not run
 	for _, e := range events {
 		switch p := e.Payload.(type) {
-		case *trace.Policy:
+		case *event.Policy:
 			if p.Act == "mcp" {
 				verdicts[p.Target] = fmt.Sprintf("%s %s %s", p.Effect, p.Layer, p.Rule)
 			}
-		case *trace.ToolResult:
+		case *event.ToolResult:
 			results[p.Tool] = p.Content
 			if p.IsError {
 				refused[p.Tool] = p.Content

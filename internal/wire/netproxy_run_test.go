@@ -17,8 +17,8 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // netApprover allows every net ask for the run and denies everything
@@ -45,7 +45,7 @@ func (a *netApprover) ApproveChange(context.Context, *agent.Proposal) (agent.Dec
 // netRun drives a replay run whose model calls run with each shell line
 // and finishes; the contract's one check is check (network: true). It
 // returns the run tool's results in order and the events.
-func netRun(t *testing.T, config string, lines []string, check string, ask agent.Approver) ([]string, []trace.Event, *agent.Result) {
+func netRun(t *testing.T, config string, lines []string, check string, ask agent.Approver) ([]string, []event.Event, *agent.Result) {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("no curl on this machine")
@@ -65,12 +65,12 @@ func netRun(t *testing.T, config string, lines []string, check string, ask agent
 	os.WriteFile(cassette, []byte(`{"version":1,"turns":[`+strings.Join(turns, ",")+`]}`), 0o644)
 	env := map[string]string{"IOH_STATE_DIR": t.TempDir(), "HOME": t.TempDir(), "XDG_CONFIG_HOME": cfgHome, "PATH": os.Getenv("PATH")}
 	var mu sync.Mutex
-	var events []trace.Event
+	var events []event.Event
 	ctx := mcpCtx(t)
 	eng, err := NewHarness(ctx, Options{
 		Root: ws, Getenv: func(k string) string { return env[k] }, Environ: func() []string { return nil },
 		Overrides: Overrides{Cassette: cassette}, Approver: ask,
-		Sink: trace.SinkFunc(func(e trace.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }),
+		Sink: event.SinkFunc(func(e event.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -89,11 +89,11 @@ func netRun(t *testing.T, config string, lines []string, check string, ask agent
 	defer mu.Unlock()
 	var results []string
 	for _, e := range events {
-		if p, ok := e.Payload.(*trace.ToolResult); ok && p.Tool == "run" {
+		if p, ok := e.Payload.(*event.ToolResult); ok && p.Tool == "run" {
 			results = append(results, p.Content)
 		}
 	}
-	return results, append([]trace.Event(nil), events...), res
+	return results, append([]event.Event(nil), events...), res
 }
 
 // helloHTTP serves a greeting on addr (a loopback "IP:0") and returns
@@ -161,13 +161,13 @@ policy:
 	if len(ask.asks) != 1 || ask.asks[0] != "net 127.0.0.3:"+askPort {
 		t.Errorf("asks %q, want one for the ask-tier host", ask.asks)
 	}
-	var conns []*trace.NetConn
-	var outcome *trace.Outcome
+	var conns []*event.NetConn
+	var outcome *event.Outcome
 	for _, e := range events {
 		switch p := e.Payload.(type) {
-		case *trace.NetConn:
+		case *event.NetConn:
 			conns = append(conns, p)
-		case *trace.Outcome:
+		case *event.Outcome:
 			outcome = p
 		}
 	}
@@ -204,7 +204,7 @@ func TestNoNetworkWithoutAllowRules(t *testing.T) {
 		t.Fatalf("results %q", results)
 	}
 	for _, e := range events {
-		if _, ok := e.Payload.(*trace.NetConn); ok {
+		if _, ok := e.Payload.(*event.NetConn); ok {
 			t.Errorf("a connection was recorded: %+v", e)
 		}
 	}

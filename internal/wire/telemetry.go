@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/telemetry"
 )
 
@@ -13,7 +13,7 @@ import (
 // exporter when the user config sets telemetry.otlp_endpoint (off by
 // default: nothing leaves the machine unless configured). stop flushes
 // the exporter, waiting at most 5 s.
-func withTelemetry(ctx context.Context, cfg *config.Config, o Options) (trace.Sink, func(), error) {
+func withTelemetry(ctx context.Context, cfg *config.Config, o Options) (event.Sink, func(), error) {
 	if cfg.Telemetry.OTLPEndpoint == "" {
 		return o.Sink, func() {}, nil
 	}
@@ -32,5 +32,5 @@ func withTelemetry(ctx context.Context, cfg *config.Config, o Options) (trace.Si
 		return exp, stop, nil
 	}
 	next := o.Sink
-	return trace.SinkFunc(func(e trace.Event) { next.Emit(e); exp.Emit(e) }), stop, nil
+	return event.SinkFunc(func(e event.Event) { next.Emit(e); exp.Emit(e) }), stop, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
@@ -70,11 +71,11 @@ func TestNewHarnessRunsReplay(t *testing.T) {
 		{"tool_calls":[{"name":"finish","arguments":{"summary":"s"}}]}]}`), 0o644)
 	state := t.TempDir()
 	env := map[string]string{"IOH_STATE_DIR": state, "HOME": t.TempDir()}
-	var events []trace.Event
+	var events []event.Event
 	eng, err := NewHarness(context.Background(), Options{
 		Root: dir, Getenv: func(k string) string { return env[k] }, Environ: func() []string { return nil },
 		Overrides: Overrides{Cassette: cassette}, Approver: applyAll{},
-		Sink: trace.SinkFunc(func(e trace.Event) { events = append(events, e) }),
+		Sink: event.SinkFunc(func(e event.Event) { events = append(events, e) }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestNewHarnessRunsReplay(t *testing.T) {
 	}
 	var denied bool
 	for _, e := range events {
-		if p, ok := e.Payload.(*trace.Policy); ok && p.Effect == "deny" && p.Layer == "builtin" {
+		if p, ok := e.Payload.(*event.Policy); ok && p.Effect == "deny" && p.Layer == "builtin" {
 			denied = true
 		}
 	}

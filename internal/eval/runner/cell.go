@@ -12,6 +12,8 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/approve"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/eval/result"
 	"github.com/ioh-lsp/ioh-lsp/internal/eval/suite"
@@ -30,13 +32,13 @@ type world struct {
 	envs     map[string]func(string) string
 	// redact keeps the environment's secrets out of a cell's error text
 	// (results.jsonl and the progress lines).
-	redact trace.Redactor
+	redact redact.Redactor
 }
 
 func prepare(ctx context.Context, o Options, out string, variants []suite.Variant) (*world, error) {
 	w := &world{out: out, keep: o.Keep, tasks: map[string]suite.Task{}, srcs: map[string]string{},
 		variants: map[string]suite.Variant{}, envs: map[string]func(string) string{},
-		redact: trace.NewRedactor(wire.Secrets(envWith(o.Getenv, nil), os.Environ))}
+		redact: redact.New(wire.Secrets(envWith(o.Getenv, nil), os.Environ))}
 	for _, t := range o.Suite.Tasks {
 		src, err := suite.Checkout(ctx, t, filepath.Join(out, "repos"))
 		if err != nil {
@@ -154,15 +156,15 @@ type counter struct {
 
 var editTools = map[string]bool{"edit_file": true, "apply_patch": true, "write_file": true, "rename_file": true, "delete_file": true}
 
-func (s *counter) Emit(e trace.Event) {
+func (s *counter) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch p := e.Payload.(type) {
-	case *trace.ToolResult:
+	case *event.ToolResult:
 		if p.IsError && editTools[p.Tool] {
 			s.failedEdits++
 		}
-	case *trace.Verdict:
+	case *event.Verdict:
 		if e.Parent == "" {
 			s.verdicts++
 		}
