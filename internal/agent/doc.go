@@ -10,7 +10,7 @@
 // # Embedding
 //
 // Build a Harness with New from a workspace.Root, a trace.Store, a
-// ProviderFactory, a contain.Sandbox, an Approver and a trace.Sink (see the
+// ProviderFactory, a contain.Sandbox, an Approver and an event.Sink (see the
 // package Example); Start runs a contract in the background and Resume
 // continues a stopped one. internal/wire builds all of it from the user's
 // configuration for the CLI and the language server.

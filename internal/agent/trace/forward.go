@@ -1,13 +1,12 @@
 package trace
 
-// Forwarding declarations, while the callers move to packages event,
-// redact and render: each name here is the new package's under its old
+// Forwarding declarations, while the callers move to packages event and
+// redact: each name here is the new package's under its old
 // name. They go once no caller uses them.
 
 import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 )
 
 // Event types and payloads (package event).
@@ -126,21 +125,3 @@ func URLSecretsIn(doc []byte) []string { return redact.URLSecretsIn(doc) }
 
 // CredentialURLs is redact.CredentialURLs.
 func CredentialURLs(doc []byte) []string { return redact.CredentialURLs(doc) }
-
-// FieldsText is render.FieldsText.
-func FieldsText(e Event, max int) string { return render.FieldsText(e, max) }
-
-// Line is render.Line.
-func Line(e Event) string { return render.Line(e) }
-
-// Markdown is render.Markdown.
-func Markdown(events []Event) string { return render.Markdown(events) }
-
-// Headline is render.Headline.
-func Headline(e Event) string { return render.Headline(e) }
-
-// StepPrefix is render.StepPrefix.
-func StepPrefix(e Event) string { return render.StepPrefix(e) }
-
-// OneLine is render.OneLine.
-func OneLine(s string, max int) string { return render.OneLine(s, max) }
