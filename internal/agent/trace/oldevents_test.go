@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -13,21 +12,15 @@ import (
 // map-based encoder of the previous version stored them.
 func oldEvents(t *testing.T) [][]byte {
 	t.Helper()
-	f, err := os.Open("../event/testdata/events-v1.jsonl")
+	data, err := os.ReadFile("../event/testdata/events-v1.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-			out = append(out, append([]byte(nil), line...))
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			out = append(out, line)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
