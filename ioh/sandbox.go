@@ -23,8 +23,24 @@ type SandboxOutcome = sandbox.Outcome
 // Limits are a contained command's caps.
 type Limits = sandbox.Limits
 
-// NewRunner returns a runner; log (nil: none) gets its downgrades.
-func NewRunner(log *slog.Logger) *Runner { return sandbox.NewRunner(log) }
+// NewRunner returns a runner; log (nil: none) gets its downgrades. By
+// default each run sets itself up and leaves nothing behind; a caller
+// that runs many commands passes WithPool.
+func NewRunner(log *slog.Logger, opts ...RunnerOption) *Runner { return sandbox.NewRunner(log, opts...) }
+
+// Pool is what a long-lived caller keeps between its runs so the next
+// one starts sooner (stages started ahead, spares made ahead). Close it
+// when done.
+type Pool = sandbox.Pool
+
+// NewPool returns an empty pool.
+func NewPool() *Pool { return sandbox.NewPool() }
+
+// RunnerOption configures a Runner.
+type RunnerOption = sandbox.RunnerOption
+
+// WithPool makes a Runner's runs go through p.
+func WithPool(p *Pool) RunnerOption { return sandbox.WithPool(p) }
 
 // Sandbox is the adapter through which an engine runs every command and
 // check: it stages the run's change set over the workspace and runs the

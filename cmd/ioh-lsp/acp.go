@@ -10,6 +10,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/acp"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
@@ -47,13 +48,16 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
 	stateDir, _ := trace.StateDir(env.getenv)
+	// One sandbox pool for every session's engine.
+	pool := sandbox.NewPool()
+	defer pool.Close()
 	srv := acp.New(acp.Options{
 		Logger:    log,
 		Version:   version,
 		StateDir:  stateDir,
 		Redact:    trace.NewRedactor(wire.Secrets(env.getenv, os.Environ)).String,
 		Getenv:    env.getenv,
-		NewEngine: acpEngineFactory(env, ov),
+		NewEngine: acpEngineFactory(env, ov, pool),
 	})
 	if err := srv.Serve(ctx, newClosableReader(env.stdin), env.stdout); err != nil {
 		log.Error("acp", "err", err)
@@ -64,8 +68,8 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 
 // acpEngineFactory builds a session's harness like serve's engineFactory.
 // The client's MCP servers (converted by the session) join the
-// configuration's.
-func acpEngineFactory(env *cliEnv, ov wire.Overrides) acp.EngineFactory {
+// configuration's. Its runs go through the agent's pool.
+func acpEngineFactory(env *cliEnv, ov wire.Overrides, pool *sandbox.Pool) acp.EngineFactory {
 	return func(ctx context.Context, r acp.EngineRequest) (*acp.Engine, error) {
 		cfg, err := wire.LoadConfig(r.Root, env.getenv, nil)
 		if err != nil {
@@ -89,6 +93,7 @@ func acpEngineFactory(env *cliEnv, ov wire.Overrides) acp.EngineFactory {
 			Config:    cfg,
 			// The ACP client's servers, the editor layer.
 			MCPServers: r.MCPServers,
+			Pool:       pool,
 		})
 		if err != nil {
 			return nil, err

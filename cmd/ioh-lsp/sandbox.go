@@ -469,10 +469,10 @@ func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 	if *n <= 0 || len(pos) == 0 {
 		return usageError(env, "sandbox spawn-bench", errors.New("want -n > 0 and a reference command"))
 	}
-	r := sandbox.NewRunner(nil)
 	// Stages started ahead of their run, as the server has them.
-	sandbox.KeepWarm(true)
-	defer sandbox.KeepWarm(false)
+	pool := sandbox.NewPool()
+	defer pool.Close()
+	r := sandbox.NewRunner(nil, sandbox.WithPool(pool))
 	// A workspace-like working directory, as the server's runs have.
 	work, err := os.MkdirTemp("", "ioh-spawn-bench-")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
@@ -37,9 +38,12 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 	// Level first on every line; the editor also gets each record as
 	// window/logMessage with its type.
 	log := slog.New(lsp.NewStderrHandler(env.stderr, lvl))
+	// One sandbox pool for every folder's engine, for the session.
+	pool := sandbox.NewPool()
+	defer pool.Close()
 	srv := lsp.New(lsp.Options{
 		Logger:     log,
-		NewHarness: engineFactory(env),
+		NewHarness: engineFactory(env, pool),
 		Version:    version,
 		StateDir:   serveStateDir(env.getenv),
 	})
@@ -83,8 +87,8 @@ func (s stdio) Close() error {
 }
 
 // engineFactory builds the harness of one workspace folder through the
-// same wiring as `ioh-lsp run`.
-func engineFactory(env *cliEnv) lsp.HarnessFactory {
+// same wiring as `ioh-lsp run`, its runs through the session's pool.
+func engineFactory(env *cliEnv, pool *sandbox.Pool) lsp.HarnessFactory {
 	return func(ctx context.Context, s lsp.Session) (*lsp.Engine, error) {
 		// A folder that is / or $HOME is refused as for run and acp: the
 		// agent could read and write everything there.
@@ -99,6 +103,7 @@ func engineFactory(env *cliEnv) lsp.HarnessFactory {
 			EditorSettings: s.EditorSettings,
 			Logger:         s.Logger,
 			Index:          true,
+			Pool:           pool,
 		})
 		if err != nil {
 			return nil, err

@@ -10,7 +10,7 @@ import (
 // server's case, without the CLI's own start-up); BenchmarkBareExec is the
 // reference. bench/sandbox.sh reports the CLI figures.
 func BenchmarkSpawn(b *testing.B) {
-	r := NewRunner(nil)
+	r := testRunner()
 	for b.Loop() {
 		out, err := r.Run(context.Background(), &Spec{Argv: []string{"/bin/true"}, Dir: "/", Backend: BackendLinux})
 		if err != nil || out.ExitCode != 0 {

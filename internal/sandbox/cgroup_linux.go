@@ -30,12 +30,13 @@ type cgroup struct {
 var cgroupSeq atomic.Int64
 
 // newCgroup creates groups for the limits that are set and returns the
-// mechanisms it applied or why not. A nil cgroup means none apply.
-func newCgroup(l Limits) (*cgroup, []Mechanism) {
+// mechanisms it applied or why not, taking p's spare when it fits. A nil
+// cgroup means none apply.
+func newCgroup(p *Pool, l Limits) (*cgroup, []Mechanism) {
 	if l.Memory <= 0 && l.Procs <= 0 {
 		return nil, nil
 	}
-	if cg, ms := claimSpareCgroup(l); cg != nil { // cgroup_spare_linux.go
+	if cg, ms := p.claimSpareCgroup(l); cg != nil { // cgroup_spare_linux.go
 		return cg, ms
 	}
 	return makeCgroup(l, layout())

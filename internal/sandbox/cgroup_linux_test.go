@@ -18,7 +18,7 @@ func init() {
 	// cgroup-run-moved DIR...: run once (which detects this process's
 	// groups), then join DIR... and run again as cgroup-run does.
 	moreHelpers["cgroup-run-moved"] = func(a []string) error {
-		if _, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux}); err != nil {
+		if _, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux}); err != nil {
 			return err
 		}
 		return cgroupRun(a)
@@ -33,7 +33,7 @@ func cgroupRun(a []string) error {
 			return err
 		}
 	}
-	out, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux})
+	out, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux})
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func TestCgroupStaleSwept(t *testing.T) {
 	if out.ExitCode != 0 {
 		t.Fatalf("run failed: %s", output)
 	}
-	backgroundCleanups.Wait() // the sweep follows the run, off its path
+	testPool.wait() // the sweep follows the run, off its path
 	for _, s := range stale {
 		if _, err := os.Stat(s); err == nil {
 			t.Errorf("stale group %s of a dead caller survived the next run", s)

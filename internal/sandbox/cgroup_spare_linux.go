@@ -4,15 +4,16 @@ import "sync"
 
 // A run's groups are made before its stage gets its config: a mkdir per
 // group and a write per limit in cgroupfs, about 0.25 ms on the run's
-// path. A long-lived caller (KeepWarm) has the next run's groups made
-// ahead, when a run's own are removed in the background, with that run's
-// limits: the next run mostly asks for the same, and takes them as they
-// are. A spare group is new, like one made in line: no process was ever
-// in it. It carries this process's pid in its name, so no other caller
-// sweeps it; KeepWarm(false) removes it.
+// path. A long-lived caller's Pool has the next run's groups made ahead,
+// when a run's own are removed in the background, with that run's limits:
+// the next run mostly asks for the same, and takes them as they are. A
+// spare group is new, like one made in line: no process was ever in it.
+// It carries this process's pid in its name, so no other caller sweeps
+// it; Pool.Close removes it.
 
-// spareCgroup is the groups made ahead for the next run, and for what.
-var spareCgroup struct {
+// spareCgroup is the groups a pool made ahead for the next run, and for
+// what.
+type spareCgroup struct {
 	sync.Mutex
 	cg     *cgroup
 	ms     []Mechanism
@@ -20,14 +21,18 @@ var spareCgroup struct {
 	lay    *cgroupLayout
 }
 
-// claimSpareCgroup takes the spare groups when they were made with the
+// claimSpareCgroup takes p's spare groups when they were made with the
 // same limits in the current layout; nil otherwise (a spare that does not
 // fit is removed).
-func claimSpareCgroup(l Limits) (*cgroup, []Mechanism) {
-	spareCgroup.Lock()
-	cg, ms, limits, lay := spareCgroup.cg, spareCgroup.ms, spareCgroup.limits, spareCgroup.lay
-	spareCgroup.cg = nil
-	spareCgroup.Unlock()
+func (p *Pool) claimSpareCgroup(l Limits) (*cgroup, []Mechanism) {
+	if p == nil {
+		return nil, nil
+	}
+	sc := &p.os.cgroup
+	sc.Lock()
+	cg, ms, limits, lay := sc.cg, sc.ms, sc.limits, sc.lay
+	sc.cg = nil
+	sc.Unlock()
 	if cg == nil {
 		return nil, nil
 	}
@@ -38,16 +43,17 @@ func claimSpareCgroup(l Limits) (*cgroup, []Mechanism) {
 	return cg, ms
 }
 
-// makeSpareCgroup makes the next run's groups with limits l, unless warm
-// stages are off or a spare is there.
-func makeSpareCgroup(l Limits) {
-	if l.Memory <= 0 && l.Procs <= 0 {
+// makeSpareCgroup makes p's next run's groups with limits l, unless p is
+// nil or closed or a spare is there.
+func (p *Pool) makeSpareCgroup(l Limits) {
+	if (l.Memory <= 0 && l.Procs <= 0) || !p.active() {
 		return
 	}
-	spareCgroup.Lock()
-	busy := spareCgroup.cg != nil
-	spareCgroup.Unlock()
-	if busy || !warmOn() {
+	sc := &p.os.cgroup
+	sc.Lock()
+	busy := sc.cg != nil
+	sc.Unlock()
+	if busy {
 		return
 	}
 	lay := layout()
@@ -55,22 +61,22 @@ func makeSpareCgroup(l Limits) {
 	if cg == nil {
 		return
 	}
-	spareCgroup.Lock()
-	keep := spareCgroup.cg == nil && warmOn()
+	sc.Lock()
+	keep := sc.cg == nil && p.active()
 	if keep {
-		spareCgroup.cg, spareCgroup.ms, spareCgroup.limits, spareCgroup.lay = cg, ms, l, lay
+		sc.cg, sc.ms, sc.limits, sc.lay = cg, ms, l, lay
 	}
-	spareCgroup.Unlock()
+	sc.Unlock()
 	if !keep {
 		cg.remove()
 	}
 }
 
-// dropSpareCgroup removes the spare groups (KeepWarm(false)).
-func dropSpareCgroup() {
-	spareCgroup.Lock()
-	cg := spareCgroup.cg
-	spareCgroup.cg = nil
-	spareCgroup.Unlock()
+// drop removes the spare groups (Pool.Close).
+func (sc *spareCgroup) drop() {
+	sc.Lock()
+	cg := sc.cg
+	sc.cg = nil
+	sc.Unlock()
 	cg.remove()
 }

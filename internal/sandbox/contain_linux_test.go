@@ -26,7 +26,7 @@ func run(t *testing.T, s Spec) (*Outcome, string) {
 	if helperDir != "" { // the probe lies outside the read view
 		s.Readable = append(s.Readable, helperDir)
 	}
-	out, err := NewRunner(nil).Run(context.Background(), &s)
+	out, err := testRunner().Run(context.Background(), &s)
 	if err != nil {
 		t.Fatalf("contained %q: %v", s.Argv, err)
 	}
@@ -204,7 +204,7 @@ func TestContainSecrets(t *testing.T) {
 		if got := control(t, "/", "env"); !strings.Contains(got, "sk-do-not-leak") {
 			t.Error("control did not see the keys")
 		}
-		if _, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Env: []string{"X_API_KEY=1"}}); !errors.Is(err, ErrSecretEnv) {
+		if _, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Env: []string{"X_API_KEY=1"}}); !errors.Is(err, ErrSecretEnv) {
 			t.Errorf("secret in Spec.Env: err %v, want ErrSecretEnv", err)
 		}
 	})

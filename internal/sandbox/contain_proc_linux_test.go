@@ -178,7 +178,7 @@ func TestContainCaps(t *testing.T) {
 // cgroupWritable reports whether this process can create v1 (or delegated
 // v2) groups, i.e. whether caps are reported as cgroup events.
 func cgroupWritable() bool {
-	cg, _ := newCgroup(Limits{Procs: 10})
+	cg, _ := newCgroup(nil, Limits{Procs: 10})
 	defer cg.remove()
 	return cg != nil
 }

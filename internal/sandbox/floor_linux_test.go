@@ -58,7 +58,7 @@ func TestFloorBackend(t *testing.T) {
 	writeTree(t, work, map[string]string{"file": "orig\n"})
 	t.Setenv("OPENAI_API_KEY", "sk-floor-leak")
 	var buf strings.Builder
-	r := NewRunner(nil)
+	r := testRunner()
 	out, err := r.Run(context.Background(), &Spec{
 		Argv:    []string{"sh", "-c", "cat file; echo changed > file; env | grep -c sk-floor-leak; echo $HOME"},
 		Dir:     work,
@@ -112,7 +112,7 @@ func TestFloorBackend(t *testing.T) {
 }
 
 func TestRunnerBackends(t *testing.T) {
-	r := NewRunner(nil)
+	r := testRunner()
 	for _, b := range []string{BackendMacOS, BackendWindows} {
 		if _, err := r.Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: b}); !errors.Is(err, ErrBackendUnavailable) {
 			t.Errorf("backend %s on linux: %v, want ErrBackendUnavailable", b, err)
@@ -147,7 +147,7 @@ func TestFloorSaysWhatItKills(t *testing.T) {
 	work := outsideDir(t)
 	script, mark := daemonScript(7)
 	var buf strings.Builder
-	out, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"sh", "-c", script}, Dir: work, Writable: []string{work}, Backend: BackendFloor, Stdout: &buf, Stderr: &buf})
+	out, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"sh", "-c", script}, Dir: work, Writable: []string{work}, Backend: BackendFloor, Stdout: &buf, Stderr: &buf})
 	if err != nil {
 		t.Fatal(err)
 	}

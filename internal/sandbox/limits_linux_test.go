@@ -104,7 +104,7 @@ func TestContainMemoryReservations(t *testing.T) {
 // ErrBadSpec before anything runs, on every tier; the floor itself runs.
 func TestMemoryFloor(t *testing.T) {
 	for _, mem := range []int64{1, 4 << 10, minMemory - 1} {
-		_, err := NewRunner(nil).Run(context.Background(), &Spec{Argv: []string{"true"}, Limits: Limits{Memory: mem}})
+		_, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Limits: Limits{Memory: mem}})
 		if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), "below the 16 MiB") {
 			t.Errorf("memory cap %d: err %v, want ErrBadSpec naming the 16 MiB floor", mem, err)
 		}

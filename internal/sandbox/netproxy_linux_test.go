@@ -215,11 +215,11 @@ func TestNetProxyRefusedByFloor(t *testing.T) {
 	p := &NetProxy{Socket: "/nonexistent/p.sock", TCP: "127.0.0.1:9"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := NewRunner(nil).Run(ctx, &Spec{Backend: BackendFloor, Argv: []string{"true"}, NetProxy: p})
+	out, err := testRunner().Run(ctx, &Spec{Backend: BackendFloor, Argv: []string{"true"}, NetProxy: p})
 	if !errors.Is(err, ErrNetProxyUnsupported) || out != nil || !strings.Contains(err.Error(), "floor") {
 		t.Fatalf("floor with a proxy: %v, %v; want ErrNetProxyUnsupported naming the floor tier", out, err)
 	}
-	out, err = NewRunner(nil).Run(ctx, &Spec{Backend: BackendFloor, Argv: []string{"true"}})
+	out, err = testRunner().Run(ctx, &Spec{Backend: BackendFloor, Argv: []string{"true"}})
 	if err != nil || out.ExitCode != 0 {
 		t.Fatalf("control, floor without a proxy: %v, %v", out, err)
 	}

@@ -21,7 +21,7 @@ func TestNetProxySpecRefused(t *testing.T) {
 		{"not loopback", Spec{Argv: []string{"true"}, NetProxy: &NetProxy{Socket: "/tmp/p.sock", TCP: "10.0.0.1:8080"}}, "NetProxy.TCP"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewRunner(nil).Run(context.Background(), &tc.spec)
+			_, err := testRunner().Run(context.Background(), &tc.spec)
 			if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Run = %v, want ErrBadSpec naming %q", err, tc.want)
 			}

@@ -32,7 +32,7 @@ func TestOutputFloodRunsOn(t *testing.T) {
 			s := Spec{Argv: []string{"sh", "-c", "head -c 200000 /dev/zero; echo; echo summary: ok"},
 				Dir: work, Writable: []string{work}, Backend: tier, Limits: Limits{Output: 10 << 10},
 				Stdout: &buf, Stderr: &buf, Stream: &stream}
-			out, err := NewRunner(nil).Run(t.Context(), &s)
+			out, err := testRunner().Run(t.Context(), &s)
 			if err != nil {
 				t.Fatalf("run in %s: %v", tier, err)
 			}

@@ -127,10 +127,10 @@ func TestLoopbackUpWithoutNetwork(t *testing.T) {
 	t.Run("cold", check)
 	t.Run("warm", func(t *testing.T) {
 		keepWarm(t) // warm_linux_test.go
-		before := warmClaims.Load()
+		before := testPool.os.stages.claims.Load()
 		check(t) // the first runs start cold and leave warm stages behind
 		check(t)
-		if warmClaims.Load() == before {
+		if testPool.os.stages.claims.Load() == before {
 			t.Error("no run used a warm stage")
 		}
 	})

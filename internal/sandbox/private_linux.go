@@ -15,12 +15,12 @@ import (
 // a staged view's copy) under the temporary directory, made before the
 // run and removed after it. On a disk filesystem the three mkdirs and the
 // three rmdirs are journal updates costing about 0.3 and 0.6 ms, more than
-// any other step of the caller's. A long-lived caller (KeepWarm) has the
+// any other step of the caller's. A long-lived caller's Pool has the
 // next run's directory made ahead, as its stage is, and a finished run's
 // removed in the background; a one-shot caller does both in line.
 
-// spareDir is the private directory made ahead for the next run.
-var spareDir struct {
+// spareDir is the private directory a pool made ahead for the next run.
+type spareDir struct {
 	sync.Mutex
 	dir    string // resolved; "" when none is ready
 	parent string // the temporary directory it was made in
@@ -28,13 +28,17 @@ var spareDir struct {
 }
 
 // takePrivateDir returns a fresh private directory for a run, resolved,
-// with empty home and tmp directories in it: the spare one when it is
+// with empty home and tmp directories in it: p's spare one when it is
 // still intact and in the current temporary directory, else a new one.
-func takePrivateDir() (string, error) {
-	spareDir.Lock()
-	d, parent := spareDir.dir, spareDir.parent
-	spareDir.dir = ""
-	spareDir.Unlock()
+func (p *Pool) takePrivateDir() (string, error) {
+	var d, parent string
+	if p != nil {
+		sd := &p.os.dir
+		sd.Lock()
+		d, parent = sd.dir, sd.parent
+		sd.dir = ""
+		sd.Unlock()
+	}
 	if d != "" {
 		if parent == os.TempDir() && privateDirIntact(d) {
 			return d, nil
@@ -116,51 +120,45 @@ func holdsOnly(dir string, names ...string) bool {
 }
 
 // releasePrivateDir removes a run's private directory: in the background
-// for a long-lived caller, which then has the next one made ahead; in
-// line for a one-shot caller.
-func releasePrivateDir(d string) {
-	if !warmOn() {
+// for a long-lived caller's pool, which then has the next one made ahead;
+// in line on the cold path.
+func (p *Pool) releasePrivateDir(d string) {
+	if !p.background(func() { removePrivate(d); p.makeSpareDir() }) {
 		removePrivate(d)
-		return
 	}
-	backgroundCleanups.Add(1)
-	go func() { // ends when the directory is removed and the next one made
-		defer backgroundCleanups.Done()
-		removePrivate(d)
-		makeSpareDir()
-	}()
 }
 
-// makeSpareDir makes the next run's private directory, unless one is
-// ready or being made, or warm stages are off.
-func makeSpareDir() {
-	spareDir.Lock()
-	if spareDir.dir != "" || spareDir.making || !warmOn() {
-		spareDir.Unlock()
+// makeSpareDir makes p's next run's private directory, unless one is
+// ready or being made, or p is closed.
+func (p *Pool) makeSpareDir() {
+	sd := &p.os.dir
+	sd.Lock()
+	if sd.dir != "" || sd.making || !p.active() {
+		sd.Unlock()
 		return
 	}
-	spareDir.making = true
-	spareDir.Unlock()
+	sd.making = true
+	sd.Unlock()
 	parent := os.TempDir()
 	d, err := makePrivateDir()
-	spareDir.Lock()
-	spareDir.making = false
-	keep := err == nil && spareDir.dir == "" && warmOn()
+	sd.Lock()
+	sd.making = false
+	keep := err == nil && sd.dir == "" && p.active()
 	if keep {
-		spareDir.dir, spareDir.parent = d, parent
+		sd.dir, sd.parent = d, parent
 	}
-	spareDir.Unlock()
+	sd.Unlock()
 	if err == nil && !keep {
 		removePrivate(d)
 	}
 }
 
-// dropSpareDir removes the directory made ahead (KeepWarm(false)).
-func dropSpareDir() {
-	spareDir.Lock()
-	d := spareDir.dir
-	spareDir.dir = ""
-	spareDir.Unlock()
+// drop removes the directory made ahead (Pool.Close).
+func (sd *spareDir) drop() {
+	sd.Lock()
+	d := sd.dir
+	sd.dir = ""
+	sd.Unlock()
 	if d != "" {
 		_ = os.RemoveAll(d) // not removePrivate: it may have been swapped for a link (takePrivateDir)
 	}

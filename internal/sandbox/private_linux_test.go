@@ -59,7 +59,7 @@ func TestContainPrivateDirRemoved(t *testing.T) {
 	if filepath.Base(tmp) != "tmp" || !strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), privateDirPrefix) || strings.Contains(tmp, "ioh") {
 		t.Fatalf("TMPDIR %q is not a private directory", tmp)
 	}
-	backgroundCleanups.Wait()
+	testPool.wait()
 	if _, err := os.Lstat(filepath.Dir(tmp)); !os.IsNotExist(err) {
 		t.Errorf("the private directory %s outlived its run (%v)", filepath.Dir(tmp), err)
 		removeTree(filepath.Dir(tmp))

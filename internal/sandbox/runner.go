@@ -28,35 +28,40 @@ type backend interface {
 // the reason kept in every later Outcome's Downgrade. Safe for concurrent
 // use.
 type Runner struct {
-	log *slog.Logger
+	log  *slog.Logger
+	pool *Pool // what runs keep for the next one (nil: the cold path)
 }
 
-// process-wide selection state: probing happens once per process.
+// The selection state is a fact of the host, kept process-wide: a
+// backend is recorded as failed only when a trivial probe under it fails
+// too (not when one Spec cannot be set up), so every Runner of the
+// process, with a pool or without, learns it once and skips the probe.
 var (
 	selMu     sync.Mutex
 	selFailed = map[string]string{} // backend name → why it cannot run
 	selChosen string                // a backend that ran a command
 )
 
-// NewRunner returns a Runner logging to log (nil: slog.Default()).
-func NewRunner(log *slog.Logger) *Runner {
+// NewRunner returns a Runner logging to log (nil: slog.Default()). By
+// default its runs take the cold path: each does its own setup in line
+// and leaves nothing behind, as a one-shot command wants. A long-lived
+// caller that runs many commands (the server, an agent run) gives it a
+// Pool (WithPool): on Linux each run's stage is then started ahead of the
+// run it will serve (warm_linux.go), so the next run of the same kind
+// skips the process start and the clone into namespaces, and a run
+// returns once its stage has reported the end, while the stage's exit and
+// the removal of its cgroups finish in the background, which Pool.Close
+// waits for.
+func NewRunner(log *slog.Logger, opts ...RunnerOption) *Runner {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runner{log: log}
+	r := &Runner{log: log}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
-
-// KeepWarm(true) declares this process a long-lived caller that runs many
-// commands (the server, an agent run). On Linux each run's stage is then
-// started ahead of the run it will serve (warm_linux.go): the next run of
-// the same kind skips the process start and the clone into namespaces;
-// and a run returns once its stage has reported the end, while the
-// stage's exit and the removal of its cgroups finish in the background.
-// A one-shot CLI command should not: its last warm stage would serve
-// nobody, and it could exit before the background work is done.
-// Process-wide; KeepWarm(false) kills the stages waiting and waits for the
-// background work. Elsewhere than Linux it does nothing.
-func KeepWarm(on bool) { setWarm(on) }
 
 // Run runs s and reports what happened. A non-nil Outcome comes back when
 // the command ran; errors wrapping ErrSetup mean it never started.
@@ -65,6 +70,7 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	spec.pool = r.pool
 	if spec.Backend != "" {
 		if tierRank(spec.Backend) < tierRank(spec.Require) {
 			return nil, fmt.Errorf("%w: backend %s was asked for, but at least the %s tier is required (sandbox.require)", ErrBelowRequired, spec.Backend, spec.Require)

@@ -46,19 +46,19 @@ func ownRunGroups(t *testing.T) []string {
 // groups made ahead with the last run's limits, and the next run with
 // the same limits is born in them; a run with other limits does not take
 // them (its own groups carry its own limit: the control), and
-// KeepWarm(false) removes the spare, leaving no group of this process.
+// Pool.Close removes the spare, leaving no group of this process.
 func TestSpareCgroupServesNextRun(t *testing.T) {
 	v1Groups(t)
 	tier := tiersHere(t)[0]
 	useReexec(t)
-	KeepWarm(true)
+	p := keepWarm(t)
 	dir := outsideDir(t)
 	limits := Limits{Memory: 256 << 20, Procs: 64}
 	runMemoryGroup(t, tier, dir, limits)
-	backgroundCleanups.Wait() // the first run's groups removed, the spare made
-	spareCgroup.Lock()
-	spare := spareCgroup.cg
-	spareCgroup.Unlock()
+	testPool.wait() // the first run's groups removed, the spare made
+	p.os.cgroup.Lock()
+	spare := p.os.cgroup.cg
+	p.os.cgroup.Unlock()
 	if spare == nil || spare.memory == "" {
 		t.Fatalf("no spare groups after a warm run: %+v", spare)
 	}
@@ -66,10 +66,10 @@ func TestSpareCgroupServesNextRun(t *testing.T) {
 	if filepath.Base(got) != filepath.Base(spare.memory) {
 		t.Errorf("the next run with the same limits ran in %q, not in the spare %q", got, spare.memory)
 	}
-	backgroundCleanups.Wait()
-	spareCgroup.Lock()
-	spare = spareCgroup.cg
-	spareCgroup.Unlock()
+	testPool.wait()
+	p.os.cgroup.Lock()
+	spare = p.os.cgroup.cg
+	p.os.cgroup.Unlock()
 	if spare == nil {
 		t.Fatal("no spare groups after the second warm run")
 	}
@@ -82,9 +82,9 @@ func TestSpareCgroupServesNextRun(t *testing.T) {
 	if err == nil && strings.TrimSpace(string(b)) != strconv.Itoa(128<<20) {
 		t.Errorf("the run's own group has limit %s, want %d", b, 128<<20)
 	}
-	KeepWarm(false)
+	p.Close()
 	if left := ownRunGroups(t); len(left) != 0 {
-		t.Errorf("groups of this process left after KeepWarm(false): %v", left)
+		t.Errorf("groups of this process left after Pool.Close: %v", left)
 	}
 }
 
@@ -95,8 +95,7 @@ func TestSpareCgroupServesNextRun(t *testing.T) {
 func TestSparePrivateDirChecked(t *testing.T) {
 	tiersHere(t) // skips where the landlock tier cannot run
 	useReexec(t)
-	KeepWarm(true)
-	t.Cleanup(func() { KeepWarm(false) })
+	keepWarm(t)
 	dir := outsideDir(t)
 	home := func() string {
 		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", `echo "$HOME"`}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock})
@@ -149,8 +148,7 @@ func TestSparePrivateDirChecked(t *testing.T) {
 func TestSparePrivateDirLeftovers(t *testing.T) {
 	tiersHere(t) // skips where the landlock tier cannot run
 	useReexec(t)
-	KeepWarm(true)
-	t.Cleanup(func() { KeepWarm(false) })
+	keepWarm(t)
 	dir := outsideDir(t)
 	probe := func() (home, output string) {
 		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", `echo "$HOME"; cat "$HOME/.planted" "$TMPDIR/planted" 2>/dev/null; ls -a "$HOME/.."`}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock})
@@ -184,8 +182,9 @@ func TestSparePrivateDirLeftovers(t *testing.T) {
 // spareDirNow is the private directory made ahead for the next run, once
 // the background work of the last one is done; "" when there is none.
 func spareDirNow() string {
-	backgroundCleanups.Wait()
-	spareDir.Lock()
-	defer spareDir.Unlock()
-	return spareDir.dir
+	testPool.wait()
+	sd := &testPool.os.dir
+	sd.Lock()
+	defer sd.Unlock()
+	return sd.dir
 }

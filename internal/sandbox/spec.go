@@ -99,6 +99,10 @@ type Spec struct {
 	// (up to the runaway cap), besides Stdout and Stderr's bounded copy:
 	// a reader of test evidence judges a suite of any size from it.
 	Stream io.Writer
+
+	// pool is the Runner's pool the validated copy runs through (nil:
+	// the cold path); set by Runner.Run, never by a caller.
+	pool *Pool
 }
 
 // NetProxy is the proxy a restricted-network run reaches: one proxy
@@ -232,6 +236,7 @@ func (s *Spec) validate() (*Spec, error) {
 		return nil, ErrNoCommand
 	}
 	c := *s
+	c.pool = nil
 	c.Limits = s.Limits.withDefaults()
 	if c.Limits.Memory < 0 || c.Limits.Procs < 0 || c.Limits.CPU < 0 {
 		return nil, fmt.Errorf("%w: negative limit", ErrBadSpec)

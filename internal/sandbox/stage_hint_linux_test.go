@@ -71,7 +71,7 @@ func TestHintUnseenInside(t *testing.T) {
 				}
 			}
 			out, output := runTier(t, spec)
-			if lastWarmClaim.Load() != int64(pid) {
+			if testPool.os.stages.lastClaim.Load() != int64(pid) {
 				t.Fatal("the run did not take the hinted stage")
 			}
 			if out.ExitCode != 0 || !strings.Contains(output, stagePrefix) {

@@ -9,53 +9,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// backgroundCleanups counts the work a long-lived caller's runs leave in
-// the background: stages still being reaped and their groups removed
-// after their run has returned, and warm stages being started.
-// KeepWarm(false) and tests wait for it.
-var backgroundCleanups pending
-
-// pending counts work in flight; unlike a sync.WaitGroup, new work may
-// start while someone waits (a run while KeepWarm(false) waits).
-type pending struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed when n drops to 0; nil while n is 0
-}
-
-func (p *pending) Add(d int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.n == 0 && d > 0 {
-		p.zero = make(chan struct{})
-	}
-	p.n += d
-	if p.n == 0 && p.zero != nil {
-		close(p.zero)
-		p.zero = nil
-	}
-}
-
-func (p *pending) Done() { p.Add(-1) }
-
-// Wait returns when nothing is in flight.
-func (p *pending) Wait() {
-	for {
-		p.mu.Lock()
-		z := p.zero
-		p.mu.Unlock()
-		if z == nil {
-			return
-		}
-		<-z
-	}
-}
 
 // stageRun is what differs between the Linux tiers' supervision of their
 // re-executed stage: PID 1 of the linux tier, the landlock tier's runner.
@@ -80,7 +37,7 @@ type stageRun struct {
 // if any, ended it. A warm stage that died while it waited (it reported
 // nothing, so the command never started) is replaced by a cold start.
 func superviseStage(ctx context.Context, cfg *initConfig, s *Spec, r stageRun) (*Outcome, error) {
-	defer prewarm(r.kind, r.newCmd) // the next run's stage, once this one is over
+	defer s.pool.prewarm(r.kind, r.newCmd) // the next run's stage, once this one is over (warm_linux.go)
 	out, err := superviseOnce(ctx, cfg, s, r, true)
 	if errors.Is(err, errStageSilent) && ctx.Err() == nil {
 		out, err = superviseOnce(ctx, cfg, s, r, false)
@@ -98,7 +55,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	start := time.Now()
 	cfg.HostUID = os.Getuid()
 	cfg.HostHome = hostHome() // env.go; the linux tier's PID 1 may put HOME there
-	cg, cgMechs := newCgroup(cfg.Limits)
+	cg, cgMechs := newCgroup(s.pool, cfg.Limits)
 	stageGone := false // the stage was reaped, or will be in the background
 	defer func() {
 		if !stageGone {
@@ -114,7 +71,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	var st *startedStage
 	var err error
 	if warmOK {
-		st, err = stageFor(r.kind, r.newCmd, s.Stdin)
+		st, err = s.pool.stageFor(r.kind, r.newCmd, s.Stdin)
 	} else {
 		st, err = startStage(r.newCmd(), s.Stdin)
 	}
@@ -181,24 +138,25 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 		}
 	}
 	var waitErr error
-	if len(statuses) > 0 && statuses[len(statuses)-1].Done && warmOn() {
+	if len(statuses) > 0 && statuses[len(statuses)-1].Done && s.pool.active() {
 		// The stage said its last word after killing the rest of the
 		// run, and closed its streams: the run is over. For a long-lived
-		// caller (KeepWarm) the stage's exit (its namespaces' teardown)
+		// caller (its Pool) the stage's exit (its namespaces' teardown)
 		// and the groups' removal go on in the background; a one-shot
 		// caller waits, it would exit before they are done.
 		st.awaitOutput(cmd.WaitDelay)
 		stageGone = true
-		backgroundCleanups.Add(1)
-		go func() { // ends when the stage is reaped and its groups removed
-			defer backgroundCleanups.Done()
+		reap := func() { // ends when the stage is reaped and its groups removed
 			t := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
 			_ = cmd.Wait()
 			t.Stop()
 			cg.remove()
 			sweepBases()
-			makeSpareCgroup(cfg.Limits) // the next run's, mostly with the same limits
-		}()
+			s.pool.makeSpareCgroup(cfg.Limits) // the next run's, mostly with the same limits
+		}
+		if !s.pool.background(reap) { // closed meanwhile
+			reap()
+		}
 	} else {
 		waitErr = cmd.Wait()
 		st.awaitOutput(cmd.WaitDelay)

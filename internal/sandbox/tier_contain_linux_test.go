@@ -178,9 +178,9 @@ func TestTierContainment(t *testing.T) {
 		t.Run(tier+" on warm stages", func(t *testing.T) {
 			useSmallInit(t)
 			keepWarm(t) // warm_linux_test.go
-			before := warmClaims.Load()
+			before := testPool.os.stages.claims.Load()
 			tierContainment(t, tier, smallInitCases)
-			if warmClaims.Load() == before {
+			if testPool.os.stages.claims.Load() == before {
 				t.Error("no run used a warm stage")
 			}
 		})
@@ -335,7 +335,7 @@ func runTier(t *testing.T, s Spec) (*Outcome, string) {
 	s.Stdout, s.Stderr = &buf, &buf
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := NewRunner(nil).Run(ctx, &s)
+	out, err := testRunner().Run(ctx, &s)
 	if err != nil {
 		t.Fatalf("contained %q in the %s tier: %v", s.Argv, s.Backend, err)
 	}

@@ -209,9 +209,9 @@ func TestWarmRunnerNetworkAgainstItsHint(t *testing.T) {
 	warmRun := func(network bool) (*Outcome, string) {
 		t.Helper()
 		waitWarm(t, kind)
-		before := warmClaims.Load()
+		before := testPool.os.stages.claims.Load()
 		out, output := runTier(t, spec(network))
-		if warmClaims.Load() != before+1 {
+		if testPool.os.stages.claims.Load() != before+1 {
 			t.Fatal("the run did not take the warm runner")
 		}
 		return out, output

@@ -44,11 +44,11 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if abi := landlockABI(); s.NetProxy != nil && abi < 4 {
 		return nil, refuseNetProxy(BackendLandlock, fmt.Sprintf("has Landlock ABI %d on this kernel, without TCP rules (needs 4, Linux 6.7)", abi))
 	}
-	tmp, err := takePrivateDir() // private_linux.go
+	tmp, err := s.pool.takePrivateDir() // private_linux.go
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	defer releasePrivateDir(tmp)
+	defer s.pool.releasePrivateDir(tmp)
 	home, tmpdir := filepath.Join(tmp, "home"), filepath.Join(tmp, "tmp")
 	var mechs []Mechanism
 	dir, writable := s.Dir, append([]string{}, s.Writable...)
@@ -144,7 +144,7 @@ func (landlockBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec, mech
 			// long-lived caller: a runner started for its run at once
 			// would check the rules it built at the run's cost.
 			cmd := stageCommand(landlockArg)
-			if warmOn() {
+			if s.pool.active() {
 				withStageHint(cmd, landlockHint(cfg)) // stage_hint_linux.go
 			}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}

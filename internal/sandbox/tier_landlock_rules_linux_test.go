@@ -186,13 +186,13 @@ func TestWarmRunnerSignalledBeforeItsRun(t *testing.T) {
 	if out.ExitCode != 0 || !strings.Contains(output, "ran") {
 		t.Fatalf("after the warm runner was signalled: exit %d: %q", out.ExitCode, output)
 	}
-	if lastWarmClaim.Load() == int64(pid) {
+	if testPool.os.stages.lastClaim.Load() == int64(pid) {
 		t.Fatal("the signalled warm runner was claimed")
 	}
 	next := waitWarm(t, kind)
-	before := warmClaims.Load()
+	before := testPool.os.stages.claims.Load()
 	out, output = runTier(t, spec)
-	if warmClaims.Load() != before+1 || lastWarmClaim.Load() != int64(next) {
+	if testPool.os.stages.claims.Load() != before+1 || testPool.os.stages.lastClaim.Load() != int64(next) {
 		t.Fatal("control: the warm runner that was not signalled was not claimed")
 	}
 	if out.ExitCode != 0 || !strings.Contains(output, "ran") {
@@ -409,9 +409,9 @@ func TestWarmRunnerBuildsItsRulesAhead(t *testing.T) {
 	runTier(t, spec(w1))
 	kind := kindOf(BackendLandlock)
 	waitWarm(t, kind)
-	before := warmClaims.Load()
+	before := testPool.os.stages.claims.Load()
 	out, output := runTier(t, spec(w1))
-	if warmClaims.Load() != before+1 {
+	if testPool.os.stages.claims.Load() != before+1 {
 		t.Fatal("the second run did not take the warm runner")
 	}
 	if !ahead(out) || out.ExitCode != 0 || !strings.Contains(output, "in w1") {
@@ -419,7 +419,7 @@ func TestWarmRunnerBuildsItsRulesAhead(t *testing.T) {
 	}
 	waitWarm(t, kind)
 	out, output = runTier(t, spec(w2))
-	if warmClaims.Load() != before+2 {
+	if testPool.os.stages.claims.Load() != before+2 {
 		t.Fatal("the third run did not take the warm runner")
 	}
 	if ahead(out) {
@@ -454,7 +454,7 @@ func TestLandlockPrivateDirRemoved(t *testing.T) {
 		if !strings.HasPrefix(strings.TrimSpace(output), real+"/") {
 			t.Fatalf("control: the command's HOME %q is not under %s", output, real)
 		}
-		backgroundCleanups.Wait()
+		testPool.wait()
 		if ents, err := os.ReadDir(parent); err != nil || len(ents) != 0 {
 			t.Errorf("%s: left behind %v (%v)", script, ents, err)
 		}

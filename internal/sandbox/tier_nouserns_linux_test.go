@@ -113,7 +113,7 @@ func TestTierSelection(t *testing.T) {
 	runAuto := func(s Spec) (*Outcome, error) {
 		var buf bytes.Buffer
 		s.Argv, s.Dir, s.Writable, s.Stdout, s.Stderr = []string{"true"}, dir, []string{dir}, &buf, &buf
-		return NewRunner(nil).Run(ctx, &s)
+		return testRunner().Run(ctx, &s)
 	}
 	if tiers[0] == BackendLinux {
 		out, err := runAuto(Spec{Require: BackendLandlock})

@@ -14,16 +14,17 @@ import (
 )
 
 // A stage is started before its config exists: it starts its runtime and
-// then blocks reading fd 3. So a long-lived caller (the server) can start
-// the next run's stage ahead of time, while the current run goes on or the
+// then blocks reading fd 3. So a long-lived caller (the server), through
+// its Pool, can start the next run's stage ahead of time, while the current run goes on or the
 // caller waits for work: a warm stage. The run that claims it pays neither
 // the process start nor (linux tier) the clone into new namespaces, about
 // 2-3 ms of the 6-8 a spawn costs. Everything that depends on the run
 // (root, read view, masks, cgroups, limits, restrictions) is still built
 // from the run's own config after the claim, exactly as for a stage
 // started cold: a warm stage has done nothing but start. Each stage
-// serves one run and is never reused. A warm stage ends with its caller:
-// its parent-death signal, and EOF on its config pipe.
+// serves one run and is never reused. A warm stage ends with its pool
+// (Pool.Close kills and reaps it) or its caller: its parent-death signal,
+// and EOF on its config pipe.
 
 // startedStage is a stage process and the caller's ends of its channels.
 type startedStage struct {
@@ -183,59 +184,45 @@ func (l *lateWriter) attach(w io.Writer) {
 	}
 }
 
-// warm holds the stages started ahead, one per kind (tier and clone
-// flags), for the callers that asked for them (KeepWarm).
-var warm struct {
+// warmStages are a pool's stages started ahead, one per kind (tier and
+// clone flags), and how many runs they served.
+type warmStages struct {
 	mu       sync.Mutex
-	on       bool
 	ready    map[string]*startedStage
 	starting map[string]bool
+	// claims counts the runs a warm stage served; lastClaim is the pid
+	// of the last stage claimed.
+	claims, lastClaim atomic.Int64
 }
-
-// warmClaims counts the runs that a warm stage served; lastWarmClaim is
-// the pid of the last stage claimed.
-var warmClaims, lastWarmClaim atomic.Int64
 
 // maxWarmKinds bounds how many kinds of stage wait at once (a run with
 // network and one without, say); the oldest goes when another comes.
 const maxWarmKinds = 2
 
-// setWarm turns warm stages on or off for this process; off kills the
-// stages waiting.
-func setWarm(on bool) {
-	warm.mu.Lock()
-	warm.on = on
+// drop kills and reaps the stages waiting (Pool.Close).
+func (w *warmStages) drop() {
+	w.mu.Lock()
 	var drop []*startedStage
-	if !on {
-		for k, st := range warm.ready {
-			drop = append(drop, st)
-			delete(warm.ready, k)
-		}
+	for k, st := range w.ready {
+		drop = append(drop, st)
+		delete(w.ready, k)
 	}
-	warm.mu.Unlock()
+	w.mu.Unlock()
 	for _, st := range drop {
 		st.discard()
 	}
-	if !on {
-		backgroundCleanups.Wait()
-		dropSpareDir()    // private_linux.go
-		dropSpareCgroup() // cgroup_spare_linux.go
+}
+
+// claimWarm takes p's warm stage of this kind, if one waits and is idle.
+func (p *Pool) claimWarm(kind string) *startedStage {
+	if !p.active() {
+		return nil
 	}
-}
-
-// warmOn says whether this process is a long-lived caller (KeepWarm).
-func warmOn() bool {
-	warm.mu.Lock()
-	defer warm.mu.Unlock()
-	return warm.on
-}
-
-// claimWarm takes the warm stage of this kind, if one waits and is idle.
-func claimWarm(kind string) *startedStage {
-	warm.mu.Lock()
-	st := warm.ready[kind]
-	delete(warm.ready, kind)
-	warm.mu.Unlock()
+	w := &p.os.stages
+	w.mu.Lock()
+	st := w.ready[kind]
+	delete(w.ready, kind)
+	w.mu.Unlock()
 	if st == nil {
 		return nil
 	}
@@ -243,62 +230,68 @@ func claimWarm(kind string) *startedStage {
 		st.discard()
 		return nil
 	}
-	warmClaims.Add(1)
-	lastWarmClaim.Store(int64(st.cmd.Process.Pid))
+	w.claims.Add(1)
+	w.lastClaim.Store(int64(st.cmd.Process.Pid))
 	return st
 }
 
-// prewarm starts, in the background, a stage of this kind for the next
-// run, unless warm stages are off or one is already there or on its way.
-func prewarm(kind string, newCmd func() *exec.Cmd) {
-	warm.mu.Lock()
-	if !warm.on || warm.ready[kind] != nil || warm.starting[kind] {
-		warm.mu.Unlock()
+// prewarm starts, in the background, a stage of this kind for p's next
+// run, unless p is nil or closed or one is already there or on its way.
+func (p *Pool) prewarm(kind string, newCmd func() *exec.Cmd) {
+	if !p.active() {
 		return
 	}
-	if warm.starting == nil {
-		warm.starting, warm.ready = map[string]bool{}, map[string]*startedStage{}
+	w := &p.os.stages
+	w.mu.Lock()
+	if w.ready[kind] != nil || w.starting[kind] {
+		w.mu.Unlock()
+		return
 	}
-	warm.starting[kind] = true
-	warm.mu.Unlock()
-	// KeepWarm(false) waits for this start too.
-	backgroundCleanups.Add(1)
-	go func() { // ends once the stage is started and parked
-		defer backgroundCleanups.Done()
+	if w.starting == nil {
+		w.starting, w.ready = map[string]bool{}, map[string]*startedStage{}
+	}
+	w.starting[kind] = true
+	w.mu.Unlock()
+	started := p.background(func() { // Close waits for this start too
 		st, err := startStage(newCmd(), nil)
-		warm.mu.Lock()
-		delete(warm.starting, kind)
+		w.mu.Lock()
+		delete(w.starting, kind)
 		var drop []*startedStage
 		if err == nil {
 			st.warm = true
-			if !warm.on {
+			if !p.active() {
 				drop = append(drop, st)
 			} else {
-				for k, old := range warm.ready {
-					if len(warm.ready) < maxWarmKinds {
+				for k, old := range w.ready {
+					if len(w.ready) < maxWarmKinds {
 						break
 					}
 					drop = append(drop, old)
-					delete(warm.ready, k)
+					delete(w.ready, k)
 				}
-				warm.ready[kind] = st
+				w.ready[kind] = st
 			}
 		}
-		warm.mu.Unlock()
+		w.mu.Unlock()
 		for _, d := range drop {
 			d.discard()
 		}
-	}()
+	})
+	if !started {
+		w.mu.Lock()
+		delete(w.starting, kind)
+		w.mu.Unlock()
+	}
 }
 
-// stageFor returns the stage for a run of this kind: a warm one when the
-// run reads no stdin (a warm stage's stdin is /dev/null), else one
+// stageFor returns the stage for a run of this kind: p's warm one when
+// the run reads no stdin (a warm stage's stdin is /dev/null), else one
 // started now. The next run's is started when this run has ended
 // (superviseStage), so it does not compete with this one for the CPUs.
-func stageFor(kind string, newCmd func() *exec.Cmd, stdin io.Reader) (*startedStage, error) {
+func (p *Pool) stageFor(kind string, newCmd func() *exec.Cmd, stdin io.Reader) (*startedStage, error) {
 	var st *startedStage
 	if stdin == nil {
-		st = claimWarm(kind)
+		st = p.claimWarm(kind)
 	}
 	if st == nil {
 		var err error

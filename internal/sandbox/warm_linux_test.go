@@ -4,28 +4,22 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// keepWarm turns warm stages on for the test and off (killing what
-// waits) after it.
-func keepWarm(t *testing.T) {
-	t.Helper()
-	KeepWarm(true)
-	t.Cleanup(func() { KeepWarm(false) })
-}
-
 // waitWarm waits until a warm stage of kind waits and returns its pid.
 func waitWarm(t *testing.T, kind string) int {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		warm.mu.Lock()
-		st := warm.ready[kind]
-		warm.mu.Unlock()
+		w := &testPool.os.stages
+		w.mu.Lock()
+		st := w.ready[kind]
+		w.mu.Unlock()
 		if st != nil {
 			return st.cmd.Process.Pid
 		}
@@ -67,9 +61,9 @@ func TestWarmStageServesOneRun(t *testing.T) {
 			}
 			for i := 0; i < 2; i++ {
 				pid := waitWarm(t, kindOf(tier))
-				before := warmClaims.Load()
+				before := testPool.os.stages.claims.Load()
 				out, output := runTier(t, spec("t=${TMPDIR:-/tmp}; test -e $t/left && echo REUSED; : > $t/left || exit 3; cat "+secret+" 2>&1; echo done"))
-				if warmClaims.Load() != before+1 {
+				if testPool.os.stages.claims.Load() != before+1 {
 					t.Fatalf("run %d did not use the warm stage", i)
 				}
 				if out.ExitCode != 0 || !strings.Contains(output, "done") {
@@ -78,7 +72,7 @@ func TestWarmStageServesOneRun(t *testing.T) {
 				if strings.Contains(output, "REUSED") || strings.Contains(output, w.marker) {
 					t.Errorf("run %d on a warm stage saw another run's files or the home's credentials:\n%s", i, output)
 				}
-				backgroundCleanups.Wait() // the stage exits after its run returned
+				testPool.wait() // the stage exits after its run returned
 				if err := syscall.Kill(pid, 0); err == nil {
 					t.Errorf("run %d: the warm stage %d still runs after serving its run", i, pid)
 				}
@@ -107,23 +101,23 @@ func TestWarmStageLostFallsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitEnding(t, pid)
-			before := warmClaims.Load()
+			before := testPool.os.stages.claims.Load()
 			out, output := runTier(t, spec)
 			if out.ExitCode != 0 || !strings.Contains(output, "ran") {
 				t.Fatalf("after the warm stage died: exit %d: %q", out.ExitCode, output)
 			}
-			if warmClaims.Load() != before {
+			if testPool.os.stages.claims.Load() != before {
 				t.Errorf("a dead warm stage was claimed")
 			}
 
 			waitWarm(t, kindOf(tier))
-			before = warmClaims.Load()
+			before = testPool.os.stages.claims.Load()
 			in := Spec{Argv: []string{"cat"}, Dir: dir, Writable: []string{dir}, Backend: tier, Stdin: strings.NewReader("from stdin\n")}
 			out, output = runTier(t, in)
 			if out.ExitCode != 0 || output != "from stdin\n" {
 				t.Fatalf("stdin run: exit %d: %q", out.ExitCode, output)
 			}
-			if warmClaims.Load() != before {
+			if testPool.os.stages.claims.Load() != before {
 				t.Errorf("a run reading stdin took a warm stage")
 			}
 		})
@@ -175,27 +169,64 @@ func TestIdleSeesEndedStage(t *testing.T) {
 	}
 }
 
-// TestKeepWarmOffKillsWaiting: turning warm stages off ends the stages
-// that wait, and no new one starts.
-func TestKeepWarmOffKillsWaiting(t *testing.T) {
+// TestPoolCloseKillsWaiting: closing a pool ends the stages that wait
+// (the process is gone: reaped, not a zombie), and a run through the
+// closed pool starts none; a runner without a pool never has one (the
+// control: the pool's first run left one waiting).
+func TestPoolCloseKillsWaiting(t *testing.T) {
 	tier := tiersHere(t)[0]
 	useReexec(t)
-	KeepWarm(true)
+	p := keepWarm(t)
 	dir := outsideDir(t)
 	runTier(t, Spec{Argv: []string{"true"}, Dir: dir, Writable: []string{dir}, Backend: tier})
 	pid := waitWarm(t, kindOf(tier))
-	KeepWarm(false)
+	p.Close()
 	if err := syscall.Kill(pid, 0); err == nil {
-		t.Errorf("warm stage %d still runs after KeepWarm(false)", pid)
+		t.Errorf("warm stage %d still runs after Pool.Close", pid)
+	}
+	if f := statFields(pid); len(f) > 0 {
+		t.Errorf("warm stage %d still in /proc after Pool.Close (state %s)", pid, f[0])
 	}
 	runTier(t, Spec{Argv: []string{"true"}, Dir: dir, Writable: []string{dir}, Backend: tier})
+	testPool = nil
+	runTier(t, Spec{Argv: []string{"true"}, Dir: dir, Writable: []string{dir}, Backend: tier})
 	time.Sleep(100 * time.Millisecond)
-	warm.mu.Lock()
-	n := len(warm.ready) + len(warm.starting)
-	warm.mu.Unlock()
+	w := &p.os.stages
+	w.mu.Lock()
+	n := len(w.ready) + len(w.starting)
+	w.mu.Unlock()
 	if n != 0 {
-		t.Errorf("%d warm stages with warm stages off", n)
+		t.Errorf("%d warm stages in a closed pool", n)
 	}
+	if left := childStages(t); len(left) != 0 {
+		t.Errorf("stage processes left after Pool.Close and a cold run: %v", left)
+	}
+}
+
+// childStages lists this process's children that are still there
+// (running or zombie): a closed pool and a cold run leave none.
+func childStages(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	me := strconv.Itoa(os.Getpid())
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == me {
+			out = append(out, e.Name()+" "+f[0])
+		}
+	}
+	return out
 }
 
 // TestRunsLeaveNoDescriptors: a long-lived caller's runs, warm or cold,
@@ -220,13 +251,13 @@ func TestRunsLeaveNoDescriptors(t *testing.T) {
 		}
 	}
 	run()
-	KeepWarm(false) // nothing in flight, nothing waiting
-	KeepWarm(true)
+	testPool.Close() // nothing in flight, nothing waiting
+	p := keepWarm(t)
 	before := count()
 	for i := 0; i < 5; i++ {
 		run()
 	}
-	KeepWarm(false)
+	p.Close()
 	if after := count(); after != before {
 		t.Errorf("%d descriptors open after 5 runs, %d before", after, before)
 	}

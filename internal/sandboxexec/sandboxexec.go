@@ -60,6 +60,10 @@ type Options struct {
 	// warning).
 	OnDowngrade func(backend, why string)
 	Log         *slog.Logger
+	// Pool is the sandbox pool the runs go through (warm stages, spares
+	// made ahead): a long-lived caller's, which closes it. Nil: the cold
+	// path, every run sets itself up and leaves nothing behind.
+	Pool *sandbox.Pool
 }
 
 // Adapter implements contain.Sandbox with a sandbox.Runner. Safe for
@@ -101,7 +105,7 @@ func New(opts Options) (*Adapter, error) {
 	if opts.Limits.Output <= 0 {
 		opts.Limits.Output = DefaultOutputLimit
 	}
-	return &Adapter{runner: sandbox.NewRunner(opts.Log), opts: opts, told: map[string]bool{}}, nil
+	return &Adapter{runner: sandbox.NewRunner(opts.Log, sandbox.WithPool(opts.Pool)), opts: opts, told: map[string]bool{}}, nil
 }
 
 // Exec runs req over its workspace with req.Changes staged on top. Writes

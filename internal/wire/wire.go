@@ -26,6 +26,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/provider"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
@@ -57,6 +58,11 @@ type Options struct {
 	Logger         *slog.Logger
 	// Sandbox replaces the OS sandbox adapter (tests).
 	Sandbox contain.Sandbox
+	// Pool is the sandbox pool the engine's runs go through (warm stages,
+	// spares made ahead): a long-lived caller with several engines (the
+	// language server's folders, ACP's sessions) shares one and closes it
+	// when it ends. Nil: the engine gets its own, closed by Engine.Close.
+	Pool *sandbox.Pool
 	// Index keeps a trigram index of the workspace under the state
 	// directory, fresh through a watcher, for the agent's searches (the
 	// language server, which lives for the editor session). Engine.Close
@@ -79,6 +85,9 @@ type Engine struct {
 	// MCP holds the MCP servers' connections (nil when none is
 	// configured).
 	MCP *mcptool.Manager
+	// Pool is the sandbox pool of the engine's runs (Options.Pool, or
+	// its own); nil when Options.Sandbox replaced the adapter.
+	Pool *sandbox.Pool
 	// Close releases the trace store and stops the MCP servers.
 	Close func()
 }
@@ -117,8 +126,18 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 			root.Dir(), strings.Join(fromEditor, ", "), config.UserPath(o.Getenv)), "notify", true)
 	}
 	sb := o.Sandbox
-	releaseWarm, built := func() {}, false
+	var pool *sandbox.Pool
+	releasePool, built := func() {}, false
 	if sb == nil {
+		// A harness runs many commands (the agent's, its checks'): each
+		// run's stage is started ahead, after the first run, until the
+		// pool closes (pool.go).
+		pool, releasePool = enginePool(o.Pool)
+		defer func() {
+			if !built {
+				releasePool()
+			}
+		}()
 		set := SandboxFromConfig(cfg) // sandbox_config.go, shared with `sandbox run`
 		require := set.Require
 		if require == "" {
@@ -134,21 +153,12 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 				log.Warn("sandbox: model-produced code runs in the "+tier+" tier, not the strongest", "why", why, "notify", true)
 			},
 			Env: toolchainEnv(o.Getenv), Scratch: toolchainScratch(o.Getenv),
-			Limits: set.Limits,
+			Limits: set.Limits, Pool: pool,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("set up the sandbox: %w", err)
 		}
 		sb = ad
-		// A harness runs many commands (the agent's, its checks'): each
-		// run's stage is started ahead, after the first run, until the
-		// engine closes (warm.go).
-		releaseWarm = holdWarm()
-		defer func() {
-			if !built {
-				releaseWarm()
-			}
-		}()
 	}
 	store, err := OpenStore(ctx, root.Dir(), o.Getenv, o.Environ)
 	if err != nil {
@@ -190,7 +200,7 @@ func NewHarness(ctx context.Context, o Options) (*Engine, error) {
 	}
 	closeIndex := openIndex(root, cfg, o)
 	built = true
-	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, MCP: mcp, Close: func() { closeIndex(); mcp.Close(); stopTelemetry(); store.Close(); releaseWarm() }}, nil
+	return &Engine{Harness: h, Root: root, Store: store, Config: cfg, MCP: mcp, Pool: pool, Close: func() { closeIndex(); mcp.Close(); stopTelemetry(); store.Close(); releasePool() }}, nil
 }
 
 // openIndex starts the workspace index when o asks for it and returns
