@@ -94,10 +94,10 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%.1f %s", f, []string{"KiB", "MiB", "GiB"}[i])
 }
 
-// NetHeadline is a connection as `run` shows it: "network: HOST:PORT
+// Headline is a connection as `run` shows it: "network: HOST:PORT
 // allowed (RULE, LAYER), 1.0 KiB up, 2.0 MiB down" or "network: HOST:PORT
 // refused: REASON".
-func (c *NetConn) NetHeadline() string {
+func (c *NetConn) Headline() string {
 	t := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 	if !c.Allowed {
 		why := c.Reason

@@ -21,7 +21,7 @@ func TestNetConnEventAndSummary(t *testing.T) {
 	if !ok || *c != *in.Payload.(*NetConn) {
 		t.Fatalf("decoded %T %+v from %s", out.Payload, out.Payload, b)
 	}
-	if got := c.NetHeadline(); got != "network: proxy.golang.org:443 allowed (proxy.golang.org:443, user), 512 B up, 3.0 MiB down" {
+	if got := c.Headline(); got != "network: proxy.golang.org:443 allowed (proxy.golang.org:443, user), 512 B up, 3.0 MiB down" {
 		t.Errorf("headline %q", got)
 	}
 	var s NetSummary

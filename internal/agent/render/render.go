@@ -118,7 +118,7 @@ func Headline(e event.Event) string {
 			return fmt.Sprintf("%ssub-agent ended: %s", who, p.Outcome)
 		}
 	case *event.NetConn:
-		return who + "  " + p.NetHeadline() // payload_net.go
+		return who + "  " + p.Headline() // event/payload_net.go
 	}
 	return ""
 }
