@@ -70,7 +70,7 @@ func ExampleNewRunner() {
 	var out bytes.Buffer
 	res, err := ioh.NewRunner(nil).Run(context.Background(), &ioh.Spec{
 		Argv: []string{"sh", "-c", "echo contained; touch /etc/ioh-example 2>/dev/null || echo writing /etc refused"}, Dir: dir,
-		Stdout: &out, Stderr: &out,
+		View: ioh.DefaultView(ioh.ViewOptions{}), Stdout: &out, Stderr: &out,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
@@ -135,8 +136,8 @@ func cmdSandboxRun(ctx context.Context, env *cliEnv, args []string) int {
 	goEnv, scratch := wire.Toolchain(env.getenv)
 	spec := &sandbox.Spec{
 		Argv: pos, Writable: writes, Protected: protected, Network: *network, Backend: *backend,
-		Masked: set.Masked, Readable: set.Readable, Require: set.Require,
-		Env: goEnv, Scratch: scratch, Limits: limits,
+		View:    policy.Default(policy.Options{Env: goEnv, Readable: set.Readable, Masked: set.Masked}),
+		Require: set.Require, Env: goEnv, Scratch: scratch, Limits: limits,
 		Stdin: env.stdin, Stdout: env.stdout, Stderr: env.stderr,
 	}
 	if wd, err := os.Getwd(); err == nil {
@@ -444,7 +445,7 @@ func cmdSandboxStageBench(ctx context.Context, env *cliEnv, args []string) int {
 		return exitSandboxSetup
 	}
 	defer st.Close()
-	out, err := sandbox.NewRunner(nil).Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Stage: st, Stdout: env.stdout, Stderr: env.stderr})
+	out, err := sandbox.NewRunner(nil).Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Stage: st, View: policy.Default(policy.Options{}), Stdout: env.stdout, Stderr: env.stderr})
 	if out == nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp sandbox stage-bench: %v\n", err)
 		return exitSandboxSetup
@@ -500,7 +501,7 @@ func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 		return float64(total.Microseconds()) / 1000 / float64(*n), nil
 	}
 	sb, err := timeIt(func() error {
-		out, err := r.Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Dir: work, Writable: []string{work}, Backend: *backend})
+		out, err := r.Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Dir: work, Writable: []string{work}, Backend: *backend, View: policy.Default(policy.Options{})})
 		if err == nil && out.ExitCode != 0 {
 			err = fmt.Errorf("exit %d", out.ExitCode)
 		}

@@ -11,9 +11,10 @@ import (
 //
 //   - only: every module import must be at or under one of these paths
 //     (an empty, non-nil list: a leaf that imports nothing of the module).
-//   - deny: no module import may be at or under one of these paths.
+//   - deny: no module import may be at or under one of these paths, even
+//     one inside pkg's own subtree (the mechanism and its policy package).
 //
-// Imports of a package's own subtree are always allowed.
+// Imports of a package's own subtree are otherwise always allowed.
 type subRule struct {
 	pkg  string
 	only []string
@@ -25,6 +26,9 @@ type subRule struct {
 // adds its rows here; keep the why short and true.
 var subRules = []subRule{
 	{pkg: "internal/agent/suggest", only: []string{}, why: "the did-you-mean distance is a leaf that the config and contract parsers share"},
+	{pkg: "internal/sandbox/internal/view", only: []string{}, why: "the View type is a leaf both the mechanism and the policy import, so neither imports the other"},
+	{pkg: "internal/sandbox/policy", only: []string{"internal/sandbox/internal/view"}, why: "the policy builds a view and knows nothing of the mechanism that applies it"},
+	{pkg: "internal/sandbox", deny: []string{"internal/sandbox/policy"}, why: "the mechanism applies the view in the Spec; which host paths are readable is the policy's, never its own"},
 	{pkg: "internal/agent/event", only: []string{}, why: "the event types are the vocabulary every reader and the store share: a leaf"},
 	{pkg: "internal/agent/redact", only: []string{}, why: "the redactor is a leaf that the store, the harness and the command line share"},
 	{pkg: "internal/agent/render", only: []string{"internal/agent/event"}, why: "the renderer reads events only, never the store"},
@@ -38,15 +42,15 @@ func checkSubRule(r subRule, p pkgInfo) []string {
 	}
 	var bad []string
 	for _, imp := range p.Imports {
-		if !under(imp, module) || imp == module || under(imp, module+"/"+r.pkg) {
+		if !under(imp, module) || imp == module {
 			continue
 		}
 		rel := strings.TrimPrefix(imp, module+"/")
-		if r.only != nil && !underAny(rel, r.only) {
+		if underAny(rel, r.deny) {
 			bad = append(bad, imp)
 			continue
 		}
-		if underAny(rel, r.deny) {
+		if r.only != nil && !under(imp, module+"/"+r.pkg) && !underAny(rel, r.only) {
 			bad = append(bad, imp)
 		}
 	}
@@ -89,6 +93,9 @@ func TestSubRuleCatchesAnEdge(t *testing.T) {
 	}
 	if got := checkSubRule(subRule{pkg: "internal/lsp", deny: []string{"internal/agent/trace"}}, pkgInfo{ImportPath: module + "/internal/lsp", Imports: []string{module + "/internal/agent/trace"}}); len(got) != 1 {
 		t.Fatalf("a denied edge: got %v, want it reported", got)
+	}
+	if got := checkSubRule(subRule{pkg: "internal/sandbox", deny: []string{"internal/sandbox/policy"}}, pkgInfo{ImportPath: module + "/internal/sandbox", Imports: []string{module + "/internal/sandbox/policy", module + "/internal/sandbox/internal/view"}}); len(got) != 1 {
+		t.Fatalf("a denied edge into the package's own subtree: got %v, want the one edge to the policy", got)
 	}
 	if got := checkSubRule(subRule{pkg: "internal/lsp", deny: []string{"internal/agent/trace"}}, pkgInfo{ImportPath: module + "/internal/lspx", Imports: []string{module + "/internal/agent/trace"}}); len(got) != 0 {
 		t.Fatalf("a package beside the rule's (lspx is not under lsp): got %v, want nothing", got)

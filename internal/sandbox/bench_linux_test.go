@@ -12,7 +12,7 @@ import (
 func BenchmarkSpawn(b *testing.B) {
 	r := testRunner()
 	for b.Loop() {
-		out, err := r.Run(context.Background(), &Spec{Argv: []string{"/bin/true"}, Dir: "/", Backend: BackendLinux})
+		out, err := r.Run(context.Background(), &Spec{Argv: []string{"/bin/true"}, Dir: "/", Backend: BackendLinux, View: testView()})
 		if err != nil || out.ExitCode != 0 {
 			b.Fatalf("%+v %v", out, err)
 		}

@@ -18,7 +18,7 @@ func init() {
 	// cgroup-run-moved DIR...: run once (which detects this process's
 	// groups), then join DIR... and run again as cgroup-run does.
 	moreHelpers["cgroup-run-moved"] = func(a []string) error {
-		if _, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux}); err != nil {
+		if _, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux, View: testView()}); err != nil {
 			return err
 		}
 		return cgroupRun(a)
@@ -33,7 +33,7 @@ func cgroupRun(a []string) error {
 			return err
 		}
 	}
-	out, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux})
+	out, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Backend: BackendLinux, View: testView()})
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,9 @@ func run(t *testing.T, s Spec) (*Outcome, string) {
 	if s.Backend == "" {
 		s.Backend = BackendLinux
 	}
+	withView(&s)         // view_test.go
 	if helperDir != "" { // the probe lies outside the read view
-		s.Readable = append(s.Readable, helperDir)
+		s.View.Read = append(s.View.Read, helperDir)
 	}
 	out, err := testRunner().Run(context.Background(), &s)
 	if err != nil {

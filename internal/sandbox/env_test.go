@@ -48,7 +48,7 @@ func TestSpecValidate(t *testing.T) {
 		{"secret env", &Spec{Argv: []string{"x"}, Env: []string{"X_API_KEY=1"}}, ErrSecretEnv},
 		{"malformed env", &Spec{Argv: []string{"x"}, Env: []string{"NOVALUE"}}, ErrBadSpec},
 		{"negative limit", &Spec{Argv: []string{"x"}, Limits: Limits{Memory: -1}}, ErrBadSpec},
-		{"relative mask", &Spec{Argv: []string{"x"}, Masked: []string{"rel"}}, ErrBadSpec},
+		{"relative mask", &Spec{Argv: []string{"x"}, View: View{Masked: []string{"rel"}}}, ErrBadSpec},
 		{"unknown backend", &Spec{Argv: []string{"x"}, Backend: "jail"}, ErrUnknownBackend},
 		{"writable root /", &Spec{Argv: []string{"x"}, Writable: []string{"/"}}, ErrBadSpec},
 	} {

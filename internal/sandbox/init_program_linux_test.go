@@ -293,11 +293,11 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 					Env: BuildEnv(nil, privateHome, nil), Limits: probeLimits}
 				var cmd *exec.Cmd
 				if tier == BackendLinux {
-					cfg.ReadView, cfg.ViewLinks = readViewRoots(&Spec{Dir: dir, Writable: []string{dir}})
+					cfg.ReadView, cfg.ViewLinks = readViewRoots(&Spec{Dir: dir, Writable: []string{dir}, View: testView()})
 					cmd = initCommand(uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET))
 				} else {
 					cfg.Tier = BackendLandlock
-					cfg.ReadView, _, _ = landlockView(&Spec{Dir: dir, Writable: []string{dir}})
+					cfg.ReadView, _, _ = landlockView(&Spec{Dir: dir, Writable: []string{dir}, View: testView()})
 					cmd = stageCommand(landlockArg)
 				}
 				cfgR, cfgW, _ := os.Pipe()
@@ -371,7 +371,7 @@ func TestBinariesDirProtected(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			spec := func(argv ...string) Spec {
-				return Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h)}, Backend: tier}
+				return Spec{Argv: argv, Dir: work, Writable: []string{work}, View: testView(filepath.Dir(h)), Backend: tier}
 			}
 			swap := filepath.Join(bin, InitProgramName)
 			planted := filepath.Join(bin, "planted")

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,9 +22,9 @@ import (
 //   - every symlink among the entries still holds the same target text
 //     (one readlink each: one retargeted to a secret is dropped at once,
 //     as without the cache), and
-//   - what others may not read in /etc and the credential files in the
-//     toolchain directories are the same (etcUnreadable,
-//     toolchainSecretsGen).
+//   - the view (its masks among it: what the policy found others may not
+//     read in /etc, the credential files in the toolchain directories)
+//     is the same.
 type landlockRunView struct {
 	view     []string
 	types    string
@@ -41,8 +40,8 @@ var runViews struct {
 	v   *landlockRunView
 }
 
-// runViewFor returns the run's view for vs (Dir, Writable, Stage, Env,
-// Readable, Masked as landlockView takes them), whose writable roots are
+// runViewFor returns the run's view for vs (Dir, Writable, Stage and View
+// as landlockView takes them), whose writable roots are
 // writable and whose protected directories present are kept read-only.
 // The result is shared: callers must not modify it.
 func runViewFor(vs *Spec, writable, present []string) *landlockRunView {
@@ -53,10 +52,10 @@ func runViewFor(vs *Spec, writable, present []string) *landlockRunView {
 			real[i], _ = filepath.EvalSymlinks(p)
 		}
 	}
-	_, etcGen := etcUnreadable() // a secret made in /etc since is carved at once (masks_etc.go)
-	key := strings.Join([]string{strings.Join(vs.Masked, "\x00"), viewEnvKey(vs),
-		strings.Join(dyn, "\x00"), strings.Join(real, "\x00"), strings.Join(present, "\x00"),
-		strconv.FormatUint(etcGen, 10), strconv.FormatUint(toolchainSecretsGen(), 10)}, "\x02")
+	// The view holds the masks the policy found for this run: a secret
+	// made since is in its key, and carved at once.
+	key := strings.Join([]string{viewKey(vs.View),
+		strings.Join(dyn, "\x00"), strings.Join(real, "\x00"), strings.Join(present, "\x00")}, "\x02")
 	runViews.mu.Lock()
 	defer runViews.mu.Unlock()
 	if v := runViews.v; v != nil && runViews.key == key && time.Since(runViews.at) <= viewCacheTTL && linksHold(v.links) {

@@ -42,7 +42,7 @@ func TestRunViewFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := func() *Spec {
-		return &Spec{Dir: ws, Writable: []string{ws}, Readable: []string{home}, Masked: []string{secret}}
+		return &Spec{Dir: ws, Writable: []string{ws}, View: testMaskedView([]string{secret}, home)}
 	}
 	fresh := func() *landlockRunView {
 		runViews.mu.Lock()

@@ -87,7 +87,7 @@ func TestContainMemoryReservations(t *testing.T) {
 			t.Skip("no node on PATH (the Go reservation case covers the mechanism)")
 		}
 		argv := []string{node, "-e", "new WebAssembly.Memory({initial: 1}); console.log('ok')"}
-		out, output := run(t, Spec{Argv: argv, Readable: []string{filepath.Dir(node)}})
+		out, output := run(t, Spec{Argv: argv, View: testView(filepath.Dir(node))})
 		if out.ExitCode != 0 || !strings.Contains(output, "ok") {
 			t.Errorf("node WebAssembly.Memory under the default caps: exit %d: %s", out.ExitCode, output)
 		}
@@ -104,7 +104,7 @@ func TestContainMemoryReservations(t *testing.T) {
 // ErrBadSpec before anything runs, on every tier; the floor itself runs.
 func TestMemoryFloor(t *testing.T) {
 	for _, mem := range []int64{1, 4 << 10, minMemory - 1} {
-		_, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Limits: Limits{Memory: mem}})
+		_, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Limits: Limits{Memory: mem}, View: testView()})
 		if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), "below the 16 MiB") {
 			t.Errorf("memory cap %d: err %v, want ErrBadSpec naming the 16 MiB floor", mem, err)
 		}
@@ -140,7 +140,7 @@ func TestContainMemoryShared(t *testing.T) {
 			for _, kind := range []string{"memfd", "shmanon"} {
 				spec := func(n int64) Spec {
 					return Spec{Argv: []string{probe, kind, fmt.Sprint(n)}, Backend: tier,
-						Readable: []string{filepath.Dir(probe)}, Limits: Limits{Memory: 256 << 20}}
+						View: testView(filepath.Dir(probe)), Limits: Limits{Memory: 256 << 20}}
 				}
 				out, output := runTier(t, spec(1<<30))
 				if out.ExitCode == 0 {

@@ -25,15 +25,14 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if s.NetProxy != nil {
 		cfg.NetProxyPort, cfg.NetProxySocket = proxyPort(s.NetProxy), s.NetProxy.Socket
 	}
-	// The masks and the read view are independent lookups of the host's
-	// tree (0.2-0.3 ms each): side by side on two CPUs.
-	masked := make(chan []string, 1)
-	go func() { // ends when the masks are computed
-		masked <- mergeMasks(maskTargets(maskedFor(s)), fixedMaskTargets()) // masks.go
-	}()
-	var toolchainMasks []string
-	cfg.ReadView, cfg.ViewLinks, toolchainMasks = linuxViewRoots(s) // readview_cache.go
-	cfg.Masked = mergeMasks(<-masked, toolchainMasks)
+	// The view's masks as the policy found them, and the host's sockets.
+	cfg.Masked = mergeMasks(append([]string{}, s.View.Masked...), existing(maskedFor(s))) // masks.go
+	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s)                                       // readview_cache.go
+	if len(cfg.ReadView) == 0 {
+		// An empty view would be read as the probe's whole host root
+		// (mountRoot): refuse instead.
+		return nil, fmt.Errorf("%w: the read view is empty (working directory %s is missing)", ErrSetup, cfg.Dir)
+	}
 	if maskHolding(cfg.Masked, cfg.Dir) != "" {
 		// The command could not even enter it (workdir_explain_linux.go).
 		return nil, fmt.Errorf("%w: %s", ErrSetup, workdirError(cfg, nil))
@@ -78,8 +77,8 @@ func linuxFlags(network bool) uintptr {
 	return uintptr(flags)
 }
 
-// maskedFor adds every listening pathname socket of the host to the
-// masked paths of a run, with the network on or off: neither a network
+// maskedFor lists the masks the mechanism adds to a run's view: every
+// listening pathname socket of the host, with the network on or off: neither a network
 // namespace nor Landlock below ABI 9 keeps connect(2) away from one the
 // view holds (a socket in the workspace or a toolchain directory). A run
 // without network also loses /run, where host daemons keep theirs; with
@@ -88,16 +87,16 @@ func linuxFlags(network bool) uintptr {
 func maskedFor(s *Spec) []string {
 	socks := hostUnixSockets()
 	if s.Network {
-		return append(socks, s.Masked...)
+		return socks
 	}
-	return append(append([]string{"/run"}, socks...), s.Masked...)
+	return append([]string{"/run"}, socks...)
 }
 
 // probe spawns the full setup without running a command.
 func (b linuxBackend) probe(ctx context.Context) ([]Mechanism, error) {
 	cfg := &initConfig{
 		Argv: []string{"true"}, Dir: "/", Probe: true,
-		Masked: maskTargets([]string{"/run"}), Limits: probeLimits,
+		Masked: existing([]string{"/run"}), Limits: probeLimits,
 		Env: BuildEnv(nil, privateHome, nil),
 	}
 	return probeOutcome(b.spawn(ctx, cfg, &Spec{}))

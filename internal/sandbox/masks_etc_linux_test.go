@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ func TestEtcUnreadableLeftOut(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			// A run first, so the caches hold a view from before the secret.
-			runTier(t, Spec{Argv: []string{"true"}, Dir: w.work, Writable: []string{w.work}, Readable: []string{w.helperDir}, Backend: tier})
+			runTier(t, Spec{Argv: []string{"true"}, Dir: w.work, Writable: []string{w.work}, View: testView(w.helperDir), Backend: tier})
 			mark := fmt.Sprintf("ETC-SECRET-%s-%d", tier, time.Now().UnixNano())
 			writeEtc(t, secret, mark, 0o600)
 			writeEtc(t, sibling, "PUBLIC-"+mark, 0o644)
@@ -38,7 +37,7 @@ func TestEtcUnreadableLeftOut(t *testing.T) {
 				path, marker string
 				inside       bool
 			}{{secret, mark, false}, {nested, "NESTED-" + mark, false}, {sibling, "PUBLIC-" + mark, true}} {
-				_, output := runTier(t, Spec{Argv: []string{h, helperArg, "read", c.path}, Dir: w.work, Writable: []string{w.work}, Readable: []string{w.helperDir}, Backend: tier})
+				_, output := runTier(t, Spec{Argv: []string{h, helperArg, "read", c.path}, Dir: w.work, Writable: []string{w.work}, View: testView(w.helperDir), Backend: tier})
 				if got := strings.Contains(output, c.marker); got != c.inside {
 					t.Errorf("%s read inside the %s tier: %v, want %v:\n%s", c.path, tier, got, c.inside, output)
 				}
@@ -68,49 +67,4 @@ func writeEtc(t *testing.T, p, content string, mode os.FileMode) {
 	if err := os.Chmod(p, mode); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestWalkUnreadable: files without other-read and directories without
-// other-read or other-search are listed (the latter not looked into),
-// symlinks and readable entries are not, and a directory past the depth
-// bound is listed whole.
-func TestWalkUnreadable(t *testing.T) {
-	top := t.TempDir()
-	for p, mode := range map[string]os.FileMode{"ok": 0o644, "key": 0o600, "grp": 0o640, "d/ok": 0o644, "d/e/key": 0o400} {
-		writeModeFile(t, filepath.Join(top, p), mode)
-	}
-	os.Mkdir(filepath.Join(top, "closed"), 0o700)
-	writeModeFile(t, filepath.Join(top, "closed", "x"), 0o644)
-	os.Mkdir(filepath.Join(top, "nolist"), 0o711)
-	os.Symlink("key", filepath.Join(top, "link"))
-	deep := top
-	for i := 0; i <= etcMaxDepth; i++ {
-		deep = filepath.Join(deep, fmt.Sprint(i))
-	}
-	writeModeFile(t, filepath.Join(deep, "f"), 0o644)
-	stamps := map[string]int64{}
-	got := walkUnreadable(top, stamps)
-	rel := func(p string) string { return strings.TrimPrefix(p, top+"/") }
-	var names []string
-	for _, p := range got {
-		names = append(names, rel(p))
-	}
-	want := []string{"0/1/2/3/4/5/6/7/8", "closed", "d/e/key", "grp", "key", "nolist"}
-	if !slices.Equal(names, want) {
-		t.Errorf("walkUnreadable = %q, want %q", names, want)
-	}
-	if _, ok := stamps[filepath.Join(top, "d", "e")]; !ok {
-		t.Errorf("the directories read are not stamped: %v", stamps)
-	}
-}
-
-func writeModeFile(t *testing.T, p string, mode os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte("x"), mode); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(p, mode)
 }

@@ -25,7 +25,7 @@ func TestMaskedInStagedWorkspace(t *testing.T) {
 			}
 			defer st.Close()
 			argv := []string{"sh", "-c", "cat secrets/token.txt plain.txt " + secret + "; true"}
-			_, out := run(t, Spec{Argv: argv, Dir: dir, Stage: st, Masked: []string{filepath.Join(dir, "secrets")}, Backend: tier})
+			_, out := run(t, Spec{Argv: argv, Dir: dir, Stage: st, View: testMaskedView([]string{filepath.Join(dir, "secrets")}), Backend: tier})
 			if strings.Contains(out, "MASKED-SECRET") || !strings.Contains(out, "PLAIN") {
 				t.Errorf("%s tier: want the masked file unread and plain.txt read:\n%s", tier, out)
 			}

@@ -155,7 +155,7 @@ func TestTierNetProxy(t *testing.T) {
 
 // check runs c contained in tier and uncontained.
 func (w *netWorld) check(t *testing.T, tier string, c netCase) {
-	out, text := runTier(t, Spec{Backend: tier, Argv: c.argv, Dir: w.work, Writable: []string{w.work}, Readable: []string{filepath.Dir(c.argv[0])}, NetProxy: &w.proxy.NetProxy})
+	out, text := runTier(t, Spec{Backend: tier, Argv: c.argv, Dir: w.work, Writable: []string{w.work}, View: testView(filepath.Dir(c.argv[0])), NetProxy: &w.proxy.NetProxy})
 	reached := out.ExitCode == 0
 	if reached != c.reach {
 		t.Errorf("contained: exit %d, reached %v, want %v:\n%s", out.ExitCode, reached, c.reach, text)

@@ -30,7 +30,7 @@ func TestOutputFloodRunsOn(t *testing.T) {
 			work := outsideDir(t)
 			var buf, stream bytes.Buffer
 			s := Spec{Argv: []string{"sh", "-c", "head -c 200000 /dev/zero; echo; echo summary: ok"},
-				Dir: work, Writable: []string{work}, Backend: tier, Limits: Limits{Output: 10 << 10},
+				Dir: work, Writable: []string{work}, Backend: tier, Limits: Limits{Output: 10 << 10}, View: testView(),
 				Stdout: &buf, Stderr: &buf, Stream: &stream}
 			out, err := testRunner().Run(t.Context(), &s)
 			if err != nil {

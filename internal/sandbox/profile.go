@@ -14,18 +14,6 @@ type macProfile struct {
 	Params map[string]string // name → value, given as -D name=value
 }
 
-// macSystemReadView are the macOS system directories every read view
-// holds: the system itself (its libraries and the dyld shared cache live
-// under /System), the command-line tools and Xcode, /etc (/private/etc,
-// its secrets denied), the time zones, the developer-directory link, and
-// /opt (Homebrew on Apple silicon, MacPorts). Not /Library as a whole:
-// it holds the system keychains and other users' preferences.
-var macSystemReadView = []string{
-	"/usr", "/bin", "/sbin", "/System", "/opt",
-	"/Library/Developer", "/Library/Frameworks", "/Library/Apple", "/Applications/Xcode.app",
-	"/private/etc", "/private/var/db/timezone", "/private/var/select",
-}
-
 // macDevices are the device files a command may read and write.
 var macDevices = []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/dtracehelper"}
 

@@ -68,6 +68,7 @@ func TestMacProfileReadView(t *testing.T) {
 	}
 	proj := filepath.Join(home, "src", "proj")
 	s := &Spec{Argv: []string{"go", "test"}, Dir: proj, Writable: []string{proj}, Env: []string{"PATH=/usr/bin:/bin"}}
+	s.View = testViewEnv(s.Env) // the policy's view, as darwin.go's callers build it
 	p := buildMacProfile(macReadView(s, tmp, "/usr/bin/env"))
 	sb, err := parseSBPL(p.Text, p.Params)
 	if err != nil {

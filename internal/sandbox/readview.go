@@ -4,38 +4,19 @@ package sandbox
 
 import (
 	"os"
-	"os/user"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
 // The read view is what contained code may read, deny by default: the
-// system directories (/etc without its secrets), the working directory,
-// the writable roots and the staged workspace, the toolchains and their
-// caches, the directories on PATH, and Spec.Readable. The rest of every
-// home is not in it. Secrets (the mask list, the state and config
-// directories of this program) are carved out even where a view root
-// contains them, so the mask list stays a second line of defence.
-
-// systemReadView are the system directories every view holds (missing
-// ones are skipped).
-var systemReadView = []string{
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-	"/proc", "/sys/devices/system/cpu", "/sys/fs/cgroup",
-}
-
-// etcSecrets are files under /etc no view holds even where others may
-// read them (beyond DefaultMasked); whatever others may not read in /etc
-// is left out too, found by a walk (etcUnreadable, masks_etc.go).
-var etcSecrets = []string{
-	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh",
-	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd",
-	"/etc/.pwd.lock", "/etc/subuid-", "/etc/subgid-",
-}
+// Spec's View (View.Read, built by the policy: package
+// internal/sandbox/policy), the working directory, the writable roots and
+// the staged workspace, nothing else. The view's masks (View.Masked) are
+// carved out even where a view root contains them (landlock) or hidden
+// over them (linux), so the mask list stays a second line of defence.
 
 // viewCacheTTL bounds how long the parts of a view that do not change per
 // run (masks, system directories, toolchains) are reused: a secret created
@@ -51,26 +32,20 @@ var viewCache struct {
 	masked int
 }
 
-// landlockView returns the landlock tier's read view, secrets carved out,
-// with its per-process part cached: the masks, the system directories and the toolchains are
-// computed at most once per viewCacheTTL for the same masks, environment
-// and extra readable paths; the working directory, the writable roots and
-// the stage are carved per run. It returns the view, the deny list (for
-// carving the writable roots) and how many masks apply.
+// landlockView returns the landlock tier's read view, the masks carved
+// out, with its per-process part cached: the view's own roots are
+// resolved and carved at most once per viewCacheTTL for the same view;
+// the working directory, the writable roots and the stage are carved per
+// run. It returns the view, the deny list (for carving the writable
+// roots) and how many masks apply.
 func landlockView(s *Spec) (view, deny []string, masked int) {
-	// The credential files of /etc and the toolchains made since are
-	// carved at once: their generations are in the key (masks_etc.go,
-	// readview_toolchains.go).
-	etc, gen := etcUnreadable()
-	key := strings.Join([]string{strings.Join(s.Masked, "\x00"), viewEnvKey(s), // readview_cache.go
-		strconv.FormatUint(gen, 10), strconv.FormatUint(toolchainSecretsGen(), 10)}, "\x02")
+	key := viewKey(s.View)
 	viewCache.mu.Lock()
 	if viewCache.key != key || time.Since(viewCache.at) > viewCacheTTL {
-		m := maskTargets(s.Masked)
-		viewCache.deny = append(append(readViewDeny(m), etc...), toolchainSecrets(toolchainDirs(s.Env))...)
-		roots, _ := readViewRoots(&Spec{Env: s.Env, Readable: s.Readable})
+		viewCache.deny = append([]string{}, s.View.Masked...)
+		roots, _ := resolveRoots(s.View.Read)
 		viewCache.static = carve(roots, viewCache.deny)
-		viewCache.masked = len(m)
+		viewCache.masked = len(viewCache.deny)
 		viewCache.key, viewCache.at = key, time.Now()
 	}
 	static, deny, masked := viewCache.static, viewCache.deny, viewCache.masked
@@ -86,27 +61,14 @@ func stageLower(s *Spec) string {
 	return s.Stage.lower
 }
 
-// readViewDeny is what no view holds besides what others may not read in
-// /etc (etcUnreadable, added by the callers that carve): the masks,
-// /etc's named secrets, and this program's own state and config
-// directories.
-func readViewDeny(masked []string) []string {
-	return append(append(append([]string{}, masked...), etcSecrets...), ownStateDirs()...)
-}
-
-// readViewRoots returns the view's roots, resolved, without one under
-// another, and the symlinks among the unresolved roots (path → resolved
-// target), which the linux tier recreates in its private root (/lib →
-// usr/lib on a merged /usr). Secrets are not carved out here: the linux
-// tier masks them.
+// readViewRoots returns the view's roots (the Spec's View.Read, its
+// working directory, writable roots and stage), resolved, without one
+// under another, and the symlinks among the unresolved roots (path →
+// resolved target), which the linux tier recreates in its private root
+// (/lib → usr/lib on a merged /usr). The masks are not carved out here:
+// the linux tier hides them.
 func readViewRoots(s *Spec) ([]string, map[string]string) {
-	return readViewRootsOver(systemReadView, s)
-}
-
-// readViewRootsOver is readViewRoots over the given system directories
-// (the macOS profile's are not Linux's: profile_view.go).
-func readViewRootsOver(system []string, s *Spec) ([]string, map[string]string) {
-	roots := append([]string{}, system...)
+	roots := append([]string{}, s.View.Read...)
 	if s.Dir != "" {
 		roots = append(roots, s.Dir)
 	}
@@ -114,8 +76,6 @@ func readViewRootsOver(system []string, s *Spec) ([]string, map[string]string) {
 	if s.Stage != nil {
 		roots = append(roots, s.Stage.lower)
 	}
-	roots = append(roots, toolchainDirs(s.Env)...)
-	roots = append(roots, s.Readable...)
 	return resolveRoots(roots)
 }
 
@@ -241,59 +201,6 @@ func pathLess(a, b string) bool {
 		return ca < cb
 	}
 	return len(a) < len(b)
-}
-
-// lookPathIn finds an executable name on pathVar.
-func lookPathIn(name, pathVar string) (string, error) {
-	return lookPath(name, []string{"PATH=" + pathVar})
-}
-
-// homeDirs are the machine's home directories: the user's, root's and
-// every /home/*.
-func homeDirs() []string {
-	set := map[string]bool{"/root": true}
-	if h, err := os.UserHomeDir(); err == nil {
-		set[h] = true
-	}
-	if u, err := user.Current(); err == nil && u.HomeDir != "" {
-		set[u.HomeDir] = true
-	}
-	if ents, err := os.ReadDir("/home"); err == nil {
-		for _, e := range ents {
-			set[filepath.Join("/home", e.Name())] = true
-		}
-	}
-	var out []string
-	for h := range set {
-		out = append(out, filepath.Clean(h))
-	}
-	sort.Strings(out)
-	return out
-}
-
-// ownStateDirs are this program's state and config directories (trace
-// databases holding conversations, the user config): never readable.
-func ownStateDirs() []string {
-	var out []string
-	if v := os.Getenv("IOH_STATE_DIR"); v != "" {
-		out = append(out, v)
-	}
-	if v := os.Getenv("XDG_STATE_HOME"); v != "" {
-		out = append(out, filepath.Join(v, "ioh"))
-	}
-	if v := os.Getenv("XDG_CONFIG_HOME"); v != "" {
-		out = append(out, filepath.Join(v, "ioh"))
-	}
-	for _, h := range homeDirs() {
-		out = append(out, filepath.Join(h, ".local/state/ioh"), filepath.Join(h, ".config/ioh"))
-	}
-	var abs []string
-	for _, p := range out {
-		if filepath.IsAbs(p) {
-			abs = append(abs, filepath.Clean(p))
-		}
-	}
-	return abs
 }
 
 // under reports whether the clean absolute path p is root or lies below

@@ -104,10 +104,10 @@ func TestLinuxViewRootsMatchUncached(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []*Spec{
-		{Dir: a, Writable: []string{a}, Readable: []string{"/opt"}},
-		{Dir: link, Writable: []string{link, a}, Readable: []string{"/opt"}},
+		{Dir: a, Writable: []string{a}, View: testView("/opt")},
+		{Dir: link, Writable: []string{link, a}, View: testView("/opt")},
 	} {
-		gotRoots, gotLinks, _ := linuxViewRoots(s)
+		gotRoots, gotLinks := linuxViewRoots(s)
 		wantRoots, wantLinks := readViewRoots(s)
 		if diff := cmp.Diff(gotRoots, wantRoots); diff != "" {
 			t.Errorf("roots for %+v (-cached +uncached):\n%s", s, diff)

@@ -189,7 +189,7 @@ func TestWarmStageRootHint(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(shared, "mark"), []byte("first"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{Argv: []string{"cat", filepath.Join(shared, "mark")}, Dir: w.work, Writable: []string{w.work}, Readable: []string{shared}}
+	spec := Spec{Argv: []string{"cat", filepath.Join(shared, "mark")}, Dir: w.work, Writable: []string{w.work}, View: testView(shared)}
 	kind := kindOf(BackendLinux)
 	// The first run starts cold and leaves a warm stage with its view.
 	if out, output := run(t, spec); out.ExitCode != 0 || output != "first" {
@@ -231,7 +231,7 @@ func TestWarmStageRootHint(t *testing.T) {
 	}
 	awaitStageWaitsForConfig(t, waitWarm(t, kind))
 	o := spec
-	o.Argv, o.Readable = []string{"cat", filepath.Join(other, "mark")}, []string{other}
+	o.Argv, o.View = []string{"cat", filepath.Join(other, "mark")}, testView(other)
 	out, output = run(t, o)
 	if out.ExitCode != 0 || output != "other" || boundAhead(t, out) {
 		t.Errorf("a run with another view: exit %d, read %q, bound ahead %v", out.ExitCode, output, boundAhead(t, out))
@@ -272,7 +272,7 @@ func TestWarmStageMasksAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := Spec{Argv: []string{"sh", "-c", "cat " + secret + "; echo end"}, Dir: w.work, Writable: []string{w.work},
-		Readable: []string{shared}, Masked: []string{secret}}
+		View: testMaskedView([]string{secret}, shared)}
 	kind := kindOf(BackendLinux)
 	check := func(name string, wantAhead bool) {
 		t.Helper()

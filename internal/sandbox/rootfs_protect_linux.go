@@ -12,13 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// protectedDirs stay read-only inside every writable root unless that
-// exact directory is itself a writable root: what is written there runs on
-// the host later (git hooks and core.fsmonitor, the agent's own
-// configuration, editor tasks, CI workflows). docs/policy.md#protected-paths
-// lists the same built-in protected paths for the agent's tools.
-var protectedDirs = []string{".git", ".ioh", ".vscode", ".idea", ".github/workflows"}
-
 // tmpOpts are the mount options of the private /tmp and /dev/shm.
 var tmpOpts = "mode=1777,size=" + strconv.Itoa(defaultTempBytes)
 
@@ -27,21 +20,18 @@ var tmpOpts = "mode=1777,size=" + strconv.Itoa(defaultTempBytes)
 var sysfsMasked = []string{"/sys/firmware", "/sys/devices/virtual/dmi", "/sys/class/dmi", "/sys/kernel/security", "/sys/kernel/debug"}
 
 // protectedIn lists what must stay read-only in the writable root w
-// (unless it is itself a writable root): the built-in protected
-// directories, the .git of every submodule w's .gitmodules names (a
+// (unless it is itself a writable root): the .git of every submodule w's .gitmodules names (a
 // rewritten "gitdir:" would make the host's next git status recurse into
-// a repository the command controls), and the extra paths (Spec.Protected:
-// the hooks directory and included files of w's git configuration) that
-// lie in w. read reads a host file.
+// a repository the command controls), and the extra paths that lie in w
+// (Spec.Protected: the view's protected names in every writable root, the
+// hooks directory and included files of w's git configuration). read
+// reads a host file.
 func protectedIn(w string, writable, extra []string, read func(string) ([]byte, error)) []string {
 	var out []string
 	add := func(p string) {
 		if !contains(writable, p) && !contains(out, p) {
 			out = append(out, p)
 		}
-	}
-	for _, d := range protectedDirs {
-		add(filepath.Join(w, d))
 	}
 	for _, p := range extra {
 		if p != w && within(p, w) {

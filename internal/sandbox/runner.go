@@ -201,7 +201,7 @@ func probeByRunning(ctx context.Context, b backend) ([]Mechanism, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	defer os.RemoveAll(dir)
-	s, err := (&Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}, Limits: probeLimits}).validate()
+	s, err := (&Spec{Argv: trueArgv(), Dir: dir, Writable: []string{dir}, Limits: probeLimits, View: trueView}).validate()
 	if err != nil {
 		return nil, err
 	}

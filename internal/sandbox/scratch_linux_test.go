@@ -18,7 +18,7 @@ func TestScratchLayer(t *testing.T) {
 	writeTree(t, dir, host)
 	script := "cat a && echo new > c && echo changed > a && rm sub/b && cat a c && ls sub | wc -l"
 
-	out, output := run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: dir, Readable: []string{dir}, Scratch: []string{dir}})
+	out, output := run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: dir, View: testView(dir), Scratch: []string{dir}})
 	if out.ExitCode != 0 {
 		t.Fatalf("exit %d in a scratch directory:\n%s", out.ExitCode, output)
 	}
@@ -33,7 +33,7 @@ func TestScratchLayer(t *testing.T) {
 	}
 
 	// Control: without the layer the directory is read-only.
-	out, output = run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: dir, Readable: []string{dir}})
+	out, output = run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: dir, View: testView(dir)})
 	if out.ExitCode == 0 {
 		t.Errorf("a directory that is not scratch took writes:\n%s", output)
 	}

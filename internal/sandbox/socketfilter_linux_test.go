@@ -85,7 +85,7 @@ func TestTierNetworkOnHostSockets(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			spec := func(argv ...string) Spec {
-				return Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h)}, Backend: tier, Network: true}
+				return Spec{Argv: argv, Dir: work, Writable: []string{work}, View: testView(filepath.Dir(h)), Backend: tier, Network: true}
 			}
 			for _, sock := range []string{inTmp, inWork} {
 				out, output := runTier(t, spec(h, helperArg, "unix", sock))
@@ -142,7 +142,7 @@ func TestTierSysVIPC(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			spec := func(argv ...string) Spec {
-				return Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h)}, Backend: tier}
+				return Spec{Argv: argv, Dir: work, Writable: []string{work}, View: testView(filepath.Dir(h)), Backend: tier}
 			}
 			read := []string{h, helperArg, "shm-read", strconv.Itoa(id)}
 			out, output := runTier(t, spec(read...))
@@ -218,7 +218,7 @@ func TestLinuxTierIPCBounded(t *testing.T) {
 	requireLinuxBackend(t)
 	probe := helperPath(t)
 	spec := func(count string) Spec {
-		return Spec{Argv: []string{probe, "sysv", fmt.Sprint(100 << 20), count}, Readable: []string{filepath.Dir(probe)}, Limits: Limits{Memory: 256 << 20}}
+		return Spec{Argv: []string{probe, "sysv", fmt.Sprint(100 << 20), count}, View: testView(filepath.Dir(probe)), Limits: Limits{Memory: 256 << 20}}
 	}
 	out, output := run(t, spec("3"))
 	refused(t, out, output)

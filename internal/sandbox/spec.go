@@ -62,20 +62,20 @@ type Spec struct {
 	// Lower with the staged changes on top, and its writes there are
 	// discarded.
 	Stage *Stage
-	// Masked paths are hidden in addition to DefaultMasked.
-	Masked []string
+	// View is what the command may read of the host besides Dir, the
+	// writable roots and the stage, what stays hidden and what stays
+	// read-only in the writable roots: built by a policy
+	// (internal/sandbox/policy.Default is the product's), applied as is.
+	// The zero View reads nothing else: not even /usr.
+	View View
 	// Protected paths stay read-only inside the writable roots, as the
-	// built-in protected directories do (.git, .ioh, …; rootfs_protect):
-	// what the host runs later from a work tree (its configured git hooks
+	// view's protected names do (.git, .ioh, …; rootfs_protect): what
+	// the host runs later from a work tree (its configured git hooks
 	// directory, the files its git configuration includes; the caller
 	// reads them from the root's git configuration). One that does not
 	// exist when the run starts is removed after it if the command made
 	// it. Absolute; those outside every writable root do nothing.
 	Protected []string
-	// Readable paths join the read view (see readview.go) in addition to
-	// the system directories, the workspace, the writable roots and the
-	// toolchains.
-	Readable []string
 	// Scratch directories (already in the read view, e.g. a toolchain's
 	// build cache) get a private writable layer in the linux tier: the
 	// command reads what is there and may write, and its writes are
@@ -255,27 +255,14 @@ func (s *Spec) validate() (*Spec, error) {
 		}
 		c.Writable = append(c.Writable, abs)
 	}
-	c.Masked = nil
-	for _, m := range s.Masked {
-		if !filepath.IsAbs(m) {
-			return nil, fmt.Errorf("%w: masked path %q is not absolute", ErrBadSpec, m)
-		}
-		c.Masked = append(c.Masked, filepath.Clean(m))
+	var err error
+	if c.View, err = cleanView(s.View); err != nil {
+		return nil, err
 	}
-	c.Protected = nil
-	for _, p := range s.Protected {
-		if !filepath.IsAbs(p) {
-			return nil, fmt.Errorf("%w: protected path %q is not absolute", ErrBadSpec, p)
-		}
-		c.Protected = append(c.Protected, filepath.Clean(p))
+	if c.Protected, err = cleanPaths("protected", s.Protected); err != nil {
+		return nil, err
 	}
-	c.Readable = nil
-	for _, r := range s.Readable {
-		if !filepath.IsAbs(r) {
-			return nil, fmt.Errorf("%w: readable path %q is not absolute", ErrBadSpec, r)
-		}
-		c.Readable = append(c.Readable, filepath.Clean(r))
-	}
+	c.Protected = append(c.Protected, protectedNamesIn(c.View.ProtectedNames, c.Writable)...)
 	scratch, err := cleanScratch(s.Scratch, c.Writable) // scratch.go
 	if err != nil {
 		return nil, err

@@ -251,7 +251,7 @@ func tierContainment(t *testing.T, tier string, only map[string]bool) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			s := Spec{Argv: c.argv, Dir: w.work, Writable: []string{w.work}, Readable: []string{w.helperDir}, Backend: tier}
+			s := Spec{Argv: c.argv, Dir: w.work, Writable: []string{w.work}, View: testView(w.helperDir), Backend: tier}
 			if c.spec != nil {
 				c.spec(&s)
 			}
@@ -333,6 +333,7 @@ func runTier(t *testing.T, s Spec) (*Outcome, string) {
 	t.Helper()
 	var buf bytes.Buffer
 	s.Stdout, s.Stderr = &buf, &buf
+	withView(&s) // view_test.go
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := testRunner().Run(ctx, &s)
@@ -378,7 +379,7 @@ func TestTierCaps(t *testing.T) {
 			work := outsideDir(t)
 			secs := fmt.Sprint(8000 + os.Getpid()%1000)
 			out, output := runTier(t, Spec{Argv: []string{"sh", "-c", "setsid sleep " + secs + " & " + h + " " + helperArg + " spin 60s"},
-				Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h)}, Backend: tier,
+				Dir: work, Writable: []string{work}, View: testView(filepath.Dir(h)), Backend: tier,
 				Limits: Limits{Wall: 300 * time.Millisecond}})
 			if out.CapHit != CapWall || out.ExitCode == 0 {
 				t.Errorf("wall cap: cap %q exit %d\n%s", out.CapHit, out.ExitCode, output)

@@ -201,7 +201,7 @@ func TestWarmRunnerNetworkAgainstItsHint(t *testing.T) {
 	_, udpAddr, _, _ := echoServers(t, sockDir)
 	spec := func(network bool) Spec {
 		return Spec{Argv: []string{h, helperArg, "udp", udpAddr}, Dir: dir, Network: network,
-			Readable: []string{filepath.Dir(h)}, Backend: BackendLandlock}
+			View: testView(filepath.Dir(h)), Backend: BackendLandlock}
 	}
 	keepWarm(t)
 	kind := kindOf(BackendLandlock)

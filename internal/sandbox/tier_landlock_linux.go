@@ -58,7 +58,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		if err := s.Stage.materialize(view); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 		}
-		if _, err := dropMasked(view, s.Stage.lower, s.Masked); err != nil { // masks.go
+		if _, err := dropMasked(view, s.Stage.lower, s.View.Masked); err != nil { // masks.go
 			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 		}
 		rel, err := filepath.Rel(s.Stage.lower, s.Dir)
@@ -70,14 +70,14 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		mechs = append(mechs, Mechanism{"copy-stage", StateApplied, "staged view copied to a private directory (cloned where the filesystem can); no overlay without a mount namespace"})
 	}
 	env := append(BuildEnv(parentEnv(), home, s.Env), "TMPDIR="+tmpdir, "TMP="+tmpdir, "TEMP="+tmpdir)
-	readable := s.Readable
+	vw := s.View
 	if len(s.Scratch) > 0 {
 		prog := cacheProgram()
 		var gm []Mechanism
 		env, gm = goCacheScratch(s.Scratch, env, filepath.Join(tmp, "gocache"), prog) // scratch.go
 		mechs = append(mechs, gm...)
 		if prog != "" { // the go command starts it inside
-			readable = append(append([]string{}, readable...), prog)
+			vw.Read = append(append([]string{}, vw.Read...), prog)
 		}
 	}
 	// The protected directories of the caller's writable roots (.git …)
@@ -88,7 +88,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	// So is the directory of the stages' programs (init_program_linux.go).
 	bins := protectedBinaryDirs(binaryDirs(), s.Writable)
 	present = append(present, bins...)
-	rv := runViewFor(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, Env: s.Env, Readable: readable, Masked: s.Masked}, writable, present) // landlock_view_cache_linux.go
+	rv := runViewFor(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, View: vw}, writable, present) // landlock_view_cache_linux.go
 	view, masked := rv.view, rv.masked
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,

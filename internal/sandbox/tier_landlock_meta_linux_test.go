@@ -94,7 +94,7 @@ func TestLandlockMetadata(t *testing.T) {
 	perm := func(p string) os.FileMode { fi, _ := os.Stat(p); return fi.Mode().Perm() }
 
 	run := func(argv ...string) (*Outcome, string) {
-		return runTier(t, Spec{Argv: argv, Dir: work, Writable: []string{work}, Readable: []string{filepath.Dir(h), readable}, Backend: BackendLandlock})
+		return runTier(t, Spec{Argv: argv, Dir: work, Writable: []string{work}, View: testView(filepath.Dir(h), readable), Backend: BackendLandlock})
 	}
 	first, _ := run("true")
 	wantSupervised(t, first)

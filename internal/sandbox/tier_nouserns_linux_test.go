@@ -58,7 +58,7 @@ func TestTierContainmentOtherModes(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			argv := []string{bin, "-test.run", "^(TestTierContainment|TestTierSelection|TestTierNetProxy|TestTierNetProxyGoModDownload|TestNetProxyMechanisms|TestLandlockProtectedDirs|TestContainCPUCapUnderLoad|TestTierGoCacheScratch|TestHintUnseenInside|TestLandlockMetadata|TestEtcUnreadableLeftOut|TestSpecProtectedPaths|TestTierNetworkOnHostSockets|TestTierSysVIPC|TestContainMemoryShared|TestBinariesDirProtected|TestSparePrivateDirLeftovers)$", "-test.count=1", "-test.v"}
+			argv := []string{bin, "-test.run", "^(TestTierContainment|TestTierViewIsWhatIsRead|TestTierSelection|TestTierNetProxy|TestTierNetProxyGoModDownload|TestNetProxyMechanisms|TestLandlockProtectedDirs|TestContainCPUCapUnderLoad|TestTierGoCacheScratch|TestHintUnseenInside|TestLandlockMetadata|TestEtcUnreadableLeftOut|TestSpecProtectedPaths|TestTierNetworkOnHostSockets|TestTierSysVIPC|TestContainMemoryShared|TestBinariesDirProtected|TestSparePrivateDirLeftovers)$", "-test.count=1", "-test.v"}
 			env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp",
 				"CI=" + os.Getenv("CI"), "IOH_CONTAIN_COUNTS=" + os.Getenv("IOH_CONTAIN_COUNTS"), asUserEnv + "=1"}
 			if m.noUserns {
@@ -113,6 +113,7 @@ func TestTierSelection(t *testing.T) {
 	runAuto := func(s Spec) (*Outcome, error) {
 		var buf bytes.Buffer
 		s.Argv, s.Dir, s.Writable, s.Stdout, s.Stderr = []string{"true"}, dir, []string{dir}, &buf, &buf
+		withView(&s) // view_test.go
 		return testRunner().Run(ctx, &s)
 	}
 	if tiers[0] == BackendLinux {

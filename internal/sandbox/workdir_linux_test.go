@@ -56,7 +56,7 @@ func TestWorkdirMaskedIsAClearError(t *testing.T) {
 		{"inside a masked path", filepath.Join(ssh, "sub"), []string{outsideDir(t)}, "inside the masked path " + ssh},
 		{"the masked path as the writable root", ssh, []string{ssh}, "is a masked path, which stays hidden inside the sandbox even as a writable root"},
 	} {
-		_, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Dir: c.dir, Writable: c.writable, Backend: BackendLinux})
+		_, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Dir: c.dir, Writable: c.writable, Backend: BackendLinux, View: testView()})
 		if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "working directory "+c.dir) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want a setup error naming %s and saying %q", c.name, err, c.dir, c.want)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/policy"
 )
 
 // DefaultLifetime caps a long-lived contained process (an MCP server)
@@ -77,8 +78,8 @@ func (a *Adapter) Spawn(ctx context.Context, req *contain.ProcessRequest) (*cont
 		defer cleanup()
 		out, err := a.runner.Run(pctx, &sandbox.Spec{
 			Argv: req.Argv, Dir: dir, Env: env, Writable: nil,
-			Network: req.Network, NetProxy: specProxy(req.NetProxy), Limits: limits, Masked: a.opts.Masked,
-			Readable: readable, Backend: a.opts.Backend, Require: a.opts.Require,
+			Network: req.Network, NetProxy: specProxy(req.NetProxy), Limits: limits,
+			View: a.view(env, readable), Backend: a.opts.Backend, Require: a.opts.Require,
 			Stdin: inR, Stdout: outW, Stderr: stderr,
 		})
 		inR.Close()
@@ -145,4 +146,12 @@ func (t *tail) bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]byte(nil), t.b...)
+}
+
+// view is the product's view (policy.Default) of a run with the extra
+// environment env: the toolchains it names, the configuration's readable
+// paths and readable, the configuration's masks. Built per run, so a
+// secret made since the last run is masked in this one.
+func (a *Adapter) view(env, readable []string) sandbox.View {
+	return policy.Default(policy.Options{Env: env, Readable: readable, Masked: a.opts.Masked})
 }

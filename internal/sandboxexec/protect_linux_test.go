@@ -13,6 +13,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/policy"
 )
 
 // gitRepo makes a work tree whose configuration runs .husky's hooks and
@@ -64,7 +65,7 @@ func TestGitConfigProtectedInside(t *testing.T) {
 				var buf bytes.Buffer
 				out, err := sandbox.NewRunner(nil).Run(context.Background(), &sandbox.Spec{
 					Argv: []string{"sh", "-c", gitAttack}, Dir: repo, Writable: []string{repo}, Protected: protected,
-					Backend: tier, Stdout: &buf, Stderr: &buf})
+					View: policy.Default(policy.Options{}), Backend: tier, Stdout: &buf, Stderr: &buf})
 				if err != nil {
 					if tier == sandbox.BackendLinux && out == nil && os.Getenv("CI") == "" {
 						t.Skipf("the linux tier cannot run here: %v", err)

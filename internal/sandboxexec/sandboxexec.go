@@ -33,7 +33,7 @@ var ErrBadRequest = errors.New("sandboxexec: bad request")
 
 // Options configure an Adapter (from the `sandbox` config key).
 type Options struct {
-	// Masked paths hidden in addition to sandbox.DefaultMasked.
+	// Masked paths hidden in addition to policy.DefaultMasked.
 	Masked []string
 	// Writable cache directories (GOCACHE, GOMODCACHE, …) that persist
 	// between runs.
@@ -151,8 +151,8 @@ func (a *Adapter) Exec(ctx context.Context, req *contain.Request) (*contain.Resu
 	var buf bytes.Buffer // both writers share the sandbox's output lock
 	out, err := a.runner.Run(ctx, &sandbox.Spec{
 		Argv: argv, Dir: dir, Env: a.opts.Env, Writable: a.opts.Writable, Protected: protected,
-		Network: req.Network, NetProxy: specProxy(req.NetProxy), Limits: limits, Stage: stage, Masked: a.opts.Masked,
-		Readable: a.opts.Readable, Scratch: a.opts.Scratch, Backend: a.opts.Backend, Require: a.opts.Require,
+		Network: req.Network, NetProxy: specProxy(req.NetProxy), Limits: limits, Stage: stage,
+		View: a.view(a.opts.Env, a.opts.Readable), Scratch: a.opts.Scratch, Backend: a.opts.Backend, Require: a.opts.Require,
 		Stdout: &buf, Stderr: &buf, Stream: req.Stream,
 	})
 	if out == nil {

@@ -1,6 +1,4 @@
-//go:build unix
-
-package sandbox
+package policy
 
 import (
 	"os"
@@ -18,16 +16,18 @@ const (
 	etcMaxEntries = 20000
 )
 
+// etcScanTTL bounds how long a walk of /etc is reused while no directory
+// it read changed: a chmod of an existing file shows within it.
+const etcScanTTL = 5 * time.Second
+
 // etcScan is the last walk of /etc: what it found, the modification time
 // of every directory it read (a file created, removed or renamed there
-// changes it), when it ran, and a generation that changes whenever the
-// result does, for the caches of views carved with it.
+// changes it) and when it ran.
 var etcScan struct {
 	sync.Mutex
 	at     time.Time
 	stamps map[string]int64
 	out    []string
-	gen    uint64
 }
 
 // etcUnreadable lists what under /etc "others" may not read, deny by
@@ -37,23 +37,19 @@ var etcScan struct {
 // connection or a letsencrypt archive stays out of the view even for a
 // caller who is root. Symlinks are not judged here: their targets are
 // where they lie. The walk (about 1,200 entries, 1-2 ms on a Debian
-// /etc) is reused for viewCacheTTL while no directory it read changed;
-// a chmod of an existing file shows within viewCacheTTL. gen changes
-// with the result.
-func etcUnreadable() (paths []string, gen uint64) {
+// /etc) is reused for etcScanTTL while no directory it read changed;
+// a chmod of an existing file shows within etcScanTTL.
+func etcUnreadable() []string {
 	etcScan.Lock()
 	defer etcScan.Unlock()
-	if etcScan.out != nil && time.Since(etcScan.at) <= viewCacheTTL && stampsHold(etcScan.stamps) {
-		return etcScan.out, etcScan.gen
+	if etcScan.out != nil && time.Since(etcScan.at) <= etcScanTTL && stampsHold(etcScan.stamps) {
+		return etcScan.out
 	}
 	stamps := map[string]int64{}
 	at := time.Now()
 	out := walkUnreadable("/etc", stamps)
-	if etcScan.out == nil || !slices.Equal(out, etcScan.out) {
-		etcScan.gen++
-	}
 	etcScan.at, etcScan.stamps, etcScan.out = at, stamps, out
-	return out, etcScan.gen
+	return out
 }
 
 // walkUnreadable walks the directory top and returns, sorted, what others

@@ -1,6 +1,4 @@
-//go:build unix
-
-package sandbox
+package policy
 
 import (
 	"os"
@@ -176,9 +174,7 @@ func keepToolchainDirs(dirs []string) []string {
 // toolchainSecretsCache is the last toolchainSecrets result, reused while
 // the directories it looked in are the same and none of them changed (a
 // file created, removed or renamed there changes its time): a credential
-// file made since is masked in the very next run. gen changes whenever
-// the result does, for the landlock tier's view caches
-// (toolchainSecretsGen).
+// file made since is masked in the very next run.
 var toolchainSecretsCache toolchainSecretsCacheT
 
 type toolchainSecretsCacheT struct {
@@ -187,7 +183,6 @@ type toolchainSecretsCacheT struct {
 	stamps   map[string]int64
 	reusable bool // no stamp too recent to trust
 	out      []string
-	gen      uint64
 }
 
 // toolchainSecrets lists the credential files (toolchainCredentials)
@@ -199,19 +194,6 @@ func toolchainSecrets(dirs []string) []string {
 	c.Lock()
 	defer c.Unlock()
 	return c.lookLocked(dirs)
-}
-
-// toolchainSecretsGen is the generation of the last toolchainSecrets
-// result, looked at again (its stamps) now: a view carved with an older
-// generation is stale.
-func toolchainSecretsGen() uint64 {
-	c := &toolchainSecretsCache
-	c.Lock()
-	defer c.Unlock()
-	if c.dirs != nil {
-		c.lookLocked(c.dirs)
-	}
-	return c.gen
 }
 
 func (c *toolchainSecretsCacheT) lookLocked(dirs []string) []string {
@@ -234,9 +216,6 @@ func (c *toolchainSecretsCacheT) lookLocked(dirs []string) []string {
 	out, reusable := expandStamped(paths, stamps) // masks.go
 	if out == nil {
 		out = []string{}
-	}
-	if !slices.Equal(out, c.out) {
-		c.gen++
 	}
 	c.dirs, c.stamps, c.out, c.reusable = slices.Clone(dirs), stamps, out, reusable
 	return out

@@ -1,6 +1,4 @@
-//go:build unix
-
-package sandbox
+package policy
 
 import (
 	"os"

@@ -1,6 +1,4 @@
-//go:build unix
-
-package sandbox
+package policy
 
 import (
 	"os"
@@ -30,7 +28,7 @@ func fixedMaskTargets() []string {
 	key := strings.Join([]string{os.Getenv("HOME"), os.Getenv("IOH_STATE_DIR"), os.Getenv("XDG_STATE_HOME"), os.Getenv("XDG_CONFIG_HOME")}, "\x00")
 	fixedMasks.Lock()
 	defer fixedMasks.Unlock()
-	etc, _ := etcUnreadable() // masks_etc.go: reused while /etc is unchanged
+	etc := etcUnreadable() // etc.go: reused while /etc is unchanged
 	if fixedMasks.out != nil && fixedMasks.key == key && stampsHold(fixedMasks.stamps) {
 		return mergeMasks(slices.Clip(fixedMasks.out), etc)
 	}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
+)
+
+// View is what a run may read of the host (View.Read), what stays hidden
+// in that (View.Masked) and what stays read-only in every writable root
+// (View.ProtectedNames), besides the run's own working directory,
+// writable roots and stage. A policy builds it (package
+// internal/sandbox/policy: policy.Default is the product's; ioh.DefaultView
+// for an embedder) and every tier applies exactly it: the mechanism adds
+// no host path of its own but the minimal devices and, without network,
+// hides /run and the host's listening sockets. The zero View is the bare
+// view: a command there cannot even load /bin/sh.
+type View = view.View
+
+// cleanView checks that every path of v is absolute and returns a copy
+// with them cleaned, so no caller's slice is shared with the run.
+func cleanView(v View) (View, error) {
+	var out View
+	var err error
+	if out.Read, err = cleanPaths("readable", v.Read); err != nil {
+		return View{}, err
+	}
+	if out.Masked, err = cleanPaths("masked", v.Masked); err != nil {
+		return View{}, err
+	}
+	for _, n := range v.ProtectedNames {
+		c := filepath.Clean(n)
+		if n == "" || filepath.IsAbs(n) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
+			return View{}, fmt.Errorf("%w: protected name %q is not a path inside a writable root", ErrBadSpec, n)
+		}
+		out.ProtectedNames = append(out.ProtectedNames, c)
+	}
+	return out, nil
+}
+
+// cleanPaths cleans ps, refusing one that is not absolute (what names
+// the list in the error).
+func cleanPaths(what string, ps []string) ([]string, error) {
+	var out []string
+	for _, p := range ps {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("%w: %s path %q is not absolute", ErrBadSpec, what, p)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out, nil
+}
+
+// protectedNamesIn are the view's protected names inside each writable
+// root: what both tiers keep read-only there (protectedIn).
+func protectedNamesIn(names, writable []string) []string {
+	var out []string
+	for _, w := range writable {
+		for _, n := range names {
+			out = append(out, filepath.Join(w, n))
+		}
+	}
+	return out
+}
+
+// viewKey is what a cache of a view's resolved or carved form depends on
+// besides the file tree: the view itself.
+func viewKey(v View) string {
+	return strings.Join(v.Read, "\x00") + "\x01" + strings.Join(v.Masked, "\x00")
+}
+
+// trueView is the view of the tiers' probe (probeByRunning), which runs
+// `true` and nothing else: the system directories that program and its
+// libraries lie in. No Spec gets it; a run's view is its Spec's.
+var trueView = View{Read: []string{"/usr", "/bin", "/lib", "/lib64"}}

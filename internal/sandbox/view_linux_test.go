@@ -1,0 +1,58 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTierViewIsWhatIsRead: what a run may read is exactly its Spec's
+// view, in both Linux tiers (and, through TestTierContainmentOtherModes,
+// without user namespaces and as an ordinary user). A directory outside
+// the view is unreadable; the same directory in the view is read; the
+// bare view (only the probe's directory) reads not even /etc/passwd,
+// which the product's view holds; a path the view masks is unreadable
+// inside a directory it holds. Outside the sandbox all of them are read.
+func TestTierViewIsWhatIsRead(t *testing.T) {
+	h := helperPath(t)
+	w := newWorld(t)
+	extra := outsideDir(t)
+	mark := fmt.Sprintf("VIEW-%d", os.Getpid())
+	for _, name := range []string{"mark", "hidden"} {
+		if err := os.WriteFile(filepath.Join(extra, name), []byte(mark+"-"+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name   string
+		view   View
+		path   string
+		inside bool
+	}{
+		{"outside the view", testView(w.helperDir), filepath.Join(extra, "mark"), false},
+		{"in the view", testView(w.helperDir, extra), filepath.Join(extra, "mark"), true},
+		{"masked in the view", testMaskedView([]string{filepath.Join(extra, "hidden")}, w.helperDir, extra), filepath.Join(extra, "hidden"), false},
+		{"system file in the bare view", View{Read: []string{w.helperDir}}, "/etc/passwd", false},
+		{"system file in the product's view", testView(w.helperDir), "/etc/passwd", true},
+	}
+	for _, tier := range tiersHere(t) {
+		for _, c := range cases {
+			t.Run(tier+"/"+c.name, func(t *testing.T) {
+				_, output := runTier(t, Spec{Argv: []string{h, helperArg, "read", c.path}, Dir: w.work, Writable: []string{w.work}, View: c.view, Backend: tier})
+				want := mark
+				if c.path == "/etc/passwd" {
+					want = "root:"
+				}
+				if got := strings.Contains(output, want); got != c.inside {
+					t.Errorf("%s read inside: %v, want %v:\n%s", c.path, got, c.inside, output)
+				}
+				if ctl, err := exec.Command(h, helperArg, "read", c.path).CombinedOutput(); err != nil || !strings.Contains(string(ctl), want) {
+					t.Fatalf("control: %s is not read outside the sandbox either: %v\n%s", c.path, err, ctl)
+				}
+			})
+		}
+	}
+}
