@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
 
@@ -55,7 +56,7 @@ func (s *Server) DidChangeConfiguration(ctx context.Context, p *protocol.DidChan
 	pull := s.caps.configuration
 	s.mu.Unlock()
 	if pull {
-		go s.pullConfiguration(ctx)
+		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))
 	}
 	return nil
 }
