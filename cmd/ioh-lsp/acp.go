@@ -9,6 +9,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/acp"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
@@ -55,7 +56,7 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 		Logger:    log,
 		Version:   version,
 		StateDir:  stateDir,
-		Redact:    trace.NewRedactor(wire.Secrets(env.getenv, os.Environ)).String,
+		Redact:    redact.New(wire.Secrets(env.getenv, os.Environ)).String,
 		Getenv:    env.getenv,
 		NewEngine: acpEngineFactory(env, ov, pool),
 	})

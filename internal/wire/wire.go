@@ -21,10 +21,12 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/model"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/provider"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
@@ -51,7 +53,7 @@ type Options struct {
 	// Overrides from the command line.
 	Overrides Overrides
 	Approver  agent.Approver
-	Sink      trace.Sink
+	Sink      event.Sink
 	// EditorSettings is the editor's `ioh` section (JSON); its policy
 	// rules form the editor layer.
 	EditorSettings json.RawMessage
@@ -403,7 +405,7 @@ func Secrets(getenv func(string) string, environ func() []string) []string {
 	}
 	// Credentials in URLs (GOPROXY=https://user:token@host) reach
 	// sandboxed commands and so their output.
-	for _, s := range trace.EnvSecrets(environ()) {
+	for _, s := range redact.EnvSecrets(environ()) {
 		add(s.Value)
 	}
 	sort.Strings(out)
