@@ -32,6 +32,7 @@ var subRules = []subRule{
 	{pkg: "internal/agent/event", only: []string{}, why: "the event types are the vocabulary every reader and the store share: a leaf"},
 	{pkg: "internal/agent/redact", only: []string{}, why: "the redactor is a leaf that the store, the harness and the command line share"},
 	{pkg: "internal/agent/render", only: []string{"internal/agent/event"}, why: "the renderer reads events only, never the store"},
+	{pkg: "internal/agent/trace", deny: []string{"internal/agent/render"}, why: "the store keeps events; how a person reads them is the renderer's"},
 	{pkg: "internal/jsonrpc", only: []string{}, why: "the one JSON-RPC connection of lsp and acp is a leaf: framing and correlation know nothing of either protocol"},
 }
 
