@@ -25,8 +25,9 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 	if e.err != nil {
 		errText = e.err.Error()
 	}
+	a.st.StopLimit = limitOf(e.err)
 	out := &event.Outcome{Outcome: string(e.outcome), Steps: a.totals.Steps, Tokens: a.totals.Tokens(), CostUSD: a.totals.CostUSD,
-		Error: errText, Summary: a.st.Summary}
+		Error: errText, Summary: a.st.Summary, Limit: string(a.st.StopLimit)}
 	ev := a.event(out)
 	ev.Step = a.totals.Steps
 	netEvs, netSum := a.closeNet() // netaccess.go
@@ -45,7 +46,7 @@ func (a *agentRun) conclude(ctx context.Context, e end) *Result {
 				a.h.log.Error("record outcome", "run", a.id, "outcome", e.outcome, "err", err)
 			} else {
 				e = end{OutcomeInterrupted, fmt.Errorf("record outcome %s: %w", e.outcome, err)}
-				out.Outcome, out.Error = string(e.outcome), e.err.Error()
+				out.Outcome, out.Error, out.Limit = string(e.outcome), e.err.Error(), ""
 			}
 		}
 	}

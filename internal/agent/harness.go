@@ -446,26 +446,36 @@ func (h *Harness) Cancel(id string) bool {
 	return ok
 }
 
-// storedResult rebuilds a Result from a run row.
+// storedResult rebuilds a Result from a run row, its change set
+// restored.
 func (h *Harness) storedResult(row *trace.RunRow) *Result {
-	res := &Result{
+	st, err := decodeState(row.State)
+	if err != nil {
+		st = nil
+	}
+	res := resultOf(row, st)
+	if len(row.Changes) > 0 {
+		if cs, err := h.unmarshalChanges(row.Changes); err == nil {
+			res.Changes = cs
+		}
+	}
+	return &res
+}
+
+// resultOf is the Result a run row and its decoded state st (nil when it
+// does not decode) record, without the change set.
+func resultOf(row *trace.RunRow, st *runState) Result {
+	res := Result{
 		RunID: row.ID, Outcome: Outcome(row.Outcome), Summary: row.Summary, Steps: row.Totals.Steps,
 		Usage: model.Usage{InputTokens: row.Totals.InputTokens, OutputTokens: row.Totals.OutputTokens,
 			CacheReadTokens: row.Totals.CacheReadTokens, CacheWriteTokens: row.Totals.CacheWriteTokens},
 		CostUSD: row.Totals.CostUSD, Started: row.FirstStarted,
 	}
-	if row.Error != "" {
-		res.Err = errors.New(row.Error)
-	}
-	if st, err := decodeState(row.State); err == nil {
+	res.Err = storedErr(res.Outcome, row.Error, st)
+	if st != nil {
 		res.Report = st.Report
 		res.Unpriced = st.Unpriced
 		res.Pending = res.Outcome == OutcomeAwaitingApproval && st.Phase == phaseProposal
-	}
-	if len(row.Changes) > 0 {
-		if cs, err := h.unmarshalChanges(row.Changes); err == nil {
-			res.Changes = cs
-		}
 	}
 	return res
 }

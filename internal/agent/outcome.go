@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
@@ -48,9 +49,10 @@ func budgetStop(l Limit, err error) *end {
 
 // StopLimit says which limit stopped a run that ended budget_exceeded
 // (LimitSteps, LimitTokens, LimitCost, LimitWall), "" for any other
-// outcome or when nothing names one. A live run's error carries it
-// (BudgetError); a run read back from the trace store has only its
-// recorded text, which ExceededLimit reads.
+// outcome or when nothing names one. A live run's error is a
+// *BudgetError; so is a stored run's (storedErr), with the limit its
+// state recorded. Only a Result built by hand with a plain error falls
+// back to the limit its text names (ExceededLimit).
 func (r *Result) StopLimit() Limit {
 	if r == nil || r.Outcome != OutcomeBudgetExceeded || r.Err == nil {
 		return ""
@@ -59,6 +61,38 @@ func (r *Result) StopLimit() Limit {
 		return l
 	}
 	return ExceededLimit(r.Err.Error())
+}
+
+// storedErr is the error of a run read back from the store: for a budget
+// stop a *BudgetError with the limit its state recorded (a run stored
+// before the limit was gets the one its text names, ExceededLimit), else
+// the text as an error; nil for none.
+func storedErr(outcome Outcome, text string, st *runState) error {
+	if text == "" {
+		return nil
+	}
+	err := errors.New(text)
+	if outcome != OutcomeBudgetExceeded {
+		return err
+	}
+	l := ExceededLimit(text)
+	if st != nil && st.StopLimit != "" {
+		l = st.StopLimit
+	}
+	return &BudgetError{Limit: l, Err: err}
+}
+
+// OutcomeLimit is the limit that stopped the run an outcome event ends:
+// the event's Limit, or for an event stored before it had one, the limit
+// its error names (ExceededLimit); "" unless it ended budget_exceeded.
+func OutcomeLimit(p *event.Outcome) Limit {
+	if p == nil || Outcome(p.Outcome) != OutcomeBudgetExceeded {
+		return ""
+	}
+	if p.Limit != "" {
+		return Limit(p.Limit)
+	}
+	return ExceededLimit(p.Error)
 }
 
 // limitOf is the limit of a BudgetError in err's chain, "" without one.

@@ -82,6 +82,10 @@ type runState struct {
 	// Follows is the earlier run a linked run continues the conversation
 	// of (followup.go): its transcript comes first.
 	Follows string `json:"follows,omitempty"`
+	// StopLimit is the limit that stopped a run ended budget_exceeded
+	// (BudgetError.Limit), so a run read back from the store says which
+	// without its error text being read.
+	StopLimit Limit `json:"stop_limit,omitempty"`
 }
 
 // pendingTurn is an assistant turn whose tool calls were cut short by a
