@@ -10,7 +10,6 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
 )
 
@@ -84,7 +83,7 @@ func (s *Server) followUp(ctx context.Context, a askArgs) (api.RunRef, error) {
 	run, err := eng.Harness.Continue(runCtx, a.RunID, goal)
 	if err != nil {
 		cancel()
-		if errors.Is(err, agent.ErrConfig) || errors.Is(err, trace.ErrNotFound) {
+		if errors.Is(err, agent.ErrConfig) || errors.Is(err, agent.ErrNotFound) {
 			return api.RunRef{}, invalidParams("%s: %v", cmdAsk, err)
 		}
 		return api.RunRef{}, fmt.Errorf("%s: %w", cmdAsk, err)

@@ -2,10 +2,8 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -57,22 +55,23 @@ type stoppedRun struct {
 	err   string
 }
 
-// budgetStopped reads run id from the trace: ok is false unless it ended
-// budget_exceeded.
+// budgetStopped reads run id from the engine's history: ok is false
+// unless it ended budget_exceeded. The limit is the run's recorded stop
+// limit (agent.StoredRun.StopLimit), never read from its error text.
 func (s *Server) budgetStopped(ctx context.Context, id string) (stoppedRun, bool) {
 	eng, err := s.engineOf(ctx, id)
-	if err != nil || eng.Store == nil {
+	if err != nil || eng.history() == nil {
 		return stoppedRun{}, false
 	}
-	row, err := eng.Store.Run(ctx, id)
-	if err != nil || agent.Outcome(row.Outcome) != agent.OutcomeBudgetExceeded {
+	r, err := eng.history().Run(ctx, id)
+	if err != nil || r.Outcome != agent.OutcomeBudgetExceeded {
 		return stoppedRun{}, false
 	}
-	rows, err := eng.Store.Tree(ctx, id)
-	if err != nil {
-		return stoppedRun{}, false
+	why := ""
+	if r.Err != nil {
+		why = r.Err.Error()
 	}
-	return stoppedRun{spend: agent.Spends(rows)[id], limit: agent.ExceededLimit(row.Error), err: row.Error}, true
+	return stoppedRun{spend: r.Spend, limit: r.StopLimit(), err: why}, true
 }
 
 // raiseChoice is one answer offered to "how much more?".
@@ -81,41 +80,11 @@ type raiseChoice struct {
 	raise contract.Budget
 }
 
-// raiseChoices offers +50% and ×2 of the limit that stopped the run (of
-// every limit it has when the trace does not say which). Wall time runs
-// from the first start, so a wall raise adds the extra time to what is
-// already spent.
+// raiseChoices are the engine's answers for r (agent.RaiseChoices).
 func raiseChoices(r stoppedRun) []raiseChoice {
 	var out []raiseChoice
-	for _, f := range []struct {
-		label  string
-		factor float64
-	}{{"+50%", 1.5}, {"×2", 2}} {
-		b := r.spend.Limits
-		var raise contract.Budget
-		var what []string
-		all := r.limit == ""
-		if (all || r.limit == agent.LimitSteps) && b.Steps > 0 {
-			raise.Steps = int(math.Ceil(float64(b.Steps) * f.factor))
-			what = append(what, fmt.Sprintf("%d steps", raise.Steps))
-		}
-		if (all || r.limit == agent.LimitTokens) && b.Tokens > 0 {
-			raise.Tokens = int64(math.Ceil(float64(b.Tokens) * f.factor))
-			what = append(what, fmt.Sprintf("%d tokens", raise.Tokens))
-		}
-		if (all || r.limit == agent.LimitCost) && b.CostUSD > 0 {
-			raise.CostUSD = math.Ceil(b.CostUSD*f.factor*100) / 100
-			what = append(what, fmt.Sprintf("$%.2f", raise.CostUSD))
-		}
-		if (all || r.limit == agent.LimitWall) && b.Wall > 0 {
-			extra := time.Duration(float64(b.Wall) * (f.factor - 1))
-			raise.Wall = max(time.Duration(float64(b.Wall)*f.factor), r.spend.Elapsed+extra).Round(time.Second)
-			what = append(what, fmt.Sprintf("%s wall (%s more)", raise.Wall, extra.Round(time.Second)))
-		}
-		if len(what) == 0 {
-			continue
-		}
-		out = append(out, raiseChoice{title: fmt.Sprintf("%s: %s", f.label, strings.Join(what, ", ")), raise: raise})
+	for _, c := range agent.RaiseChoices(r.spend, r.limit) {
+		out = append(out, raiseChoice{title: c.Title(), raise: c.Raise})
 	}
 	return out
 }
@@ -192,31 +161,17 @@ func (s *Server) budgetLenses(ctx context.Context, folder, abs string) []string 
 		seen[st.id] = true
 	}
 	eng, err := s.engine(ctx, folder)
-	if err != nil || eng.Store == nil {
+	if err != nil || eng.history() == nil {
 		return ids
 	}
-	rows, err := eng.Store.Runs(ctx)
+	runs, err := eng.history().Runs(ctx)
 	if err != nil {
 		return ids
 	}
-	for _, r := range rows {
-		if r.Parent != "" || seen[r.ID] || agent.Outcome(r.Outcome) != agent.OutcomeBudgetExceeded {
-			continue
-		}
-		if contractPathOf(r.State) == abs {
-			ids = append(ids, r.ID)
+	for _, r := range runs {
+		if r.Parent == "" && !seen[r.RunID] && r.Outcome == agent.OutcomeBudgetExceeded && r.ContractPath == abs {
+			ids = append(ids, r.RunID)
 		}
 	}
 	return ids
-}
-
-// contractPathOf reads the task file a stored run came from ("" inline).
-func contractPathOf(state json.RawMessage) string {
-	var st struct {
-		ContractPath string `json:"contract_path"`
-	}
-	if json.Unmarshal(state, &st) != nil {
-		return ""
-	}
-	return st.ContractPath
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
 )
 
@@ -41,8 +39,8 @@ func (s *Server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 			lens(fmt.Sprintf("↻ %s (%s)", continueTitle, id), cmdResume, api.RunRef{RunID: id})
 		}
 		for _, r := range s.storedResumable(ctx, folder, abs) {
-			if !seen[r.ID] {
-				lens(fmt.Sprintf("↻ Resume %s (%s)", r.ID, r.Shown(time.Now())), cmdResume, api.RunRef{RunID: r.ID})
+			if !seen[r.RunID] {
+				lens(fmt.Sprintf("↻ Resume %s (%s)", r.RunID, r.Shown), cmdResume, api.RunRef{RunID: r.RunID})
 			}
 		}
 	}
@@ -70,30 +68,22 @@ func resumable(o agent.Outcome) bool {
 // continue: interrupted ones, and ones deferred on an act. A server that
 // starts resumes none of them on its own; it offers them here and lists
 // them in ioh.runs.
-func (s *Server) storedResumable(ctx context.Context, folder, abs string) []*trace.RunRow {
+func (s *Server) storedResumable(ctx context.Context, folder, abs string) []*agent.StoredRun {
 	eng, err := s.engine(ctx, folder)
-	if err != nil || eng.Store == nil {
+	if err != nil || eng.history() == nil {
 		return nil
 	}
-	rows, err := eng.Store.Runs(ctx)
+	runs, err := eng.history().Runs(ctx)
 	if err != nil {
 		s.log.Debug("codeLens: list stored runs", "folder", folder, "err", err)
 		return nil
 	}
-	now := time.Now()
-	var out []*trace.RunRow
-	for _, r := range rows {
-		if r.Parent != "" || !resumable(agent.Outcome(r.Shown(now))) {
-			continue
+	var out []*agent.StoredRun
+	for _, r := range runs {
+		// A pending change is answered with Apply/Reject, not resumed.
+		if r.Parent == "" && resumable(r.Shown) && r.ContractPath == abs && !r.Offered {
+			out = append(out, r)
 		}
-		var st struct {
-			ContractPath string `json:"contract_path"`
-			Phase        string `json:"phase"`
-		}
-		if json.Unmarshal(r.State, &st) != nil || st.ContractPath != abs || st.Phase == "proposal" {
-			continue // a pending change is answered with Apply/Reject, not resumed
-		}
-		out = append(out, r)
 	}
 	return out
 }

@@ -272,24 +272,22 @@ func (s *Server) commandRuns(ctx context.Context, _ api.NoArgs) ([]RunInfo, erro
 	byID := map[string]RunInfo{}
 	for _, folder := range s.folderPaths() {
 		eng, err := s.engine(ctx, folder)
-		if err != nil || eng.Store == nil {
+		if err != nil || eng.history() == nil {
 			continue // the session's own runs are still listed
 		}
-		rows, err := eng.Store.Runs(ctx)
+		runs, err := eng.history().Runs(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list runs of %s: %w", folder, err)
 		}
-		now := time.Now()
-		spends := agent.Spends(rows)
-		for _, r := range rows {
+		for _, r := range runs {
 			if r.Parent != "" {
 				continue
 			}
-			sp := spends[r.ID]
-			byID[r.ID] = RunInfo{
-				RunID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: sp.Steps,
+			sp := r.Spend
+			byID[r.RunID] = RunInfo{
+				RunID: r.RunID, Goal: r.Goal, Outcome: string(r.Shown), Steps: sp.Steps,
 				Tokens: sp.Tokens, CostUSD: costOf(sp.CostUSD, sp.CostKnown()), Limits: limitsOf(sp.Limits),
-				Started: r.FirstStarted.UTC().Format(time.RFC3339),
+				Started: r.Started.UTC().Format(time.RFC3339),
 			}
 		}
 	}

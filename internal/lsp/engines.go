@@ -108,9 +108,9 @@ func (s *Server) engine(ctx context.Context, folder string) (*Engine, error) {
 		}
 		e.holdLocked(ctx, eng)
 		e.mu.Unlock()
-		if eng.Store != nil && eng.Store.Recovered() != nil {
+		if rec := eng.recovered(); rec != "" {
 			// Loudly: the user's earlier runs are in the moved file.
-			msg := "ioh: " + eng.Store.Recovered().String()
+			msg := "ioh: " + rec
 			s.log.Warn(msg)
 			s.showMessage(protocol.MessageTypeWarning, msg)
 		}

@@ -248,18 +248,9 @@ func (s *Server) restore(ctx context.Context, p *agent.Proposal, bad []landing) 
 
 // recordMismatch stores the apply_mismatch event in the run's trace.
 func (s *Server) recordMismatch(ctx context.Context, folder, run string, files []string, answer string, restoreErr error) {
-	eng, err := s.engine(ctx, folder)
-	if err != nil || eng.Store == nil {
-		s.log.Warn("record apply mismatch", "run", run, "err", err)
-		return
-	}
 	p := &event.ApplyMismatch{Files: files, Answer: answer}
 	if restoreErr != nil {
 		p.RestoreError = restoreErr.Error()
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := eng.Store.AppendEvents(cctx, event.New(run, "", 0, p)); err != nil {
-		s.log.Warn("record apply mismatch", "run", run, "err", err)
-	}
+	s.note(ctx, folder, run, "record apply mismatch", p)
 }

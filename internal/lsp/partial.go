@@ -66,16 +66,7 @@ func partialReason(files []event.PartialFile) string {
 
 // recordPartial stores the partial_apply event in the run's trace.
 func (s *Server) recordPartial(ctx context.Context, folder, run string, files []event.PartialFile) {
-	eng, err := s.engine(ctx, folder)
-	if err != nil || eng.Store == nil {
-		s.log.Warn("record partial apply", "run", run, "err", err)
-		return
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := eng.Store.AppendEvents(cctx, event.New(run, "", 0, &event.PartialApply{Files: files})); err != nil {
-		s.log.Warn("record partial apply", "run", run, "err", err)
-	}
+	s.note(ctx, folder, run, "record partial apply", &event.PartialApply{Files: files})
 }
 
 // partials splits the files whose text is not the change into those the

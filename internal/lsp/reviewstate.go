@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -58,22 +57,13 @@ const (
 
 // recordReview stores the review_opened event in the run's trace.
 func (s *Server) recordReview(folder string, p *agent.Proposal, via string) {
-	eng, err := s.engine(s.ctx, folder)
-	if err != nil || eng.Store == nil {
-		s.log.Warn("record review", "run", p.Run, "err", err)
-		return
-	}
 	var files []string
 	if p.Changes != nil {
 		for _, c := range p.Changes.Changes() {
 			files = append(files, c.Path)
 		}
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
-	defer cancel()
-	if err := eng.Store.AppendEvents(cctx, event.New(p.Run, "", 0, &event.ReviewOpened{Files: files, Via: via})); err != nil {
-		s.log.Warn("record review", "run", p.Run, "err", err)
-	}
+	s.note(s.ctx, folder, p.Run, "record review", &event.ReviewOpened{Files: files, Via: via})
 }
 
 // closing reports whether the session is ending (shutdown, or the

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -141,4 +142,41 @@ func (r *registry) pending() []runState {
 		}
 	}
 	return out
+}
+
+// history is the engine's read side of its trace store (runs from before
+// this session, or from another process); nil without a harness.
+func (e *Engine) history() *agent.History {
+	if e == nil || e.Harness == nil {
+		return nil
+	}
+	return e.Harness.History()
+}
+
+// note records in run's trace what the server saw happen to it (a review
+// opened, an edit applied in part or not as sent); a failure costs only
+// the record, and is logged as what.
+func (s *Server) note(ctx context.Context, folder, run, what string, p event.Payload) {
+	eng, err := s.engine(ctx, folder)
+	if err == nil && eng.history() == nil {
+		err = errors.New("the folder has no engine")
+	}
+	if err != nil {
+		s.log.Warn(what, "run", run, "err", err)
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := eng.history().Note(cctx, run, p); err != nil {
+		s.log.Warn(what, "run", run, "err", err)
+	}
+}
+
+// recovered says, for people, that opening the engine's trace store
+// found it corrupt and moved it aside; "" when it did not.
+func (e *Engine) recovered() string {
+	if h := e.history(); h != nil {
+		return h.Recovered()
+	}
+	return ""
 }

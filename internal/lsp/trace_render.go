@@ -10,7 +10,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
 )
@@ -168,21 +167,21 @@ func renderTrace(st runState) []byte {
 func (s *Server) storedRun(ctx context.Context, id string) (runState, error) {
 	for _, folder := range s.folderPaths() {
 		eng, err := s.engine(ctx, folder)
-		if err != nil || eng.Store == nil {
+		if err != nil || eng.history() == nil {
 			continue
 		}
-		row, err := eng.Store.Run(ctx, id)
+		r, err := eng.history().Run(ctx, id)
 		if err != nil {
 			continue
 		}
-		events, err := eng.Store.Events(ctx, id)
+		events, err := eng.history().Events(ctx, id)
 		if err != nil {
 			return runState{}, fmt.Errorf("read trace of %s: %w", id, err)
 		}
 		return runState{
-			id: row.ID, goal: row.Goal, folder: folder, started: row.FirstStarted,
-			outcome: agent.Outcome(row.Outcome), steps: row.Totals.Steps,
-			tokens: row.Totals.InputTokens + row.Totals.OutputTokens, cost: row.Totals.CostUSD, events: events,
+			id: r.RunID, goal: r.Goal, folder: folder, started: r.Started,
+			outcome: r.Outcome, steps: r.Steps,
+			tokens: r.Usage.InputTokens + r.Usage.OutputTokens, cost: r.CostUSD, events: events,
 		}, nil
 	}
 	return runState{}, invalidParams("%s: no run %q in this session or the trace stores of the open folders", cmdTrace, id)
