@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // Slash commands: a prompt whose text starts with /name is answered in
@@ -125,7 +124,7 @@ func (ss *session) cmdHelp(context.Context, string) (string, error) {
 }
 
 func (ss *session) cmdRuns(ctx context.Context, _ string) (string, error) {
-	rows, err := ss.eng.Store.Runs(ctx)
+	rows, err := ss.eng.Harness.History().Runs(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -136,17 +135,16 @@ func (ss *session) cmdRuns(ctx context.Context, _ string) (string, error) {
 	}
 	ss.mu.Unlock()
 	var lines []string
-	now := time.Now()
 	for i := len(rows) - 1; i >= 0 && len(lines) < 20; i-- {
 		r := rows[i]
 		if r.Parent != "" {
 			continue
 		}
 		where := "elsewhere"
-		if mine[r.ID] {
+		if mine[r.RunID] {
 			where = "this session"
 		}
-		lines = append(lines, fmt.Sprintf("- %s %s (%s, %s): %s", r.ID, r.Shown(now), where, r.FirstStarted.UTC().Format(time.RFC3339), title(r.Goal)))
+		lines = append(lines, fmt.Sprintf("- %s %s (%s, %s): %s", r.RunID, r.Shown, where, r.Started.UTC().Format(time.RFC3339), title(r.Goal)))
 	}
 	if len(lines) == 0 {
 		return "No runs in this workspace yet: a prompt starts one.", nil
@@ -173,23 +171,24 @@ func (ss *session) cmdDiff(ctx context.Context, arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	row, err := ss.eng.Store.Run(ctx, id)
+	hs := ss.eng.Harness.History()
+	row, err := hs.Run(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	if len(row.Changes) == 0 {
-		return fmt.Sprintf("Run %s changed no file.", id), nil
-	}
-	cs, err := ss.eng.Harness.ChangesOf(row.Changes)
+	cs, err := hs.Changes(row)
 	if err != nil {
-		return "", fmt.Errorf("run %s: %w", id, err)
+		return "", err
+	}
+	if cs == nil {
+		return fmt.Sprintf("Run %s changed no file.", id), nil
 	}
 	var b strings.Builder
 	for _, ch := range cs.Changes() {
 		b.WriteString(cs.DiffFile(ch.Path))
 	}
 	if b.Len() == 0 {
-		if row.Outcome == string(agent.OutcomeApplied) {
+		if row.Outcome == agent.OutcomeApplied {
 			return fmt.Sprintf("Run %s's change is applied: the workspace holds it (git diff shows it; /undo puts back what it replaced).", id), nil
 		}
 		return fmt.Sprintf("Run %s's change makes no difference to the workspace as it is now.", id), nil
@@ -271,20 +270,20 @@ func (ss *session) cmdResume(ctx context.Context, arg string) (string, error) {
 // continueRun resumes run id in this session and waits for it; its
 // events reach the panel as a prompt's do.
 func (ss *session) continueRun(ctx context.Context, id, what string) (string, error) {
-	row, err := ss.eng.Store.Run(ctx, id)
+	row, err := ss.eng.Harness.History().Run(ctx, id)
 	if err != nil {
 		return "", err
 	}
 	ss.recordRun(id, row.Goal)
 	run, err := ss.eng.Harness.Resume(ctx, id)
 	if err != nil {
-		if errors.Is(err, trace.ErrLeased) {
+		if errors.Is(err, agent.ErrLeased) {
 			return "", fmt.Errorf("run %s is driven by another process now; wait for it to end (/runs)", id)
 		}
 		return "", err
 	}
 	res := run.Wait()
-	ended := res.Outcome == agent.Outcome(row.Outcome) && res.Steps == row.Totals.Steps
+	ended := res.Outcome == row.Outcome && res.Steps == row.Steps
 	for res.Outcome == agent.OutcomeBudgetExceeded && ctx.Err() == nil {
 		// A run its budget stopped goes on only with a larger budget.
 		next, ok := ss.offerRaise(ctx, res)

@@ -2,7 +2,6 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -63,8 +62,8 @@ func (ss *session) followUp(ctx context.Context, id string, c *contract.Contract
 // checks) with the follow-up as its goal.
 func (ss *session) turnPlan(ctx context.Context, id, text string) *contract.Contract {
 	c := &contract.Contract{}
-	if row, err := ss.eng.Store.Run(ctx, id); err == nil {
-		json.Unmarshal(row.Contract, c)
+	if row, err := ss.eng.Harness.History().Run(ctx, id); err == nil && row.Contract != nil {
+		*c = *row.Contract
 	}
 	c.Goal = text
 	return c

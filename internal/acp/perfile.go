@@ -145,12 +145,12 @@ func hunkNotes(cs *workspace.ChangeSet, ch workspace.Change) []event.HunkNote {
 // failure costs only the record.
 func (a approver) recordPartial(run string, files []event.PartialFile) {
 	eng := a.ss.eng
-	if eng == nil || eng.Store == nil {
+	if eng == nil || eng.Harness == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := eng.Store.AppendEvents(ctx, event.New(run, "", 0, &event.PartialApply{Files: files})); err != nil {
+	if err := eng.Harness.History().Note(ctx, run, &event.PartialApply{Files: files}); err != nil {
 		a.ss.srv.log.Warn("record partial apply", "run", run, "err", err)
 	}
 }

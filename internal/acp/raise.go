@@ -3,9 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
@@ -22,54 +20,27 @@ type raiseChoice struct {
 	raise     contract.Budget
 }
 
-// stoppedBy reads what stopped run id: its spend against its limits and
-// the limit that ran out ("" when its error names none).
+// stoppedBy reads what stopped run id from the engine's history: its
+// spend against its limits, the limit that ran out (the one the run
+// recorded, "" when it names none) and its error.
 func (ss *session) stoppedBy(ctx context.Context, id string) (agent.Spend, agent.Limit, string, error) {
-	row, err := ss.eng.Store.Run(ctx, id)
+	r, err := ss.eng.Harness.History().Run(ctx, id)
 	if err != nil {
 		return agent.Spend{}, "", "", err
 	}
-	rows, err := ss.eng.Store.Tree(ctx, id)
-	if err != nil {
-		return agent.Spend{}, "", "", err
+	why := ""
+	if r.Err != nil {
+		why = r.Err.Error()
 	}
-	return agent.Spends(rows)[id], agent.ExceededLimit(row.Error), row.Error, nil
+	return r.Spend, r.StopLimit(), why, nil
 }
 
-// raiseChoices offers +50% and ×2 of the limit that stopped the run (of
-// every limit it has when the error does not say which). Wall time runs
-// from the first start, so a wall raise adds the extra time to what is
-// already spent.
+// raiseChoices are the engine's answers (agent.RaiseChoices) as
+// permission options.
 func raiseChoices(sp agent.Spend, limit agent.Limit) []raiseChoice {
 	var out []raiseChoice
-	for i, f := range []struct {
-		label  string
-		factor float64
-	}{{"+50%", 1.5}, {"×2", 2}} {
-		b := sp.Limits
-		var raise contract.Budget
-		var what []string
-		all := limit == ""
-		if (all || limit == agent.LimitSteps) && b.Steps > 0 {
-			raise.Steps = int(math.Ceil(float64(b.Steps) * f.factor))
-			what = append(what, fmt.Sprintf("%d steps", raise.Steps))
-		}
-		if (all || limit == agent.LimitTokens) && b.Tokens > 0 {
-			raise.Tokens = int64(math.Ceil(float64(b.Tokens) * f.factor))
-			what = append(what, fmt.Sprintf("%d tokens", raise.Tokens))
-		}
-		if (all || limit == agent.LimitCost) && b.CostUSD > 0 {
-			raise.CostUSD = math.Ceil(b.CostUSD*f.factor*100) / 100
-			what = append(what, fmt.Sprintf("$%.2f", raise.CostUSD))
-		}
-		if (all || limit == agent.LimitWall) && b.Wall > 0 {
-			extra := time.Duration(float64(b.Wall) * (f.factor - 1))
-			raise.Wall = max(time.Duration(float64(b.Wall)*f.factor), sp.Elapsed+extra).Round(time.Second)
-			what = append(what, fmt.Sprintf("%s wall (%s more)", raise.Wall, extra.Round(time.Second)))
-		}
-		if len(what) > 0 {
-			out = append(out, raiseChoice{id: fmt.Sprintf("raise-%d", i+1), title: fmt.Sprintf("Continue with %s: %s", f.label, strings.Join(what, ", ")), raise: raise})
-		}
+	for i, c := range agent.RaiseChoices(sp, limit) {
+		out = append(out, raiseChoice{id: fmt.Sprintf("raise-%d", i+1), title: "Continue with " + c.Title(), raise: c.Raise})
 	}
 	return out
 }
@@ -78,10 +49,7 @@ func raiseChoices(sp agent.Spend, limit agent.Limit) []raiseChoice {
 // the --budget-* flag of that limit only (a step budget is raised with
 // --budget-steps, never with the token or dollar flags).
 func resumeFlags(id string, limit agent.Limit) string {
-	flag := map[agent.Limit]string{
-		agent.LimitSteps: "--budget-steps N", agent.LimitTokens: "--budget-tokens N",
-		agent.LimitCost: "--budget-usd X", agent.LimitWall: "--budget-wall D",
-	}[limit]
+	flag := agent.ResumeFlag(limit)
 	if flag == "" {
 		return fmt.Sprintf("`ioh-lsp resume %s` with the --budget-* flag of the limit that ran out (`ioh-lsp trace %s` names it)", id, id)
 	}

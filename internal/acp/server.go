@@ -267,7 +267,7 @@ func (s *Server) loadSession(ctx context.Context, params json.RawMessage, replay
 		return nil, err
 	}
 	if fromRun {
-		row, err := ss.eng.Store.Run(ctx, p.SessionID)
+		row, err := ss.eng.Harness.History().Run(ctx, p.SessionID)
 		if err != nil || row.Parent != "" {
 			s.forget(ss)
 			return nil, invalidParams("session %s: no such session or root run in %s", p.SessionID, root)
@@ -333,28 +333,27 @@ func (s *Server) otherRuns(ctx context.Context, ws string, skip map[string]bool)
 	if s.opts.StateDir == "" {
 		return nil
 	}
-	path := trace.DBPath(s.opts.StateDir, ws)
-	if _, err := os.Stat(path); err != nil {
+	if !agent.HasHistory(s.opts.StateDir, ws) {
 		return nil
 	}
-	store, err := trace.Open(ctx, path, nil)
+	hs, err := agent.OpenHistory(ctx, s.opts.StateDir, ws)
 	if err != nil {
 		s.log.Warn("acp: list the workspace's runs", "workspace", ws, "err", err)
 		return nil
 	}
-	defer store.Close()
-	rows, err := store.Runs(ctx)
+	defer hs.Close()
+	rows, err := hs.Runs(ctx)
 	if err != nil {
 		s.log.Warn("acp: list the workspace's runs", "workspace", ws, "err", err)
 		return nil
 	}
 	var out []sessionInfo
 	for _, r := range rows {
-		if r.Parent != "" || skip[r.ID] || !sessionIDPattern().MatchString(r.ID) {
+		if r.Parent != "" || skip[r.RunID] || !sessionIDPattern().MatchString(r.RunID) {
 			continue
 		}
-		out = append(out, sessionInfo{SessionID: r.ID, CWD: ws, Title: title(r.Goal), UpdatedAt: stamp(r.Updated),
-			Meta: map[string]any{"ioh": map[string]any{"run": r.ID, "outcome": r.Shown(time.Now())}}})
+		out = append(out, sessionInfo{SessionID: r.RunID, CWD: ws, Title: title(r.Goal), UpdatedAt: stamp(r.Updated),
+			Meta: map[string]any{"ioh": map[string]any{"run": r.RunID, "outcome": string(r.Shown)}}})
 	}
 	return out
 }

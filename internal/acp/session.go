@@ -16,7 +16,6 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -422,12 +421,13 @@ func (ss *session) replay(ctx context.Context) error {
 	runs := append([]string(nil), ss.rec.Runs...)
 	ss.mu.Unlock()
 	for _, id := range runs {
-		row, err := ss.eng.Store.Run(ctx, id)
+		hs := ss.eng.Harness.History()
+		row, err := hs.Run(ctx, id)
 		if err != nil {
 			return fmt.Errorf("load run %s: %w", id, err)
 		}
 		tr := newTranslator(ss.eng.Root, false)
-		events, err := ss.eng.Store.TreeEvents(ctx, id)
+		events, err := hs.TreeEvents(ctx, id)
 		if err != nil {
 			return fmt.Errorf("load run %s: %w", id, err)
 		}
@@ -435,16 +435,15 @@ func (ss *session) replay(ctx context.Context) error {
 			// A linked run's first turn is its user_turn event.
 			ss.update(chunkUpdate{SessionUpdate: "user_message_chunk", Content: textBlock(row.Goal)})
 		}
-		var c contract.Contract
-		if json.Unmarshal(row.Contract, &c) == nil {
-			ss.update(tr.startPlan(&c))
+		if row.Contract != nil {
+			ss.update(tr.startPlan(row.Contract))
 		}
 		for _, e := range events {
 			for _, u := range tr.event(e) {
 				ss.update(u)
 			}
 		}
-		if note := unfinished(row.ID, row.Shown(time.Now()), row.Outcome); note != "" {
+		if note := unfinished(row.RunID, string(row.Shown), string(row.Outcome)); note != "" {
 			ss.update(chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(note)})
 		}
 	}
@@ -467,7 +466,7 @@ func followsAnother(events []event.Event) bool {
 // for an answer.
 func unfinished(id, shown, stored string) string {
 	switch {
-	case shown == trace.OutcomeInterrupted:
+	case shown == string(agent.OutcomeInterrupted):
 		return fmt.Sprintf("Run %s was interrupted before it ended; `ioh-lsp resume %s` continues it from its last step.\n", id, id)
 	case stored == string(agent.OutcomeRunning):
 		return fmt.Sprintf("Run %s is still running in another process.\n", id)

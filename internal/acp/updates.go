@@ -428,7 +428,7 @@ func (t *translator) outcome(e event.Event, p *event.Outcome) []any {
 		msg += " (" + er + ")"
 	}
 	if o == "budget_exceeded" {
-		msg += fmt.Sprintf(". %s continues it from its last step with a larger budget", resumeFlags(e.Run, agent.ExceededLimit(p.Error)))
+		msg += fmt.Sprintf(". %s continues it from its last step with a larger budget", resumeFlags(e.Run, agent.OutcomeLimit(p)))
 	}
 	return append(out, chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(msg + "\n")})
 }
