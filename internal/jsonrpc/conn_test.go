@@ -24,7 +24,9 @@ type framing struct {
 }
 
 var framings = []framing{
-	{"header", func(r io.Reader, w io.Writer, limit int) jsonrpc.Framer { return jsonrpc.HeaderFramer(r, w, int64(limit)) },
+	{"header", func(r io.Reader, w io.Writer, limit int) jsonrpc.Framer {
+		return jsonrpc.HeaderFramer(r, w, int64(limit))
+	},
 		func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }},
 	{"line", func(r io.Reader, w io.Writer, limit int) jsonrpc.Framer { return jsonrpc.LineFramer(r, w, limit) },
 		func(body string) string { return body + "\n" }},

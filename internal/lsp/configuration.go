@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
 
@@ -56,7 +55,7 @@ func (s *Server) DidChangeConfiguration(ctx context.Context, p *protocol.DidChan
 	pull := s.caps.configuration
 	s.mu.Unlock()
 	if pull {
-		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))
+		go s.pullConfiguration(ctx)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
@@ -74,7 +73,7 @@ var commandTable = map[string]commandFunc{
 func (s *Server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (protocol.LSPAny, error) {
 	f, ok := commandTable[p.Command]
 	if !ok {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q", p.Command)
+		return nil, invalidParams("unknown command %q", p.Command)
 	}
 	if len(p.Arguments) > 1 {
 		return nil, invalidParams("%s takes one object argument, got %d", p.Command, len(p.Arguments))

@@ -6,121 +6,125 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
-	"strings"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/jsonrpc"
 )
 
-// Codec is the JSON-RPC payload codec over the protocol package's
-// union-aware Marshal/Unmarshal. Raw messages pass through verbatim.
-type Codec struct{}
+// serverNotInitialized is LSP's -32002: a request before initialize.
+const serverNotInitialized = -32002
 
-// Marshal encodes v.
-func (Codec) Marshal(v any) ([]byte, error) {
-	switch m := v.(type) {
-	case jsonrpc2.RawMessage:
-		if m == nil {
-			return []byte("null"), nil
-		}
-		return m, nil
-	case *jsonrpc2.RawMessage:
-		if m == nil || *m == nil {
-			return []byte("null"), nil
-		}
-		return *m, nil
+// marshal and unmarshal are the connection's codec: the protocol
+// package's union-aware encoding. Decoded values may alias their input,
+// so they decode from an owned copy.
+func marshal(v any) ([]byte, error) { return protocol.Marshal(v) }
+
+func unmarshal(data []byte, v any) error { return protocol.Unmarshal(bytes.Clone(data), v) }
+
+// methods is the server's side of LSP, one typed row a method: the
+// params are decoded with the protocol codec (InvalidParams when they do
+// not fit), an unknown request is answered MethodNotFound, an unknown
+// notification dropped.
+func (s *Server) methods() jsonrpc.Methods {
+	return jsonrpc.Methods{
+		protocol.MethodInitialize:                         jsonrpc.CallFunc(s.Initialize),
+		protocol.MethodInitialized:                        jsonrpc.NotifyFunc(s.Initialized),
+		protocol.MethodShutdown:                           func(ctx context.Context, _ *jsonrpc.Request) (any, error) { return nil, s.Shutdown(ctx) },
+		protocol.MethodExit:                               func(ctx context.Context, _ *jsonrpc.Request) (any, error) { return nil, s.Exit(ctx) },
+		protocol.MethodTextDocumentDidOpen:                jsonrpc.NotifyFunc(s.DidOpen),
+		protocol.MethodTextDocumentDidChange:              jsonrpc.NotifyFunc(s.DidChange),
+		protocol.MethodTextDocumentDidSave:                jsonrpc.NotifyFunc(s.DidSave),
+		protocol.MethodTextDocumentDidClose:               jsonrpc.NotifyFunc(s.DidClose),
+		protocol.MethodTextDocumentCodeAction:             jsonrpc.CallFunc(s.CodeAction),
+		protocol.MethodCodeActionResolve:                  jsonrpc.CallFunc(s.CodeActionResolve),
+		protocol.MethodTextDocumentCodeLens:               jsonrpc.CallFunc(s.CodeLens),
+		protocol.MethodWorkspaceExecuteCommand:            jsonrpc.CallFunc(s.ExecuteCommand),
+		protocol.MethodWorkspaceDidChangeConfiguration:    jsonrpc.NotifyFunc(s.DidChangeConfiguration),
+		protocol.MethodWorkspaceDidChangeWorkspaceFolders: jsonrpc.NotifyFunc(s.DidChangeWorkspaceFolders),
+		protocol.MethodWorkspaceDidChangeWatchedFiles:     jsonrpc.NotifyFunc(s.DidChangeWatchedFiles),
+		protocol.MethodWindowWorkDoneProgressCancel:       jsonrpc.NotifyFunc(s.WorkDoneProgressCancel),
 	}
-	return protocol.Marshal(v)
 }
 
-// Unmarshal decodes data into v.
-func (Codec) Unmarshal(data []byte, v any) error {
-	if p, ok := v.(*jsonrpc2.RawMessage); ok {
-		*p = append(jsonrpc2.RawMessage(nil), data...)
-		return nil
-	}
-	// Decoded values may alias their input, and the input is borrowed from
-	// the transport frame: decode from an owned copy.
-	return protocol.Unmarshal(bytes.Clone(data), v)
-}
-
-// newHandler assembles the connection's handler (STYLE 12):
+// newHandler wraps the server's methods for the connection (STYLE 12;
+// internal/jsonrpc runs requests concurrently and notifications in order
+// on the read loop, and answers a panic as InternalError):
 //
 //   - "$/cancelRequest" is handled on the read loop, ahead of anything
-//     queued after it, and cancels the named call's context;
-//   - calls (requests) are released with jsonrpc2.Async and run
-//     concurrently; notifications run inline on the read loop, so they
-//     are handled strictly in the order they arrived;
-//   - a call whose context was cancelled answers -32800;
-//   - a panic in any handler becomes an error reply (or a log line for a
-//     notification), never a dead connection;
-//   - a notification's error is logged, never returned (jsonrpc2 would
-//     tear the connection down).
-func newHandler(log *slog.Logger, next jsonrpc2.Handler) jsonrpc2.Handler {
-	inner := func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
-		call := req.IsCall()
-		method := strings.Clone(req.Method())
-		if call {
-			jsonrpc2.Async(ctx)
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				log.Error("handler panic", "method", method, "panic", p, "stack", string(debug.Stack()))
-				result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", method, p)
-			}
-			if !call {
-				if err != nil {
-					log.Warn("notification failed", "method", method, "err", err)
-				}
-				result, err = nil, nil
-				return
-			}
-			if ctx.Err() != nil && (err != nil || result == nil) {
-				result, err = nil, protocol.ErrRequestCancelled
-			}
-		}()
-		result, err = next(ctx, req)
-		if call && errors.Is(err, jsonrpc2.ErrParse) {
-			// The envelope parsed; its params did not match the method.
-			err = jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", method, err)
-		}
-		if call && err != nil && !isWireError(err) {
-			// Domain errors are reported as request failures with their
-			// message; wire errors keep their code.
-			err = jsonrpc2.Errorf(jsonrpc2.InternalError, "%s: %v", method, err)
-		}
-		return result, err
-	}
-	h, canceller := jsonrpc2.CancelHandler(inner)
-	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		if req.Method() != protocol.MethodCancelRequest {
-			return h(ctx, req)
-		}
-		var p protocol.CancelParams
-		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
-			log.Warn("malformed $/cancelRequest", "err", err)
+//     queued after it, and cancels the named request's context;
+//   - a request whose context was cancelled answers -32800
+//     (protocol.ErrRequestCancelled);
+//   - an error with a JSON-RPC code keeps it; any other error of a
+//     request is InternalError with the method and its message.
+func newHandler(log *slog.Logger, conn *jsonrpc.Conn, next jsonrpc.Handler) jsonrpc.Handler {
+	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == protocol.MethodCancelRequest {
+			cancelRequest(log, conn, req)
 			return nil, nil
 		}
-		switch id := p.ID.(type) {
-		case protocol.Integer:
-			canceller(jsonrpc2.NewNumberID(int64(id)))
-		case protocol.String:
-			canceller(jsonrpc2.NewStringID(string(id)))
-		default:
-			log.Warn("malformed $/cancelRequest id", "id", fmt.Sprint(p.ID))
+		result, err := next(ctx, req)
+		if !req.IsCall() {
+			return nil, err
 		}
-		return nil, nil
+		if errors.Is(err, protocol.ErrRequestCancelled) || ctx.Err() != nil && (err != nil || result == nil) {
+			return nil, errRequestCancelled
+		}
+		if err != nil {
+			return nil, wireError(req.Method, err)
+		}
+		return result, nil
 	}
 }
 
-// isWireError reports whether err carries a JSON-RPC error code.
-func isWireError(err error) bool {
-	var we *jsonrpc2.Error
-	return errors.As(err, &we)
+// errRequestCancelled is protocol.ErrRequestCancelled on this connection.
+var errRequestCancelled = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "cancelled JSON-RPC"}
+
+// cancelRequest cancels the request a $/cancelRequest names.
+func cancelRequest(log *slog.Logger, conn *jsonrpc.Conn, req *jsonrpc.Request) {
+	var p protocol.CancelParams
+	if err := req.Decode(&p); err != nil {
+		log.Warn("malformed $/cancelRequest", "err", err)
+		return
+	}
+	switch id := p.ID.(type) {
+	case protocol.Integer:
+		conn.Cancel(jsonrpc.NumberID(int64(id)))
+	case protocol.String:
+		conn.Cancel(jsonrpc.StringID(string(id)))
+	default:
+		log.Warn("malformed $/cancelRequest id", "id", fmt.Sprint(p.ID))
+	}
+}
+
+// wireError is the error object a request's error is answered with.
+func wireError(method string, err error) error {
+	switch {
+	case isWireError(err):
+		return err
+	case errors.Is(err, protocol.ErrContentModified):
+		return &jsonrpc.Error{Code: int(protocol.CodeContentModified), Message: "content modified"}
+	}
+	return jsonrpc.Errorf(jsonrpc.InternalError, "%s: %v", method, err)
 }
 
 // invalidParams builds a -32602 error.
 func invalidParams(format string, args ...any) error {
-	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, format, args...)
+	return jsonrpc.Errorf(jsonrpc.InvalidParams, format, args...)
 }
+
+// isWireError reports whether err carries a JSON-RPC error code.
+func isWireError(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+// Codec is the connection's payload codec over the protocol package's
+// union-aware Marshal/Unmarshal (lspclient's too).
+type Codec struct{}
+
+// Marshal encodes v.
+func (Codec) Marshal(v any) ([]byte, error) { return marshal(v) }
+
+// Unmarshal decodes data into v.
+func (Codec) Unmarshal(data []byte, v any) error { return unmarshal(data, v) }

@@ -10,28 +10,38 @@ import (
 	"testing"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/jsonrpc"
 )
 
-// pair connects a client conn to a server conn running h.
-func pair(t *testing.T, h jsonrpc2.Handler) jsonrpc2.Conn {
+// serveHandler runs h behind newHandler on the server's connection
+// (jsonrpc's header framing and the protocol codec) over a.
+func serveHandler(ctx context.Context, a net.Conn, h jsonrpc.Handler) *jsonrpc.Conn {
+	srv := jsonrpc.NewConn(jsonrpc.HeaderFramer(a, a, MaxMessageSize), jsonrpc.Options{Logger: slog.New(slog.DiscardHandler), Marshal: marshal, Unmarshal: unmarshal})
+	go srv.Serve(ctx, newHandler(slog.New(slog.DiscardHandler), srv, h))
+	return srv
+}
+
+// pair connects a client (go.lsp.dev/jsonrpc2, as an editor's library
+// would be) to a server connection running h.
+func pair(t *testing.T, h jsonrpc.Handler) jsonrpc2.Conn {
 	t.Helper()
 	a, b := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a), jsonrpc2.WithCodec(Codec{}))
-	srv.Go(ctx, newHandler(slog.New(slog.DiscardHandler), h))
-	cli := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(b), jsonrpc2.WithCodec(Codec{}))
+	srv := serveHandler(ctx, a, h)
+	cli := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(b))
 	cli.Go(ctx, jsonrpc2.MethodNotFoundHandler)
 	t.Cleanup(func() {
 		cancel()
 		cli.Close()
-		srv.Close()
+		<-srv.Done()
 	})
 	return cli
 }
 
 func TestHandlerPanicBecomesAnErrorReplyNotADeadServer(t *testing.T) {
-	cli := pair(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		switch req.Method() {
+	cli := pair(t, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		switch req.Method {
 		case "boom", "boom/notify":
 			panic("kaboom")
 		}
@@ -56,14 +66,14 @@ func TestNotificationsInOrderWhileCallsRunConcurrently(t *testing.T) {
 	var mu sync.Mutex
 	var seen []int
 	release := make(chan struct{})
-	cli := pair(t, func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		switch req.Method() {
+	cli := pair(t, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		switch req.Method {
 		case "slow":
 			<-release // a call blocked here must not hold up anything else
 			return "slow done", nil
 		case "note":
 			var n int
-			if err := json.Unmarshal(req.Params(), &n); err != nil {
+			if err := json.Unmarshal(req.Params, &n); err != nil {
 				return nil, err
 			}
 			mu.Lock()
@@ -75,7 +85,7 @@ func TestNotificationsInOrderWhileCallsRunConcurrently(t *testing.T) {
 			defer mu.Unlock()
 			return len(seen), nil
 		}
-		return nil, jsonrpc2.ErrMethodNotFound
+		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "no %s", req.Method)
 	})
 	ctx := context.Background()
 	slow := make(chan error, 1)
@@ -110,13 +120,12 @@ func TestCancelledCallAnswersRequestCancelled(t *testing.T) {
 	a, b := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(a), jsonrpc2.WithCodec(Codec{}))
-	srv.Go(ctx, newHandler(slog.New(slog.DiscardHandler), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	srv := serveHandler(ctx, a, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
-	}))
-	defer srv.Close()
+	})
+	defer func() { cancel(); <-srv.Done() }()
 	stream := jsonrpc2.NewHeaderStream(b)
 	defer b.Close()
 	if _, err := stream.Write(ctx, jsonrpc2.NewCall(jsonrpc2.NewStringID("x-1"), "wait", nil)); err != nil {

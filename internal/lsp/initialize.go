@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/jsonrpc"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp/api"
 )
 
@@ -75,7 +75,7 @@ func (s *Server) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.initialized {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize sent twice")
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidRequest, "initialize sent twice")
 	}
 	s.caps = captureCaps(p.Capabilities)
 	if folders, ok := p.WorkspaceFolders.Get(); ok {
@@ -146,10 +146,10 @@ func (s *Server) Initialized(ctx context.Context, _ *protocol.InitializedParams)
 	s.live.Store(true)
 	// Calls back to the client must not run on the read loop.
 	if pull {
-		go s.pullConfiguration(jsonrpc2.DetachContext(ctx))
+		go s.pullConfiguration(ctx)
 	}
 	if watch {
-		go s.watchTaskFiles(jsonrpc2.DetachContext(ctx))
+		go s.watchTaskFiles(ctx)
 	}
 	return nil
 }

@@ -11,12 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/jsonrpc"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -64,7 +64,7 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	client protocol.Client
-	conn   jsonrpc2.Conn
+	conn   *jsonrpc.Conn
 
 	// ctx is the connection's lifetime context: runs started by commands
 	// live under it so that they end when the connection does.
@@ -91,6 +91,11 @@ type Server struct {
 // closeGrace bounds the wait for the connection to drain at the end.
 const closeGrace = 2 * time.Second
 
+// MaxMessageSize caps the body of one incoming JSON-RPC message. A larger
+// one is skipped without being buffered (the body is read and discarded)
+// and answered with an error; the session goes on.
+const MaxMessageSize = 64 << 20
+
 // New returns a server; Serve runs it on a stream.
 func New(o Options) *Server {
 	if o.Logger == nil {
@@ -108,17 +113,28 @@ func New(o Options) *Server {
 // Serve runs the server over rwc (stdio in production, a pipe in tests)
 // until the client sends exit, the stream ends or ctx is cancelled. It
 // returns nil after a clean shutdown+exit and an error otherwise.
+//
+// The connection is internal/jsonrpc's with the LSP base protocol's
+// Content-Length framing (jsonrpc.HeaderFramer: a bad frame is answered
+// and the session goes on), the protocol package's codec, and the
+// server's methods behind the initialize gate and newHandler.
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.ctx, s.cancel = ctx, cancel
-	conn := jsonrpc2.NewConn(NewStream(rwc, s.log), jsonrpc2.WithCodec(Codec{}))
+	var conn *jsonrpc.Conn
+	conn = jsonrpc.NewConn(jsonrpc.HeaderFramer(rwc, rwc, MaxMessageSize), jsonrpc.Options{
+		Logger: s.log, Marshal: marshal, Unmarshal: unmarshal,
+		CallCancelled: func(id jsonrpc.ID) { cancelCall(conn, id) },
+	})
 	s.conn = conn
-	s.client = protocol.ClientDispatcher(conn)
-	conn.Go(ctx, newHandler(s.log, s.gate(protocol.ServerHandler(s, nil))))
+	s.client = client{conn}
+	served := make(chan error, 1)
+	go func() { served <- conn.Serve(ctx, newHandler(s.log, conn, s.gate(s.methods().Handle))) }()
 
+	var connErr error
 	select {
-	case <-conn.Done():
+	case connErr = <-served:
 	case <-s.exited:
 	case <-ctx.Done():
 	}
@@ -131,11 +147,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	// stdin open; for a stream that cannot be interrupted the wait is
 	// still bounded: the process ends when Serve returns.
 	_ = rwc.Close()
-	closed := make(chan struct{})
-	go func() { _ = conn.Close(); close(closed) }()
 	grace := time.NewTimer(closeGrace)
 	select {
-	case <-closed:
+	case <-conn.Done():
 	case <-grace.C:
 		s.log.Warn("connection did not close after exit; leaving it")
 	}
@@ -151,20 +165,27 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return nil
 	default:
 	}
-	if err := conn.Err(); err != nil {
-		return fmt.Errorf("connection: %w", err)
-	}
-	if ctx.Err() != nil && !clean {
-		return nil
+	if connErr != nil {
+		return fmt.Errorf("connection: %w", connErr)
 	}
 	return nil
 }
 
+// cancelCall tells the client that the server no longer waits for the
+// answer to its request id (protocol.Call did so for go.lsp.dev/jsonrpc2).
+func cancelCall(conn *jsonrpc.Conn, id jsonrpc.ID) {
+	n, ok := id.Number()
+	if !ok {
+		return
+	}
+	_ = conn.Notify(protocol.MethodCancelRequest, &protocol.CancelParams{ID: protocol.Integer(n)})
+}
+
 // gate answers requests that arrive before initialize with -32002 and
 // after shutdown with -32600, as the protocol asks.
-func (s *Server) gate(next jsonrpc2.Handler) jsonrpc2.Handler {
-	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		m := req.Method()
+func (s *Server) gate(next jsonrpc.Handler) jsonrpc.Handler {
+	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		m := req.Method
 		s.mu.Lock()
 		ready, down := s.initialized, s.shutdown
 		s.mu.Unlock()
@@ -172,11 +193,11 @@ func (s *Server) gate(next jsonrpc2.Handler) jsonrpc2.Handler {
 		case m == protocol.MethodInitialize || m == protocol.MethodExit:
 		case !ready:
 			if req.IsCall() {
-				return nil, jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "%s before initialize", m)
+				return nil, jsonrpc.Errorf(serverNotInitialized, "%s before initialize", m)
 			}
 			return nil, nil
 		case down && req.IsCall():
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%s after shutdown", m)
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s after shutdown", m)
 		}
 		return next(ctx, req)
 	}

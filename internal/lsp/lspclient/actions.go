@@ -108,13 +108,12 @@ func (e *Editor) CodeLenses(ctx context.Context, rel string) ([]protocol.CodeLen
 
 // Call sends a raw request (for malformed or unknown methods).
 func (e *Editor) Call(ctx context.Context, method string, params json.RawMessage, result any) error {
-	_, err := e.conn.Call(ctx, method, params, result)
-	return err
+	return editorError(e.conn.Call(ctx, method, params, result))
 }
 
 // Notify sends a raw notification.
 func (e *Editor) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	return e.conn.Notify(ctx, method, params)
+	return editorError(e.conn.Notify(method, params))
 }
 
 // CancelProgress sends window/workDoneProgress/cancel for token.

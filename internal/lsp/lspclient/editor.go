@@ -22,7 +22,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/lsp"
+	"github.com/ioh-lsp/ioh-lsp/internal/jsonrpc"
 )
 
 // Hooks answer the server's requests. A nil hook gets the default: apply
@@ -52,7 +52,7 @@ type Config struct {
 // Editor is the fake editor.
 type Editor struct {
 	cfg    Config
-	conn   jsonrpc2.Conn
+	conn   *jsonrpc.Conn
 	server protocol.Server
 
 	mu      sync.Mutex
@@ -140,34 +140,14 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, cfg Config) (*Editor, 
 		docs:    map[uri.URI]*buffer{},
 		state:   State{Diagnostics: map[uri.URI][]protocol.Diagnostic{}, Progress: map[string][]Progress{}},
 	}
-	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(lsp.Codec{}))
-	e.server = protocol.ServerDispatcher(e.conn)
-	e.conn.Go(ctx, clientHandler(protocol.ClientHandler(&client{e: e}, nil)))
+	e.conn = dial(rwc)
+	e.server = protocol.ServerDispatcher(dispatcher{e.conn})
+	go e.conn.Serve(ctx, (&client{e: e}).methods().Handle)
 	if err := e.initialize(ctx); err != nil {
 		e.conn.Close()
 		return nil, err
 	}
 	return e, nil
-}
-
-// clientHandler runs server requests concurrently (hooks may call back)
-// and notifications in order; panics in hooks become error replies.
-func clientHandler(next jsonrpc2.Handler) jsonrpc2.Handler {
-	return func(ctx context.Context, req *jsonrpc2.Request) (res any, err error) {
-		call := req.IsCall()
-		if call {
-			jsonrpc2.Async(ctx)
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				res, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "editor hook panic: %v", p)
-			}
-			if !call {
-				res, err = nil, nil
-			}
-		}()
-		return next(ctx, req)
-	}
 }
 
 func (e *Editor) initialize(ctx context.Context) error {
@@ -204,7 +184,7 @@ func (e *Editor) InitializeResult() *protocol.InitializeResult { return e.initRe
 func (e *Editor) Server() protocol.Server { return e.server }
 
 // Conn is the raw connection, for malformed or unknown messages.
-func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
+func (e *Editor) Conn() *jsonrpc.Conn { return e.conn }
 
 // Shutdown sends shutdown then exit and closes the connection.
 func (e *Editor) Shutdown(ctx context.Context) error {
