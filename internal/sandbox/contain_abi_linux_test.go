@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
+
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -108,7 +110,7 @@ func TestContainForeignABI(t *testing.T) {
 			var ok bool
 			if abi == "x32" {
 				nr, ok = arch.X32.SyscallNames[c.name]
-				nr |= x32SyscallBit
+				nr |= seccomp.X32SyscallBit
 			} else {
 				nr, ok = arch.I386.SyscallNames[c.name]
 			}

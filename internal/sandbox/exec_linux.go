@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
 )
 
 // runExecStage starts the exec stage (a second re-exec of this binary,
@@ -240,7 +242,7 @@ func restrictSelf(cfg *initConfig) ([]Mechanism, error) {
 func filterAndDropCaps(cfg *initConfig) ([]Mechanism, error) {
 	ll := cfg.Tier == BackendLandlock
 	mode := netModeOf(cfg) // netproxy.go
-	m, err := applySeccomp(seccompOpts{DenyNetwork: ll && mode == netNone, DenySysVIPC: ll})
+	m, err := applySeccomp(seccomp.Options{DenyNetwork: ll && mode == netNone, DenySysVIPC: ll})
 	if err != nil {
 		return nil, err
 	}

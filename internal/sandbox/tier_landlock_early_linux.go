@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
 )
 
 // The parts of restricting the runner thread that do not depend on the
@@ -39,18 +41,18 @@ var early *earlyRestrictions
 // restrictEarly applies the early restrictions to the calling thread:
 // the linux tier's (its PID 1's fork thread, pid1_fork_linux.go), whose
 // IPC namespace is its own.
-func restrictEarly() *earlyRestrictions { return restrictEarlyWith(seccompOpts{}, false) }
+func restrictEarly() *earlyRestrictions { return restrictEarlyWith(seccomp.Options{}, false) }
 
 // restrictEarlyFor is the landlock runner's restrictEarly: the deny-list
 // refuses System V IPC (no IPC namespace); noNet loads the socket filter
 // too.
 func restrictEarlyFor(noNet bool) *earlyRestrictions {
-	return restrictEarlyWith(seccompOpts{DenySysVIPC: true}, noNet)
+	return restrictEarlyWith(seccomp.Options{DenySysVIPC: true}, noNet)
 }
 
 // restrictEarlyWith applies no_new_privs, the deny-list with o, with
 // noNet the socket filter, and the bounding-set drop.
-func restrictEarlyWith(o seccompOpts, noNet bool) *earlyRestrictions {
+func restrictEarlyWith(o seccomp.Options, noNet bool) *earlyRestrictions {
 	e := &earlyRestrictions{}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		e.err = fmt.Errorf("no_new_privs: %w", err)

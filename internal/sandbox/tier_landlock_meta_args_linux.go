@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
+
 	"os"
 	"strings"
 	"unsafe"
@@ -59,7 +61,7 @@ func decodeMeta(c metaCall, n *seccompNotif) (*metaReq, unix.Errno) {
 	switch c.op {
 	case opChmod:
 		r.mode = uint32(a[c.args[0]])
-		if r.mode&setIDBits != 0 {
+		if r.mode&seccomp.SetIDBits != 0 {
 			return nil, unix.EPERM // the deny-list refuses these first
 		}
 	case opChown:

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
 )
 
 // Landlock has no access right for a file's mode, owner, times or
@@ -134,36 +136,38 @@ func metaFilter(connect bool) []unix.SockFilter {
 
 // metaRefuseFilter refuses the same calls with EPERM: for a command no
 // supervisor serves.
-func metaRefuseFilter() []unix.SockFilter { return metaProg(retErrno|uint32(unix.EPERM), false) }
+func metaRefuseFilter() []unix.SockFilter {
+	return metaProg(seccomp.RetErrno|uint32(unix.EPERM), false)
+}
 
 // metaProg returns ret for the supervised calls (connect(2) among them
 // with connect), allows the rest.
 func metaProg(ret uint32, connect bool) []unix.SockFilter {
 	prog := []unix.SockFilter{
-		bpfLoad(offArch),
-		bpfJump(unix.BPF_JEQ, unix.AUDIT_ARCH_X86_64, 1, 0),
-		bpfRet(retAllow),
-		bpfLoad(offNr),
+		seccomp.LoadWord(seccomp.OffArch),
+		seccomp.Jump(unix.BPF_JEQ, unix.AUDIT_ARCH_X86_64, 1, 0),
+		seccomp.Ret(seccomp.RetAllow),
+		seccomp.LoadWord(seccomp.OffNr),
 		// Not ioctl: past its block, to the reload of the number.
-		bpfJump(unix.BPF_JEQ, sysIoctl, 0, uint8(len(metaIoctls)+3)),
-		bpfLoad(argLowOffset(1)),
+		seccomp.Jump(unix.BPF_JEQ, sysIoctl, 0, uint8(len(metaIoctls)+3)),
+		seccomp.LoadWord(seccomp.ArgLow(1)),
 	}
 	// A matching command jumps past the rest of the list and the allow,
 	// to the return.
 	k := len(metaIoctls)
 	i := 0
 	for cmd := range metaIoctls {
-		prog = append(prog, bpfJump(unix.BPF_JEQ, cmd, uint8(k-i), 0))
+		prog = append(prog, seccomp.Jump(unix.BPF_JEQ, cmd, uint8(k-i), 0))
 		i++
 	}
-	prog = append(prog, bpfRet(retAllow), bpfRet(ret), bpfLoad(offNr))
+	prog = append(prog, seccomp.Ret(seccomp.RetAllow), seccomp.Ret(ret), seccomp.LoadWord(seccomp.OffNr))
 	for nr := range metaCalls {
-		prog = append(prog, bpfJump(unix.BPF_JEQ, nr, 0, 1), bpfRet(ret))
+		prog = append(prog, seccomp.Jump(unix.BPF_JEQ, nr, 0, 1), seccomp.Ret(ret))
 	}
 	if connect {
-		prog = append(prog, bpfJump(unix.BPF_JEQ, sysConnect, 0, 1), bpfRet(ret))
+		prog = append(prog, seccomp.Jump(unix.BPF_JEQ, sysConnect, 0, 1), seccomp.Ret(ret))
 	}
-	return append(prog, bpfRet(retAllow))
+	return append(prog, seccomp.Ret(seccomp.RetAllow))
 }
 
 // loadFilter installs prog on the calling thread with flags and returns

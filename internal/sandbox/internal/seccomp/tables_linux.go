@@ -1,28 +1,28 @@
-package sandbox
+package seccomp
 
 import "golang.org/x/sys/unix"
 
-// sysTable is one architecture's audit identifier (what seccomp_data.arch
+// Table is one architecture's audit identifier (what seccomp_data.arch
 // holds for its native calls) and the numbers of the syscalls the filters
 // name. Our own table, not a library's: a full table of every
 // architecture cost 165 KB of allocations in every process start,
 // sandbox stages included. TestSyscallTables checks the numbers against
 // github.com/elastic/go-seccomp-bpf/arch (a test-only dependency).
-type sysTable struct {
-	name  string // the kernel's name of the ABI, for reports
-	audit uint32 // AUDIT_ARCH_*
-	nr    map[string]uint32
+type Table struct {
+	Name  string // the kernel's name of the ABI, for reports
+	Audit uint32 // AUDIT_ARCH_*
+	Nr    map[string]uint32
 }
 
-// syscallTable returns the table of a GOARCH, built on each call (the
+// TableOf returns the table of a GOARCH, built on each call (the
 // filter is assembled once per stage), or false for an architecture the
 // sandbox does not know.
-func syscallTable(goarch string) (*sysTable, bool) {
+func TableOf(goarch string) (*Table, bool) {
 	switch goarch {
 	case "amd64":
-		return &sysTable{
-			name: "x86_64", audit: unix.AUDIT_ARCH_X86_64,
-			nr: map[string]uint32{
+		return &Table{
+			Name: "x86_64", Audit: unix.AUDIT_ARCH_X86_64,
+			Nr: map[string]uint32{
 				"sendmmsg":          307,
 				"sendmsg":           46,
 				"sendto":            44,
@@ -109,9 +109,9 @@ func syscallTable(goarch string) (*sysTable, bool) {
 			},
 		}, true
 	case "arm64":
-		return &sysTable{
-			name: "aarch64", audit: unix.AUDIT_ARCH_AARCH64,
-			nr: map[string]uint32{
+		return &Table{
+			Name: "aarch64", Audit: unix.AUDIT_ARCH_AARCH64,
+			Nr: map[string]uint32{
 				"sendmmsg":          269,
 				"sendmsg":           211,
 				"sendto":            206,
@@ -195,9 +195,9 @@ func syscallTable(goarch string) (*sysTable, bool) {
 			},
 		}, true
 	case "386":
-		return &sysTable{
-			name: "i386", audit: unix.AUDIT_ARCH_I386,
-			nr: map[string]uint32{
+		return &Table{
+			Name: "i386", Audit: unix.AUDIT_ARCH_I386,
+			Nr: map[string]uint32{
 				"sendmmsg":          345,
 				"sendmsg":           370,
 				"sendto":            369,
@@ -285,9 +285,9 @@ func syscallTable(goarch string) (*sysTable, bool) {
 			},
 		}, true
 	case "arm":
-		return &sysTable{
-			name: "arm", audit: unix.AUDIT_ARCH_ARM,
-			nr: map[string]uint32{
+		return &Table{
+			Name: "arm", Audit: unix.AUDIT_ARCH_ARM,
+			Nr: map[string]uint32{
 				"sendmmsg":          374,
 				"sendmsg":           296,
 				"sendto":            290,

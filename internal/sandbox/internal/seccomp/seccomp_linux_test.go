@@ -1,4 +1,4 @@
-package sandbox
+package seccomp
 
 import (
 	"fmt"
@@ -8,59 +8,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// runFilter evaluates a classic BPF seccomp program over one call, as the
-// kernel does: loads are 32-bit words of seccomp_data at fixed offsets.
+// runFilter is Eval for a test: a program Eval cannot run fails it.
 func runFilter(t *testing.T, prog []unix.SockFilter, auditArch uint32, nr uint32, args ...uint64) uint32 {
 	t.Helper()
-	word := func(off uint32) uint32 {
-		switch {
-		case off == offNr:
-			return nr
-		case off == offArch:
-			return auditArch
-		case off >= offArgs && off < offArgs+48:
-			i := (off - offArgs) / 8
-			var a uint64
-			if int(i) < len(args) {
-				a = args[i]
-			}
-			if (off-offArgs)%8 == 0 == littleEndian() {
-				return uint32(a)
-			}
-			return uint32(a >> 32)
-		}
-		t.Fatalf("load of offset %d", off)
-		return 0
+	ret, err := Eval(prog, auditArch, nr, args...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var acc uint32
-	for pc := 0; pc < len(prog); pc++ {
-		in := prog[pc]
-		switch in.Code {
-		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
-			acc = word(in.K)
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
-			var ok bool
-			switch in.Code &^ (unix.BPF_JMP | unix.BPF_K) {
-			case unix.BPF_JEQ:
-				ok = acc == in.K
-			case unix.BPF_JGE:
-				ok = acc >= in.K
-			case unix.BPF_JSET:
-				ok = acc&in.K != 0
-			}
-			if ok {
-				pc += int(in.Jt)
-			} else {
-				pc += int(in.Jf)
-			}
-		case unix.BPF_RET | unix.BPF_K:
-			return in.K
-		default:
-			t.Fatalf("instruction %#x at %d", in.Code, pc)
-		}
-	}
-	t.Fatal("program fell off its end")
-	return 0
+	return ret
 }
 
 func TestSeccompFilterDecisions(t *testing.T) {
@@ -119,7 +74,7 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := buildSeccompFilter(seccompOpts{Arch: goarch})
+		f, err := Build(Options{Arch: goarch})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +87,7 @@ func TestSeccompFilterDecisions(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s has no %s", goarch, c.name)
 			}
-			if got := runFilter(t, f.prog, uint32(info.ID), uint32(nr), c.args...); got != c.want {
+			if got := runFilter(t, f.Prog, uint32(info.ID), uint32(nr), c.args...); got != c.want {
 				t.Errorf("%s %s%v: filter returns %#x, want %#x", goarch, c.name, c.args, got, c.want)
 			}
 		}
@@ -145,41 +100,41 @@ func TestSeccompFilterDecisions(t *testing.T) {
 				if !ok {
 					continue
 				}
-				if got := runFilter(t, f.prog, uint32(fa.ID), uint32(nr), unix.CLONE_NEWUSER); got != enosys {
+				if got := runFilter(t, f.Prog, uint32(fa.ID), uint32(nr), unix.CLONE_NEWUSER); got != enosys {
 					t.Errorf("%s: %s %s through the %s ABI: filter returns %#x, want ENOSYS", goarch, fa.Name, name, fa.Name, got)
 				}
 			}
 		}
 		if goarch == "amd64" {
 			for _, name := range []string{"getpid", "keyctl", "unshare"} {
-				nr := arch.X32.SyscallNames[name] | x32SyscallBit
-				if got := runFilter(t, f.prog, uint32(info.ID), uint32(nr)); got != enosys {
+				nr := arch.X32.SyscallNames[name] | X32SyscallBit
+				if got := runFilter(t, f.Prog, uint32(info.ID), uint32(nr)); got != enosys {
 					t.Errorf("x32 %s: filter returns %#x, want ENOSYS", name, got)
 				}
 			}
 		}
 		// The network variant, for tiers without a network namespace.
-		fn, err := buildSeccompFilter(seccompOpts{Arch: goarch, DenyNetwork: true})
+		fn, err := Build(Options{Arch: goarch, DenyNetwork: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The System V IPC variant, for tiers without an IPC namespace.
-		fi, err := buildSeccompFilter(seccompOpts{Arch: goarch, DenySysVIPC: true})
+		fi, err := Build(Options{Arch: goarch, DenySysVIPC: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"shmget", "shmat", "semget", "msgget", "msgrcv"} {
 			nr := uint32(info.SyscallNames[name])
-			if got := runFilter(t, fi.prog, uint32(info.ID), nr); got != enosys {
+			if got := runFilter(t, fi.Prog, uint32(info.ID), nr); got != enosys {
 				t.Errorf("%s deny-sysv %s: %#x, want ENOSYS", goarch, name, got)
 			}
-			if got := runFilter(t, f.prog, uint32(info.ID), nr); got != allow {
+			if got := runFilter(t, f.Prog, uint32(info.ID), nr); got != allow {
 				t.Errorf("%s %s without the variant: %#x, want allowed", goarch, name, got)
 			}
 		}
 		sock := uint32(info.SyscallNames["socket"])
 		for fam, want := range map[uint64]uint32{unix.AF_UNIX: allow, unix.AF_INET: eacces, unix.AF_INET6: eacces, unix.AF_PACKET: eacces, 1<<32 | unix.AF_UNIX: allow} {
-			if got := runFilter(t, fn.prog, uint32(info.ID), sock, fam, unix.SOCK_STREAM); got != want {
+			if got := runFilter(t, fn.Prog, uint32(info.ID), sock, fam, unix.SOCK_STREAM); got != want {
 				t.Errorf("%s deny-network socket(%s): %#x, want %#x", goarch, fmt.Sprint(fam), got, want)
 			}
 		}
@@ -210,11 +165,11 @@ func TestSeccompDenyListNames(t *testing.T) {
 // an architecture lacks is absent from both.
 func TestSyscallTables(t *testing.T) {
 	names := map[string]bool{"socket": true}
-	for _, r := range seccompRules(seccompOpts{DenyNetwork: true, DenySysVIPC: true}) {
+	for _, r := range seccompRules(Options{DenyNetwork: true, DenySysVIPC: true}) {
 		names[r.name] = true
 	}
 	for _, a := range []string{"amd64", "arm64", "386", "arm"} {
-		ours, ok := syscallTable(a)
+		ours, ok := TableOf(a)
 		if !ok {
 			t.Fatalf("no table for %s", a)
 		}
@@ -222,21 +177,21 @@ func TestSyscallTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ours.audit != uint32(ref.ID) {
-			t.Errorf("%s: audit arch %#x, reference %#x", a, ours.audit, uint32(ref.ID))
+		if ours.Audit != uint32(ref.ID) {
+			t.Errorf("%s: audit arch %#x, reference %#x", a, ours.Audit, uint32(ref.ID))
 		}
 		for n := range names {
-			got, have := ours.nr[n]
+			got, have := ours.Nr[n]
 			want, refHas := ref.SyscallNames[n]
 			if have != refHas || (have && got != uint32(want)) {
 				t.Errorf("%s %s: ours %d (%v), reference %d (%v)", a, n, got, have, want, refHas)
 			}
 		}
-		if len(ours.nr) > len(names) {
-			t.Errorf("%s: the table holds %d names, the filters use %d", a, len(ours.nr), len(names))
+		if len(ours.Nr) > len(names) {
+			t.Errorf("%s: the table holds %d names, the filters use %d", a, len(ours.Nr), len(names))
 		}
 	}
-	if _, ok := syscallTable("mips"); ok {
+	if _, ok := TableOf("mips"); ok {
 		t.Error("a table for an architecture the sandbox does not know")
 	}
 }
