@@ -99,6 +99,6 @@ func acpEngineFactory(env *cliEnv, ov wire.Overrides, pool *sandbox.Pool) acp.En
 		if err != nil {
 			return nil, err
 		}
-		return &acp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close, Approve: cfg.Approve, Models: choices}, nil
+		return &acp.Engine{Harness: e.Harness, Root: e.Root, Close: e.Close, Approve: cfg.Approve, Models: choices}, nil
 	}
 }

@@ -108,6 +108,6 @@ func engineFactory(env *cliEnv, pool *sandbox.Pool) lsp.HarnessFactory {
 		if err != nil {
 			return nil, err
 		}
-		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
+		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Close: e.Close}, nil
 	}
 }

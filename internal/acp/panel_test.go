@@ -78,7 +78,7 @@ func newConfiguredClient(t *testing.T, userYAML string) *client {
 			if err != nil {
 				return nil, err
 			}
-			return &Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close, Approve: cfg.Approve, Models: choices}, nil
+			return &Engine{Harness: e.Harness, Root: e.Root, Close: e.Close, Approve: cfg.Approve, Models: choices}, nil
 		}})
 	c := &client{t: t, ctx: ctx, in: inW, wait: map[float64]chan map[string]any{}, done: make(chan error, 1),
 		onAsk: func(map[string]any) any { return selected(optRejectOnce) }}

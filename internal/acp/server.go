@@ -19,7 +19,6 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -28,7 +27,6 @@ import (
 type Engine struct {
 	Harness *agent.Harness
 	Root    *workspace.Root
-	Store   *trace.Store
 	Close   func()
 	// Approve is the configuration's approval mode (ask, auto, never):
 	// a new session's mode.

@@ -76,7 +76,7 @@ func newClientSink(t *testing.T, cassette string, also func(event.Event), onAsk 
 			c.mu.Lock()
 			c.store = e.Store
 			c.mu.Unlock()
-			return &Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
+			return &Engine{Harness: e.Harness, Root: e.Root, Close: e.Close}, nil
 		}})
 	go func() { c.done <- srv.Serve(ctx, inR, outW); outW.Close() }()
 	go c.read(outR)

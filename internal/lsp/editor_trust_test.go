@@ -48,7 +48,7 @@ func settingsFixture(t *testing.T, userYAML string, settings any) *fixture {
 		if err != nil {
 			return nil, err
 		}
-		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
+		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Close: e.Close}, nil
 	}
 	srv := lsp.New(lsp.Options{Logger: slog.New(slog.DiscardHandler), NewHarness: factory, Version: "test", StateDir: filepath.Join(state, "lsp")})
 	return &fixture{t: t, dir: dir, state: state, editor: lsptest.Start(t, srv, lsptest.Config{Root: dir, Settings: settings})}

@@ -66,7 +66,7 @@ func wireFactory(state string) lsp.HarnessFactory {
 		if err != nil {
 			return nil, err
 		}
-		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
+		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Close: e.Close}, nil
 	}
 }
 

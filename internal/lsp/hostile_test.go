@@ -108,7 +108,7 @@ func envFixture(t *testing.T, files map[string]string, env map[string]string) *f
 		if err != nil {
 			return nil, err
 		}
-		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Store: e.Store, Close: e.Close}, nil
+		return &lsp.Engine{Harness: e.Harness, Root: e.Root, Close: e.Close}, nil
 	}
 	srv := lsp.New(lsp.Options{Logger: slog.New(slog.DiscardHandler), NewHarness: factory, Version: "test", StateDir: filepath.Join(state, "lsp")})
 	return &fixture{t: t, dir: dir, state: state, editor: lsptest.Start(t, srv, lsptest.Config{Root: dir})}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/jsonrpc"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
@@ -36,9 +35,6 @@ type Session struct {
 type Engine struct {
 	Harness *agent.Harness
 	Root    *workspace.Root
-	// Store is the workspace's trace database (may be nil): ioh.runs and
-	// ioh.trace read runs from before this session there.
-	Store *trace.Store
 	// Close releases the harness (trace store, leases); may be nil.
 	Close func()
 }
