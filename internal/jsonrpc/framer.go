@@ -17,8 +17,10 @@ type Framer interface {
 	// *FrameError is a frame that was skipped (malformed or too large):
 	// the Conn answers it and reads on. io.EOF is the clean end.
 	Read() ([]byte, error)
-	// Write writes one body as one frame.
+	// Write writes one body as one frame, possibly buffered until Flush.
 	Write(body []byte) error
+	// Flush writes what Write buffered.
+	Flush() error
 	// Close closes the reading side (when it is an io.Closer), so that a
 	// blocked Read returns.
 	Close() error

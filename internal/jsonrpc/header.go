@@ -37,12 +37,12 @@ const contentLength = "content-length:"
 // Only the end of the input (io.EOF between frames, io.ErrUnexpectedEOF
 // inside one) or a read error ends it.
 func HeaderFramer(r io.Reader, w io.Writer, limit int64) Framer {
-	return &headerFramer{in: bufio.NewReaderSize(r, 64<<10), w: w, limit: limit, closer: &closer{r: r}}
+	return &headerFramer{in: bufio.NewReaderSize(r, 64<<10), out: bufio.NewWriterSize(w, 64<<10), limit: limit, closer: &closer{r: r}}
 }
 
 type headerFramer struct {
 	in    *bufio.Reader
-	w     io.Writer
+	out   *bufio.Writer
 	limit int64
 	*closer
 
@@ -91,13 +91,18 @@ func (f *headerFramer) Read() ([]byte, error) {
 }
 
 func (f *headerFramer) Write(body []byte) error {
-	frame := make([]byte, 0, len(body)+32)
-	frame = append(frame, "Content-Length: "...)
-	frame = strconv.AppendInt(frame, int64(len(body)), 10)
-	frame = append(frame, "\r\n\r\n"...)
-	_, err := f.w.Write(append(frame, body...))
+	var hdr [48]byte
+	h := append(hdr[:0], "Content-Length: "...)
+	h = strconv.AppendInt(h, int64(len(body)), 10)
+	h = append(h, "\r\n\r\n"...)
+	if _, err := f.out.Write(h); err != nil {
+		return err
+	}
+	_, err := f.out.Write(body)
 	return err
 }
+
+func (f *headerFramer) Flush() error { return f.out.Flush() }
 
 // skipBody discards an oversized body, keeping only its first bytes to
 // find the request's id.

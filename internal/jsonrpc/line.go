@@ -14,12 +14,12 @@ import (
 // blank lines are skipped; a last line without its newline is still a
 // message.
 func LineFramer(r io.Reader, w io.Writer, limit int) Framer {
-	return &lineFramer{in: bufio.NewReaderSize(r, 64<<10), w: w, limit: limit, closer: &closer{r: r}}
+	return &lineFramer{in: bufio.NewReaderSize(r, 64<<10), out: bufio.NewWriterSize(w, 64<<10), limit: limit, closer: &closer{r: r}}
 }
 
 type lineFramer struct {
 	in    *bufio.Reader
-	w     io.Writer
+	out   *bufio.Writer
 	limit int
 	*closer
 
@@ -80,6 +80,10 @@ func (f *lineFramer) Write(body []byte) error {
 		}
 		body = b.Bytes()
 	}
-	_, err := f.w.Write(append(body, '\n'))
-	return err
+	if _, err := f.out.Write(body); err != nil {
+		return err
+	}
+	return f.out.WriteByte('\n')
 }
+
+func (f *lineFramer) Flush() error { return f.out.Flush() }

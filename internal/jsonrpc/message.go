@@ -77,6 +77,9 @@ func parseID(raw json.RawMessage) (ID, bool) {
 	if len(raw) == 0 {
 		return ID{}, false
 	}
+	if plainID(raw) {
+		return ID{string(raw)}, true
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -98,6 +101,36 @@ func parseID(raw json.RawMessage) (ID, bool) {
 		return ID{x.String()}, true
 	}
 	return ID{}, false
+}
+
+// plainID reports whether raw is already canonical: a short decimal
+// integer without a leading zero, or a string of printable ASCII that
+// json.Marshal writes as is.
+func plainID(raw []byte) bool {
+	if raw[0] == '"' {
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Request is an incoming request (it has an ID) or notification.

@@ -50,11 +50,10 @@ func (w *writer) loop() {
 			w.mu.Unlock()
 			return
 		}
-		b := w.q[0]
-		w.q[0] = nil
-		w.q = w.q[1:]
+		batch := w.q
+		w.q = nil
 		w.mu.Unlock()
-		if err := w.fr.Write(b); err != nil {
+		if err := w.write(batch); err != nil {
 			w.log.Warn("json-rpc output: write failed; the connection ends", "err", err)
 			w.mu.Lock()
 			w.done, w.q, w.err = true, nil, err
@@ -63,6 +62,17 @@ func (w *writer) loop() {
 			return
 		}
 	}
+}
+
+// write writes a batch of bodies and flushes them: one write call for
+// a burst, in order.
+func (w *writer) write(batch [][]byte) error {
+	for _, b := range batch {
+		if err := w.fr.Write(b); err != nil {
+			return err
+		}
+	}
+	return w.fr.Flush()
 }
 
 // failed reports whether a write failed.
