@@ -151,7 +151,8 @@ func (t *tail) bytes() []byte {
 // view is the product's view (policy.Default) of a run with the extra
 // environment env: the toolchains it names, the configuration's readable
 // paths and readable, the configuration's masks. Built per run, so a
-// secret made since the last run is masked in this one.
+// secret made since the last run is masked in this one (the cache keeps
+// only what is unchanged).
 func (a *Adapter) view(env, readable []string) sandbox.View {
-	return policy.Default(policy.Options{Env: env, Readable: readable, Masked: a.opts.Masked})
+	return policy.Default(policy.Options{Env: env, Readable: readable, Masked: a.opts.Masked, Cache: a.views})
 }

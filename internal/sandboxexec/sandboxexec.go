@@ -18,6 +18,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/policy"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -71,6 +72,9 @@ type Options struct {
 type Adapter struct {
 	runner *sandbox.Runner
 	opts   Options
+	// views keeps the policy's expansions between the runs of a
+	// long-lived caller (one with a Pool); nil: each view afresh.
+	views *policy.Cache
 
 	mu   sync.Mutex
 	told map[string]bool // downgrades already reported
@@ -105,7 +109,11 @@ func New(opts Options) (*Adapter, error) {
 	if opts.Limits.Output <= 0 {
 		opts.Limits.Output = DefaultOutputLimit
 	}
-	return &Adapter{runner: sandbox.NewRunner(opts.Log, sandbox.WithPool(opts.Pool)), opts: opts, told: map[string]bool{}}, nil
+	a := &Adapter{runner: sandbox.NewRunner(opts.Log, sandbox.WithPool(opts.Pool)), opts: opts, told: map[string]bool{}}
+	if opts.Pool != nil {
+		a.views = policy.NewCache()
+	}
+	return a, nil
 }
 
 // Exec runs req over its workspace with req.Changes staged on top. Writes

@@ -20,10 +20,10 @@ const (
 // it read changed: a chmod of an existing file shows within it.
 const etcScanTTL = 5 * time.Second
 
-// etcScan is the last walk of /etc: what it found, the modification time
+// etcScan is a cache's last walk of /etc: what it found, the modification time
 // of every directory it read (a file created, removed or renamed there
 // changes it) and when it ran.
-var etcScan struct {
+type etcScan struct {
 	sync.Mutex
 	at     time.Time
 	stamps map[string]int64
@@ -39,16 +39,16 @@ var etcScan struct {
 // where they lie. The walk (about 1,200 entries, 1-2 ms on a Debian
 // /etc) is reused for etcScanTTL while no directory it read changed;
 // a chmod of an existing file shows within etcScanTTL.
-func etcUnreadable() []string {
-	etcScan.Lock()
-	defer etcScan.Unlock()
-	if etcScan.out != nil && time.Since(etcScan.at) <= etcScanTTL && stampsHold(etcScan.stamps) {
-		return etcScan.out
+func (e *etcScan) unreadable() []string {
+	e.Lock()
+	defer e.Unlock()
+	if e.out != nil && time.Since(e.at) <= etcScanTTL && stampsHold(e.stamps) {
+		return e.out
 	}
 	stamps := map[string]int64{}
 	at := time.Now()
 	out := walkUnreadable("/etc", stamps)
-	etcScan.at, etcScan.stamps, etcScan.out = at, stamps, out
+	e.at, e.stamps, e.out = at, stamps, out
 	return out
 }
 

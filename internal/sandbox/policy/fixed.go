@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// fixedMasks is the last expansion of etcSecrets and this program's own
+// fixedMasks is a cache's last expansion of etcSecrets and this program's own
 // state and config directories (fixedMaskTargets), with the times of the
 // directories it was read from, as homeMasks keeps them.
-var fixedMasks struct {
+type fixedMasks struct {
 	sync.Mutex
 	key    string
 	stamps map[string]int64
@@ -24,20 +24,21 @@ var fixedMasks struct {
 // were read from (each path's and each target's parent, /home and
 // /etc/passwd for the list of homes) are unchanged: about 25 stats
 // instead of 100 lookups and a read of /etc/passwd per spawn.
-func fixedMaskTargets() []string {
+func (c *Cache) fixedMaskTargets() []string {
+	m := &c.fixed
 	key := strings.Join([]string{os.Getenv("HOME"), os.Getenv("IOH_STATE_DIR"), os.Getenv("XDG_STATE_HOME"), os.Getenv("XDG_CONFIG_HOME")}, "\x00")
-	fixedMasks.Lock()
-	defer fixedMasks.Unlock()
-	etc := etcUnreadable() // etc.go: reused while /etc is unchanged
-	if fixedMasks.out != nil && fixedMasks.key == key && stampsHold(fixedMasks.stamps) {
-		return mergeMasks(slices.Clip(fixedMasks.out), etc)
+	m.Lock()
+	defer m.Unlock()
+	etc := c.etc.unreadable() // etc.go: reused while /etc is unchanged
+	if m.out != nil && m.key == key && stampsHold(m.stamps) {
+		return mergeMasks(slices.Clip(m.out), etc)
 	}
 	stamps := map[string]int64{"/home": mtime("/home"), "/etc/passwd": mtime("/etc/passwd")}
 	paths := append(append([]string{}, etcSecrets...), ownStateDirs()...)
 	out, reusable := expandStamped(paths, stamps) // masks.go
-	fixedMasks.key, fixedMasks.stamps, fixedMasks.out = key, stamps, nil
+	m.key, m.stamps, m.out = key, stamps, nil
 	if reusable {
-		fixedMasks.out = out
+		m.out = out
 	}
 	return mergeMasks(slices.Clip(out), etc)
 }

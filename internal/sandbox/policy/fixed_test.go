@@ -19,7 +19,8 @@ func TestFixedMaskTargetsFollowChanges(t *testing.T) {
 	t.Setenv("IOH_STATE_DIR", state)
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	t.Setenv("HOME", t.TempDir())
-	has := func(p string) bool { return slices.Contains(fixedMaskTargets(), p) }
+	c := NewCache()
+	has := func(p string) bool { return slices.Contains(c.fixedMaskTargets(), p) }
 	if has(state) || has(filepath.Join(cfg, "ioh")) {
 		t.Fatal("masked before it exists")
 	}

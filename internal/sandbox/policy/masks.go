@@ -37,8 +37,8 @@ func stateDirs() []string {
 // DefaultMasked is reused while nothing it depends on changed
 // (homeMaskTargets); the state directories and extra are resolved on
 // every call.
-func maskTargets(extra []string) []string {
-	base := homeMaskTargets()
+func (c *Cache) maskTargets(extra []string) []string {
+	base := c.homeMaskTargets()
 	seen := make(map[string]bool, len(base))
 	out := append(make([]string, 0, len(base)+len(extra)+2), base...)
 	for _, q := range base {
@@ -64,26 +64,27 @@ func addMask(out []string, seen map[string]bool, p string) []string {
 	return out
 }
 
-// homeMasks is the last expansion of DefaultMasked and the modification
+// homeMasks is a cache's last expansion of DefaultMasked and the modification
 // times of everything it was read from: the directories holding each
 // entry (a home, its .config, /etc …), /home (the list of homes) and
 // /etc/passwd (the user's home). An entry created, removed, renamed or
 // relinked changes its directory's time, so a stamp that still matches
 // means the expansion does too: about 20 stats instead of 60 lookups
 // and symlink resolutions per spawn.
-var homeMasks struct {
+type homeMasks struct {
 	sync.Mutex
 	home   string
 	stamps map[string]int64
 	out    []string
 }
 
-func homeMaskTargets() []string {
+func (c *Cache) homeMaskTargets() []string {
+	m := &c.home
 	home := os.Getenv("HOME")
-	homeMasks.Lock()
-	defer homeMasks.Unlock()
-	if homeMasks.out != nil && homeMasks.home == home && stampsHold(homeMasks.stamps) {
-		return homeMasks.out
+	m.Lock()
+	defer m.Unlock()
+	if m.out != nil && m.home == home && stampsHold(m.stamps) {
+		return m.out
 	}
 	homes := map[string]bool{"/root": true}
 	if h, err := os.UserHomeDir(); err == nil {
@@ -110,9 +111,9 @@ func homeMaskTargets() []string {
 		}
 	}
 	out, reusable := expandStamped(paths, stamps)
-	homeMasks.home, homeMasks.stamps, homeMasks.out = home, stamps, nil
+	m.home, m.stamps, m.out = home, stamps, nil
 	if reusable {
-		homeMasks.out = out
+		m.out = out
 	}
 	return out
 }

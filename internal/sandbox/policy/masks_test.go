@@ -16,7 +16,8 @@ func TestMaskTargetsFollowChanges(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	elsewhere := t.TempDir()
-	has := func(p string) bool { return slices.Contains(maskTargets(nil), p) }
+	c := NewCache()
+	has := func(p string) bool { return slices.Contains(c.maskTargets(nil), p) }
 	aws := filepath.Join(home, ".aws")
 	gcloud := filepath.Join(home, ".config", "gcloud")
 	kube := filepath.Join(home, ".kube")

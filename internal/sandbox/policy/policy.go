@@ -29,7 +29,27 @@ type Options struct {
 	// Masked paths are hidden in addition to DefaultMasked (the
 	// configuration's sandbox.masked). Absolute.
 	Masked []string
+	// Cache, when set, keeps the expansions of the masks and the walk of
+	// /etc between the views of a long-lived caller, each reused only
+	// while what it was read from is unchanged; nil computes everything
+	// afresh.
+	Cache *Cache
 }
+
+// Cache is what Default may reuse between views: the expansions of
+// DefaultMasked over the homes and of /etc's secrets and the state
+// directories, the walk of /etc, and the credential files of the
+// toolchain directories, each with the modification times of what it
+// was read from. Safe for concurrent use; the zero Cache is empty.
+type Cache struct {
+	home       homeMasks
+	fixed      fixedMasks
+	etc        etcScan
+	toolchains toolchainSecretsCacheT
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache { return &Cache{} }
 
 // Default is the product's view of a run: the system directories (/etc
 // without its secrets), the toolchains and their caches, the directories
@@ -42,10 +62,14 @@ type Options struct {
 // expansions are reused while the directories they were read from are
 // unchanged, so a secret created since is masked on the next call.
 func Default(o Options) view.View {
+	c := o.Cache
+	if c == nil {
+		c = &Cache{} // the cold path: nothing kept
+	}
 	tc := toolchainDirs(o.Env)
 	read := append(append(append([]string{}, systemReadView()...), tc...), o.Readable...)
-	masked := mergeMasks(maskTargets(o.Masked), fixedMaskTargets())
-	masked = mergeMasks(masked, toolchainSecrets(tc))
+	masked := mergeMasks(c.maskTargets(o.Masked), c.fixedMaskTargets())
+	masked = mergeMasks(masked, c.toolchainSecrets(tc))
 	return view.View{Read: read, Masked: masked, ProtectedNames: slices.Clone(protectedNames)}
 }
 

@@ -171,12 +171,10 @@ func keepToolchainDirs(dirs []string) []string {
 	return out
 }
 
-// toolchainSecretsCache is the last toolchainSecrets result, reused while
+// toolchainSecretsCache is a cache's last toolchainSecrets result, reused while
 // the directories it looked in are the same and none of them changed (a
 // file created, removed or renamed there changes its time): a credential
 // file made since is masked in the very next run.
-var toolchainSecretsCache toolchainSecretsCacheT
-
 type toolchainSecretsCacheT struct {
 	sync.Mutex
 	dirs     []string
@@ -189,11 +187,11 @@ type toolchainSecretsCacheT struct {
 // that exist at the top of the toolchain directories dirs or in their etc
 // directories, and the targets of those that are symlinks: no view holds
 // them. About 40 stats per call while nothing changed.
-func toolchainSecrets(dirs []string) []string {
-	c := &toolchainSecretsCache
-	c.Lock()
-	defer c.Unlock()
-	return c.lookLocked(dirs)
+func (c *Cache) toolchainSecrets(dirs []string) []string {
+	t := &c.toolchains
+	t.Lock()
+	defer t.Unlock()
+	return t.lookLocked(dirs)
 }
 
 func (c *toolchainSecretsCacheT) lookLocked(dirs []string) []string {
