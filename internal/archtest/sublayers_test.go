@@ -35,6 +35,8 @@ var subRules = []subRule{
 	{pkg: "internal/agent/render", only: []string{"internal/agent/event"}, why: "the renderer reads events only, never the store"},
 	{pkg: "internal/agent/trace", deny: []string{"internal/agent/render"}, why: "the store keeps events; how a person reads them is the renderer's"},
 	{pkg: "internal/jsonrpc", only: []string{}, why: "the one JSON-RPC connection of lsp and acp is a leaf: framing and correlation know nothing of either protocol"},
+	{pkg: "internal/lsp", deny: []string{"internal/agent/trace"}, why: "the language server reads runs through the engine (agent.History), never the trace store"},
+	{pkg: "internal/acp", deny: []string{"internal/agent/trace"}, why: "the ACP agent reads runs through the engine (agent.History), never the trace store"},
 }
 
 // checkSubRule returns the forbidden edges of package p under r.
