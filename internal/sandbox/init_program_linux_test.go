@@ -297,7 +297,7 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 					cmd = initCommand(uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET))
 				} else {
 					cfg.Tier = BackendLandlock
-					cfg.ReadView, _, _ = landlockView(&Spec{Dir: dir, Writable: []string{dir}, View: testView()})
+					cfg.ReadView, _, _ = landlockView(nil, &Spec{Dir: dir, Writable: []string{dir}, View: testView()})
 					cmd = stageCommand(landlockArg)
 				}
 				cfgR, cfgW, _ := os.Pipe()

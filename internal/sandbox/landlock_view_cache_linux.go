@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -13,8 +12,8 @@ import (
 // entry types, and the writable roots carved around the secrets and the
 // protected directories. Computing it costs about 0.4 ms per run (cover,
 // carving, symlink checks). A server's runs mostly ask for the same, so
-// the last result is reused for viewCacheTTL (as the view's static part
-// is, landlockView) while the run's inputs are the same and
+// its pool reuses the last result for viewCacheTTL (as the view's static
+// part is, landlockView) while the run's inputs are the same and
 //   - the working directory, the writable roots and the stage still
 //     resolve to the same real paths (one lookup each per run: a root
 //     swapped for a link to a home would otherwise keep a view carved for
@@ -33,7 +32,8 @@ type landlockRunView struct {
 	links    map[string]string // entry that is a symlink → its target text
 }
 
-var runViews struct {
+// runViewCache is a pool's last landlockRunView and what it was made for.
+type runViewCache struct {
 	mu  sync.Mutex
 	key string
 	at  time.Time
@@ -41,10 +41,15 @@ var runViews struct {
 }
 
 // runViewFor returns the run's view for vs (Dir, Writable, Stage and View
-// as landlockView takes them), whose writable roots are
-// writable and whose protected directories present are kept read-only.
-// The result is shared: callers must not modify it.
-func runViewFor(vs *Spec, writable, present []string) *landlockRunView {
+// as landlockView takes them), whose writable roots are writable and
+// whose protected directories present are kept read-only: c's (a pool's)
+// while it holds one for the same inputs, else made now (always, for a
+// nil c: the cold path). The result may be shared: callers must not
+// modify it.
+func runViewFor(c *viewCaches, vs *Spec, writable, present []string) *landlockRunView {
+	if c == nil {
+		return makeRunView(nil, vs, writable, present)
+	}
 	dyn := append(append([]string{vs.Dir}, writable...), stageLower(vs))
 	real := make([]string, len(dyn))
 	for i, p := range dyn {
@@ -54,22 +59,30 @@ func runViewFor(vs *Spec, writable, present []string) *landlockRunView {
 	}
 	// The view holds the masks the policy found for this run: a secret
 	// made since is in its key, and carved at once.
-	key := strings.Join([]string{viewKey(vs.View),
-		strings.Join(dyn, "\x00"), strings.Join(real, "\x00"), strings.Join(present, "\x00")}, "\x02")
-	runViews.mu.Lock()
-	defer runViews.mu.Unlock()
-	if v := runViews.v; v != nil && runViews.key == key && time.Since(runViews.at) <= viewCacheTTL && linksHold(v.links) {
+	key := keyOf(vs.View.Read, vs.View.Masked, dyn, real, present) // pool.go
+	r := &c.runs
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v := r.v; v != nil && r.key == key && time.Since(r.at) <= viewCacheTTL && linksHold(v.links) {
 		return v
 	}
-	view, deny, masked := landlockView(vs) // readview.go
+	v := makeRunView(c, vs, writable, present)
+	r.key, r.at, r.v = key, time.Now(), v
+	return v
+}
+
+// makeRunView computes runViewFor's view, with c's caches of its parts
+// (nil: none).
+func makeRunView(c *viewCaches, vs *Spec, writable, present []string) *landlockRunView {
+	k := c.kinds().orFresh()                                   // tier_landlock_rules_linux.go
+	view, deny, masked := landlockView(c.landlockStatic(), vs) // readview.go
 	// No entry may be a symlink to a secret: its rule would land on the
 	// secret (tier_landlock_rules_linux.go).
-	view = dropLinksToDenied(view, deny)
+	view = k.dropLinksToDenied(view, deny)
 	wdeny := append(append([]string{}, deny...), present...)
-	v := &landlockRunView{view: view, types: viewTypes(view), masked: masked,
-		writable: carvedWithin(dropLinksToDenied(carve(writable, wdeny), wdeny), writable)}
+	v := &landlockRunView{view: view, types: k.viewTypes(view), masked: masked,
+		writable: carvedWithin(k.dropLinksToDenied(carve(writable, wdeny), wdeny), writable)}
 	v.links = linkTargets(append(append([]string{}, v.view...), v.writable...))
-	runViews.key, runViews.at, runViews.v = key, time.Now(), v
 	return v
 }
 
@@ -107,19 +120,14 @@ func carvedWithin(entries, roots []string) []string {
 	return out
 }
 
-// linkTargets maps the paths among ps that were symlinks when their
-// entry was looked at (lookViewEntry) to their target text now.
+// linkTargets maps the paths among ps that are symlinks to their target
+// text now.
 func linkTargets(ps []string) map[string]string {
-	viewKinds.mu.Lock()
-	var links []string
+	out := map[string]string{}
 	for _, p := range ps {
-		if lookViewEntry(p).link {
-			links = append(links, p)
+		if !isSymlink(p) { // tier_landlock_rules_linux.go
+			continue
 		}
-	}
-	viewKinds.mu.Unlock()
-	out := make(map[string]string, len(links))
-	for _, p := range links {
 		t, err := os.Readlink(p)
 		if err != nil {
 			t = "\x00" + err.Error()

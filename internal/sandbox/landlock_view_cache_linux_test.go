@@ -12,11 +12,12 @@ import (
 )
 
 // TestRunViewFollowsChanges: the landlock tier's per-run view is reused
-// between runs, but equals a fresh computation after each change a run
-// must see at once: the working directory swapped for a link to a home
-// holding a secret (the secret stays out), and a symlink entry of a
-// carved directory retargeted to the secret (the entry is dropped). The
-// control: unchanged inputs reuse the cached view.
+// between a pool's runs, but equals a fresh computation (the cold path's)
+// after each change a run must see at once: the working directory
+// swapped for a link to a home holding a secret (the secret stays out),
+// and a symlink entry of a carved directory retargeted to the secret (the
+// entry is dropped). The control: unchanged inputs reuse the pool's
+// cached view, and the cold path never reuses one.
 func TestRunViewFollowsChanges(t *testing.T) {
 	// The view also holds toolchains found from the environment and the
 	// machine's homes: the test's own, not the machine user's.
@@ -44,15 +45,11 @@ func TestRunViewFollowsChanges(t *testing.T) {
 	spec := func() *Spec {
 		return &Spec{Dir: ws, Writable: []string{ws}, View: testMaskedView([]string{secret}, home)}
 	}
-	fresh := func() *landlockRunView {
-		runViews.mu.Lock()
-		runViews.v = nil
-		runViews.mu.Unlock()
-		return runViewFor(spec(), []string{ws}, nil)
-	}
+	c := &viewCaches{} // a pool's
+	fresh := func() *landlockRunView { return runViewFor(nil, spec(), []string{ws}, nil) }
 	check := func(step string) {
 		t.Helper()
-		got := runViewFor(spec(), []string{ws}, nil)
+		got := runViewFor(c, spec(), []string{ws}, nil)
 		want := fresh()
 		if diff := cmp.Diff(got.view, want.view); diff != "" {
 			t.Errorf("%s: view (-cached +fresh):\n%s", step, diff)
@@ -66,15 +63,18 @@ func TestRunViewFollowsChanges(t *testing.T) {
 			}
 		}
 	}
-	v1 := runViewFor(spec(), []string{ws}, nil)
-	if v2 := runViewFor(spec(), []string{ws}, nil); v2 != v1 {
+	v1 := runViewFor(c, spec(), []string{ws}, nil)
+	if v2 := runViewFor(c, spec(), []string{ws}, nil); v2 != v1 {
 		t.Errorf("control: the same inputs did not reuse the cached view")
+	}
+	if fresh() == fresh() {
+		t.Errorf("the cold path reused a view")
 	}
 	if !slices.Contains(v1.view, link) {
 		t.Fatalf("the carved home's link %s is not in the view: %v", link, v1.view)
 	}
 	// The link retargeted to the secret.
-	runViewFor(spec(), []string{ws}, nil)
+	runViewFor(c, spec(), []string{ws}, nil)
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +82,11 @@ func TestRunViewFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("link retargeted")
-	if got := runViewFor(spec(), []string{ws}, nil); slices.Contains(got.view, link) {
+	if got := runViewFor(c, spec(), []string{ws}, nil); slices.Contains(got.view, link) {
 		t.Errorf("a link retargeted to the secret stays in the view")
 	}
 	// The working directory swapped for a link to the home.
-	runViewFor(spec(), []string{ws}, nil)
+	runViewFor(c, spec(), []string{ws}, nil)
 	if err := os.Remove(ws); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package sandbox
 
-import "sync"
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
 
 // Pool is what a long-lived caller (the server, an agent run, ACP) keeps
 // between its runs so the next one starts sooner: on Linux, the stages
@@ -77,6 +81,24 @@ func (p *Pool) wait() {
 	if p != nil {
 		p.bg.Wait()
 	}
+}
+
+// keyOf is the key of a pool's cache entry built from lists of paths:
+// each list and each path length-prefixed, so two different inputs never
+// share a key whatever bytes the paths hold.
+func keyOf(lists ...[]string) string {
+	var b strings.Builder
+	for _, l := range lists {
+		b.WriteString(strconv.Itoa(len(l)))
+		b.WriteByte('[')
+		for _, p := range l {
+			b.WriteString(strconv.Itoa(len(p)))
+			b.WriteByte(':')
+			b.WriteString(p)
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
 }
 
 // RunnerOption configures a Runner (NewRunner).

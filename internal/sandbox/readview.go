@@ -23,33 +23,38 @@ import (
 // since is carved out within it.
 const viewCacheTTL = 5 * time.Second
 
-var viewCache struct {
+// landlockViewCache is a pool's last carved static part of a landlock
+// view (Pool; pool_linux.go), keyed by the whole View.
+type landlockViewCache struct {
 	mu     sync.Mutex
 	key    string
 	at     time.Time
-	static []string // the carved system and toolchain part
+	static []string // the view's own roots, resolved and carved
 	deny   []string
 	masked int
 }
 
 // landlockView returns the landlock tier's read view, the masks carved
-// out, with its per-process part cached: the view's own roots are
-// resolved and carved at most once per viewCacheTTL for the same view;
-// the working directory, the writable roots and the stage are carved per
-// run. It returns the view, the deny list (for carving the writable
-// roots) and how many masks apply.
-func landlockView(s *Spec) (view, deny []string, masked int) {
-	key := viewKey(s.View)
-	viewCache.mu.Lock()
-	if viewCache.key != key || time.Since(viewCache.at) > viewCacheTTL {
-		viewCache.deny = append([]string{}, s.View.Masked...)
-		roots, _ := resolveRoots(s.View.Read)
-		viewCache.static = carve(roots, viewCache.deny)
-		viewCache.masked = len(viewCache.deny)
-		viewCache.key, viewCache.at = key, time.Now()
+// out. With a cache (a pool's) the view's own roots are resolved and
+// carved at most once per viewCacheTTL for the same view; without one
+// (the cold path) on every call. The working directory, the writable
+// roots and the stage are carved per run. It returns the view, the deny
+// list (for carving the writable roots) and how many masks apply.
+func landlockView(c *landlockViewCache, s *Spec) (view, deny []string, masked int) {
+	if c == nil {
+		c = &landlockViewCache{}
 	}
-	static, deny, masked := viewCache.static, viewCache.deny, viewCache.masked
-	viewCache.mu.Unlock()
+	key := viewKey(s.View)
+	c.mu.Lock()
+	if c.at.IsZero() || c.key != key || time.Since(c.at) > viewCacheTTL {
+		c.deny = append([]string{}, s.View.Masked...)
+		roots, _ := resolveRoots(s.View.Read)
+		c.static = carve(roots, c.deny)
+		c.masked = len(c.deny)
+		c.key, c.at = key, time.Now()
+	}
+	static, deny, masked := c.static, c.deny, c.masked
+	c.mu.Unlock()
 	dyn, _ := resolveRoots(append(append([]string{s.Dir}, s.Writable...), stageLower(s)))
 	return minimalCover(append(append([]string{}, static...), carve(dyn, deny)...)), deny, masked
 }

@@ -107,7 +107,7 @@ func TestLinuxViewRootsMatchUncached(t *testing.T) {
 		{Dir: a, Writable: []string{a}, View: testView("/opt")},
 		{Dir: link, Writable: []string{link, a}, View: testView("/opt")},
 	} {
-		gotRoots, gotLinks := linuxViewRoots(s)
+		gotRoots, gotLinks := linuxViewRoots(nil, s)
 		wantRoots, wantLinks := readViewRoots(s)
 		if diff := cmp.Diff(gotRoots, wantRoots); diff != "" {
 			t.Errorf("roots for %+v (-cached +uncached):\n%s", s, diff)

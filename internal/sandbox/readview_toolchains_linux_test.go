@@ -112,14 +112,14 @@ func TestToolchainSecretsCarvedAtOnce(t *testing.T) {
 	work := t.TempDir()
 	s := &Spec{Dir: work, Writable: []string{work}, Env: []string{"VIRTUAL_ENV=" + filepath.Join(home, "venv")}}
 	s.View = testViewEnv(s.Env)
-	if v := runViewFor(s, s.Writable, nil); !slices.Contains(v.view, lib) {
+	if v := runViewFor(nil, s, s.Writable, nil); !slices.Contains(v.view, lib) {
 		t.Fatalf("control: %s is not in the view %q", lib, v.view)
 	}
 	if err := os.WriteFile(filepath.Join(lib, "credentials"), []byte("token\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s.View = testViewEnv(s.Env)
-	v := runViewFor(s, s.Writable, nil)
+	v := runViewFor(nil, s, s.Writable, nil)
 	for _, p := range v.view {
 		if under(filepath.Join(lib, "credentials"), p) {
 			t.Errorf("the view still reaches the new credential file through %s", p)

@@ -88,7 +88,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	// So is the directory of the stages' programs (init_program_linux.go).
 	bins := protectedBinaryDirs(binaryDirs(), s.Writable)
 	present = append(present, bins...)
-	rv := runViewFor(&Spec{Dir: dir, Writable: writable, Stage: s.Stage, View: vw}, writable, present) // landlock_view_cache_linux.go
+	rv := runViewFor(s.pool.caches(), &Spec{Dir: dir, Writable: writable, Stage: s.Stage, View: vw}, writable, present) // landlock_view_cache_linux.go
 	view, masked := rv.view, rv.masked
 	cfg := &initConfig{
 		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,

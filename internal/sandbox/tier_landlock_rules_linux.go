@@ -341,16 +341,13 @@ type viewEntry struct {
 	link bool // the path itself is a symlink
 }
 
-// lookViewEntry is p's entry, cached for viewCacheTTL as the view's own
-// static part is; a path whose kind changed since is handled by the
+// lookViewEntry is p's entry, cached in k for viewCacheTTL as the view's
+// own static part is; a path whose kind changed since is handled by the
 // runner (see above). A missing path is not cached. The caller holds
-// viewKinds.mu.
-func lookViewEntry(p string) viewEntry {
-	if viewKinds.m == nil || time.Since(viewKinds.at) > viewCacheTTL {
-		viewKinds.m, viewKinds.at = map[string]viewEntry{}, time.Now()
-		viewKinds.deny = map[string]string{}
-	}
-	if e, ok := viewKinds.m[p]; ok {
+// k.mu.
+func (k *viewKindCache) lookViewEntry(p string) viewEntry {
+	k.expire()
+	if e, ok := k.m[p]; ok {
 		return e
 	}
 	e := viewEntry{kind: viewFile}
@@ -361,25 +358,25 @@ func lookViewEntry(p string) viewEntry {
 	if fi.Mode()&os.ModeSymlink != 0 {
 		e.link = true
 		if fi, err = os.Stat(p); err != nil {
-			viewKinds.m[p] = e
+			k.m[p] = e
 			return e
 		}
 	}
 	if fi.IsDir() {
 		e.kind = viewDir
 	}
-	viewKinds.m[p] = e
+	k.m[p] = e
 	return e
 }
 
 // viewTypes is ReadViewTypes for a view: 'd' for each directory, 'f' for
 // anything else.
-func viewTypes(view []string) string {
-	viewKinds.mu.Lock()
-	defer viewKinds.mu.Unlock()
+func (k *viewKindCache) viewTypes(view []string) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	out := make([]byte, len(view))
 	for i, p := range view {
-		out[i] = lookViewEntry(p).kind
+		out[i] = k.lookViewEntry(p).kind
 	}
 	return string(out)
 }
@@ -391,17 +388,18 @@ func viewTypes(view []string) string {
 // entry of a carved directory (a home given as the workspace or a
 // writable root, /etc) would otherwise grant the secret it points to.
 // Sandboxed code cannot make such an entry: it holds no right on a
-// carved directory itself, only on its entries.
-func dropLinksToDenied(entries, deny []string) []string {
-	viewKinds.mu.Lock()
-	defer viewKinds.mu.Unlock()
+// carved directory itself, only on its entries. Whether an entry is a
+// link is looked at now, never taken from k: a directory swapped for a
+// link since (a writable root replaced by a link to a home) is judged as
+// the link it is.
+func (k *viewKindCache) dropLinksToDenied(entries, deny []string) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	var out []string
 	for _, p := range entries {
-		if e := lookViewEntry(p); e.link {
-			// Resolved again for each run: the link may point elsewhere
-			// since it was cached.
+		if isSymlink(p) {
 			t, err := filepath.EvalSymlinks(p)
-			if err != nil || linkDenied(t, deny) {
+			if err != nil || k.linkDenied(t, deny) {
 				continue
 			}
 		}
@@ -411,14 +409,14 @@ func dropLinksToDenied(entries, deny []string) []string {
 }
 
 // linkDenied reports whether target is a denied path (as named or as
-// it resolves), lies below one, or holds one. The caller holds
-// viewKinds.mu.
-func linkDenied(target string, deny []string) bool {
+// it resolves), lies below one, or holds one. The caller holds k.mu.
+func (k *viewKindCache) linkDenied(target string, deny []string) bool {
+	k.expire()
 	for _, d := range deny {
-		r, ok := viewKinds.deny[d]
+		r, ok := k.deny[d]
 		if !ok {
 			r = resolved(d) // masks.go
-			viewKinds.deny[d] = r
+			k.deny[d] = r
 		}
 		for _, q := range []string{filepath.Clean(d), r} {
 			if q != "" && filepath.IsAbs(q) && (under(target, q) || under(q, target)) {
@@ -429,9 +427,35 @@ func linkDenied(target string, deny []string) bool {
 	return false
 }
 
-var viewKinds struct {
+// viewKindCache holds what was seen of view paths: a pool's, kept
+// across its runs, or a run's own (orFresh).
+type viewKindCache struct {
 	mu   sync.Mutex
 	at   time.Time
 	m    map[string]viewEntry
 	deny map[string]string // a denied path → its resolution
+}
+
+// orFresh is k, or for a nil k (the cold path) a cache that lives for
+// one computation only.
+func (k *viewKindCache) orFresh() *viewKindCache {
+	if k == nil {
+		return &viewKindCache{}
+	}
+	return k
+}
+
+// isSymlink reports whether p itself is a symlink now.
+func isSymlink(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
+}
+
+// expire empties k once its entries are viewCacheTTL old. The caller
+// holds k.mu.
+func (k *viewKindCache) expire() {
+	if k.m == nil || time.Since(k.at) > viewCacheTTL {
+		k.m, k.at = map[string]viewEntry{}, time.Now()
+		k.deny = map[string]string{}
+	}
 }

@@ -135,7 +135,7 @@ func TestViewTypes(t *testing.T) {
 	if err := os.Symlink(d, l); err != nil {
 		t.Fatal(err)
 	}
-	if got := viewTypes([]string{d, f, l, filepath.Join(root, "missing")}); got != "dfdf" {
+	if got := new(viewKindCache).viewTypes([]string{d, f, l, filepath.Join(root, "missing")}); got != "dfdf" {
 		t.Errorf("viewTypes = %q, want dfdf", got)
 	}
 }

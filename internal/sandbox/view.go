@@ -67,9 +67,7 @@ func protectedNamesIn(names, writable []string) []string {
 
 // viewKey is what a cache of a view's resolved or carved form depends on
 // besides the file tree: the view itself.
-func viewKey(v View) string {
-	return strings.Join(v.Read, "\x00") + "\x01" + strings.Join(v.Masked, "\x00")
-}
+func viewKey(v View) string { return keyOf(v.Read, v.Masked) } // pool.go
 
 // trueView is the view of the tiers' probe (probeByRunning), which runs
 // `true` and nothing else: the system directories that program and its
