@@ -37,21 +37,22 @@ func cmdDiff(ctx context.Context, env *cliEnv, args []string) int {
 		return errorExit(err, exitFailed)
 	}
 	defer eng.Close()
-	row, err := eng.Store.Run(ctx, id)
+	hs := eng.Harness.History()
+	row, err := hs.Run(ctx, id)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp diff: %v\n", err)
 		return errorExit(err, exitFailed)
 	}
-	if len(row.Changes) == 0 {
+	if !row.HasChanges() {
 		fmt.Fprintf(env.stderr, "ioh-lsp diff: run %s changed no file\n", id)
 		return exitOK
 	}
-	cs, err := eng.Harness.ChangesOf(row.Changes)
+	cs, err := hs.Changes(row)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "ioh-lsp diff: run %s: %v\n", id, err)
+		fmt.Fprintf(env.stderr, "ioh-lsp diff: %v\n", err)
 		return exitFailed
 	}
-	applied := row.Outcome == string(agent.OutcomeApplied)
+	applied := row.Outcome == agent.OutcomeApplied
 	var missing []string
 	for _, ch := range cs.Changes() {
 		if applied && !baseKnown(cs, ch) {

@@ -184,7 +184,7 @@ func drive(ctx context.Context, env *cliEnv, g *outGuard, f *runFlags, root stri
 	defer eng.Close()
 	g.add(eng.Harness.Redactor())
 	eng.Harness.AddConfigured(configured)
-	warnRecovered(stderr, eng.Store)
+	warnRecovered(stderr, eng.Harness.History().Recovered())
 	run, err := start(ctx, eng.Harness)
 	if err != nil {
 		fmt.Fprintf(stderr, "ioh-lsp: %v\n", err)
@@ -386,13 +386,9 @@ func summaryChecks(r *verify.Report) []summaryCheck {
 // raiseHint tells how to continue a run its budget stopped, naming the
 // flag of the limit it hit first.
 func raiseHint(res *agent.Result) string {
-	flags := map[agent.Limit]string{agent.LimitSteps: "--budget-steps N", agent.LimitTokens: "--budget-tokens N",
-		agent.LimitCost: "--budget-usd X", agent.LimitWall: "--budget-wall D"}
 	first := "--budget-steps N, --budget-tokens N, --budget-usd X or --budget-wall D"
-	if res.Err != nil {
-		if f, ok := flags[agent.ExceededLimit(res.Err.Error())]; ok {
-			first = f
-		}
+	if f := agent.ResumeFlag(res.StopLimit()); f != "" {
+		first = f
 	}
 	return fmt.Sprintf("continue it with a larger budget (nothing is charged twice): ioh-lsp resume %s %s", res.RunID, first)
 }

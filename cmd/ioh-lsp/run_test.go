@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
@@ -350,7 +351,7 @@ func TestRunsRollsUpSubAgents(t *testing.T) {
 		{ID: "c", Parent: "r", Root: "r", Totals: trace.Totals{InputTokens: 50, CostUSD: 0.5}},
 		{ID: "g", Parent: "c", Root: "r", Totals: trace.Totals{OutputTokens: 5, CacheReadTokens: 5, CostUSD: 0.25}},
 	}
-	got := summarize(rows)
+	got := summarize(agent.StoredRuns(rows))
 	tokens := map[string]int64{}
 	var roots int
 	for _, s := range got {

@@ -15,12 +15,13 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
-// workspaceStore opens the trace store of the workspace at the cwd (the
-// git root above it, else the cwd) and returns that workspace. A cwd
-// whose workspace would be / or $HOME is refused before any store is
-// made for it (config.CheckWorkspace): runs and trace there would create
-// one for a directory that is no project.
-func workspaceStore(ctx context.Context, env *cliEnv) (*trace.Store, string, error) {
+// workspaceHistory opens the history of the workspace at the cwd (the
+// git root above it, else the cwd) for reading (agent.OpenHistory: the
+// engine's read API, which a running harness serves too) and returns
+// that workspace. A cwd whose workspace would be / or $HOME is refused
+// before any store is made for it (config.CheckWorkspace): runs and
+// trace there would create one for a directory that is no project.
+func workspaceHistory(ctx context.Context, env *cliEnv) (*agent.History, string, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, "", err
@@ -29,12 +30,16 @@ func workspaceStore(ctx context.Context, env *cliEnv) (*trace.Store, string, err
 	if err := config.CheckWorkspace(root, env.getenv); err != nil {
 		return nil, root, fmt.Errorf("%w: %w", agent.ErrConfig, err)
 	}
-	s, err := wire.OpenStore(ctx, root, env.getenv, nil)
+	dir, err := trace.StateDir(env.getenv)
 	if err != nil {
 		return nil, root, err
 	}
-	warnRecovered(env.stderr, s)
-	return s, root, nil
+	hs, err := agent.OpenHistory(ctx, dir, root)
+	if err != nil {
+		return nil, root, err
+	}
+	warnRecovered(env.stderr, hs.Recovered())
+	return hs, root, nil
 }
 
 // addLast registers --last on a command that takes RUN_ID.
@@ -73,47 +78,47 @@ func runArg(pos []string, last bool) (string, error) {
 // itself, a unique prefix of one ("r-1a2b", "1a2b"), or, for "" (--last),
 // the newest root run. Not found says which workspace was searched.
 func resolveRun(ctx context.Context, env *cliEnv, arg string) (string, error) {
-	s, root, err := workspaceStore(ctx, env)
+	hs, root, err := workspaceHistory(ctx, env)
 	if err != nil {
 		return "", err
 	}
-	defer s.Close()
-	rows, err := s.Runs(ctx)
+	defer hs.Close()
+	runs, err := hs.Runs(ctx)
 	if err != nil {
 		return "", err
 	}
-	return pickRun(rows, arg, root)
+	return pickRun(runs, arg, root)
 }
 
-// pickRun resolves arg among rows (resolveRun).
-func pickRun(rows []*trace.RunRow, arg, root string) (string, error) {
+// pickRun resolves arg among runs (resolveRun).
+func pickRun(runs []*agent.StoredRun, arg, root string) (string, error) {
 	where := fmt.Sprintf("in the workspace %s (`ioh-lsp runs` lists them; a run is kept by the workspace it ran in: cd there)", root)
 	if arg == "" {
-		var newest *trace.RunRow
-		for _, r := range rows {
-			if r.Parent == "" && (newest == nil || !r.FirstStarted.Before(newest.FirstStarted)) {
+		var newest *agent.StoredRun
+		for _, r := range runs {
+			if r.Parent == "" && (newest == nil || !r.Started.Before(newest.Started)) {
 				newest = r
 			}
 		}
 		if newest == nil {
-			return "", fmt.Errorf("--last: %w: no runs %s", trace.ErrNotFound, where)
+			return "", fmt.Errorf("--last: %w: no runs %s", agent.ErrNotFound, where)
 		}
-		return newest.ID, nil
+		return newest.RunID, nil
 	}
 	var matches []string
-	for _, r := range rows {
-		if r.ID == arg {
-			return r.ID, nil
+	for _, r := range runs {
+		if r.RunID == arg {
+			return r.RunID, nil
 		}
-		if strings.HasPrefix(r.ID, arg) || strings.HasPrefix(r.ID, "r-"+arg) {
-			matches = append(matches, r.ID)
+		if strings.HasPrefix(r.RunID, arg) || strings.HasPrefix(r.RunID, "r-"+arg) {
+			matches = append(matches, r.RunID)
 		}
 	}
 	switch len(matches) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return "", fmt.Errorf("run %s: %w %s", arg, trace.ErrNotFound, where)
+		return "", fmt.Errorf("run %s: %w %s", arg, agent.ErrNotFound, where)
 	}
 	sort.Strings(matches)
 	if len(matches) > 5 {

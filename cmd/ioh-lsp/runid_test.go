@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
@@ -22,14 +23,14 @@ func TestPickRun(t *testing.T) {
 		{ID: "r-77aa00", FirstStarted: t0.Add(2 * time.Minute), Parent: "r-1a9f00"},
 	}
 	for arg, want := range map[string]string{"r-1a2b3c": "r-1a2b3c", "r-1a2": "r-1a2b3c", "1a9": "r-1a9f00", "77": "r-77aa00", "": "r-1a9f00"} {
-		if got, err := pickRun(rows, arg, "/ws"); err != nil || got != want {
+		if got, err := pickRun(agent.StoredRuns(rows), arg, "/ws"); err != nil || got != want {
 			t.Errorf("pickRun(%q) = %q, %v; want %s", arg, got, err, want)
 		}
 	}
-	if _, err := pickRun(rows, "r-1a", "/ws"); !errors.Is(err, errAmbiguous) || !strings.Contains(err.Error(), "r-1a2b3c, r-1a9f00") {
+	if _, err := pickRun(agent.StoredRuns(rows), "r-1a", "/ws"); !errors.Is(err, errAmbiguous) || !strings.Contains(err.Error(), "r-1a2b3c, r-1a9f00") {
 		t.Errorf("ambiguous prefix: %v", err)
 	}
-	if _, err := pickRun(rows, "r-ffff", "/ws"); !errors.Is(err, trace.ErrNotFound) || !strings.Contains(err.Error(), "in the workspace /ws") {
+	if _, err := pickRun(agent.StoredRuns(rows), "r-ffff", "/ws"); !errors.Is(err, trace.ErrNotFound) || !strings.Contains(err.Error(), "in the workspace /ws") {
 		t.Errorf("not found: %v", err)
 	}
 	if _, err := pickRun(nil, "", "/ws"); !errors.Is(err, trace.ErrNotFound) {

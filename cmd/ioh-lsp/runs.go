@@ -13,7 +13,6 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/render"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // runSummary is one entry of `runs --json` (docs/cli.md#runs).
@@ -38,7 +37,7 @@ type runSummary struct {
 	Parent  *string   `json:"parent"`
 
 	spend     agent.Spend
-	reviewing bool // an editor shows its change now (trace.RunRow.Reviewing)
+	reviewing bool // an editor shows its change now (agent.StoredRun.Reviewing)
 	change    bool // what awaits approval is its change, not an act
 }
 
@@ -50,19 +49,12 @@ type runLimits struct {
 	Wall    string  `json:"wall,omitempty"`
 }
 
-// openWorkspaceStore opens the trace store of the workspace at the cwd
-// (workspaceStore), saying on stderr when it had to move a corrupt
-// database aside.
-func openWorkspaceStore(ctx context.Context, env *cliEnv) (*trace.Store, error) {
-	s, _, err := workspaceStore(ctx, env)
-	return s, err
-}
-
 // warnRecovered prints, loudly, that the store replaced a corrupt
-// database, and where the old file is.
-func warnRecovered(w io.Writer, s *trace.Store) {
-	if r := s.Recovered(); r != nil {
-		fmt.Fprintf(w, "ioh-lsp: WARNING: %s\n", r)
+// database, and where the old file is (rec, agent.History.Recovered; ""
+// when it did not).
+func warnRecovered(w io.Writer, rec string) {
+	if rec != "" {
+		fmt.Fprintf(w, "ioh-lsp: WARNING: %s\n", rec)
 	}
 }
 
@@ -80,13 +72,13 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return usageError(env, "runs", err)
 	}
-	store, err := openWorkspaceStore(ctx, env)
+	hs, _, err := workspaceHistory(ctx, env)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp runs: %v\n", err)
 		return errorExit(err, exitFailed)
 	}
-	defer store.Close()
-	rows, err := store.Runs(ctx)
+	defer hs.Close()
+	rows, err := hs.Runs(ctx)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp runs: %v\n", err)
 		return errorExit(err, exitFailed)
@@ -123,32 +115,27 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 // there, a pending change is approved or rejected.
 func runHint(r runSummary) string {
 	switch {
-	case r.Outcome == trace.OutcomeInterrupted:
+	case r.Outcome == string(agent.OutcomeInterrupted):
 		return fmt.Sprintf("%s was interrupted; continue it from its last committed step: ioh-lsp resume %s", r.ID, r.ID)
-	case r.Outcome == trace.OutcomeAwaitingApproval && r.reviewing:
+	case r.Outcome == string(agent.OutcomeAwaitingApproval) && r.reviewing:
 		return fmt.Sprintf("%s is awaiting review in the editor: answer it there (if the editor closes first, it stays pending for ioh-lsp approve %s)", r.ID, r.ID)
-	case r.Outcome == trace.OutcomeAwaitingApproval && r.change:
+	case r.Outcome == string(agent.OutcomeAwaitingApproval) && r.change:
 		return fmt.Sprintf("%s is awaiting review: ioh-lsp diff %s, then ioh-lsp approve %s or ioh-lsp reject %s", r.ID, r.ID, r.ID, r.ID)
-	case r.Outcome == trace.OutcomeAwaitingApproval:
+	case r.Outcome == string(agent.OutcomeAwaitingApproval):
 		return fmt.Sprintf("%s waits for an answer about an act: ioh-lsp approve %s or ioh-lsp reject %s, then ioh-lsp resume %s", r.ID, r.ID, r.ID, r.ID)
 	}
 	return ""
 }
 
-// summarize turns run rows into summaries with sub-agent spend rolled up
-// into every ancestor (agent.Spends).
-func summarize(rows []*trace.RunRow) []runSummary {
-	now := time.Now() // a run nothing drives shows as interrupted (trace.RunRow.Shown)
-	spends := agent.Spends(rows)
-	out := make([]runSummary, 0, len(rows))
-	for _, r := range rows {
-		sp := spends[r.ID]
-		var st struct {
-			Phase string `json:"phase"`
-		}
-		_ = json.Unmarshal(r.State, &st) // a state that does not decode is not a proposal
-		s := runSummary{ID: r.ID, Goal: r.Goal, Outcome: r.Shown(now), Steps: sp.Steps, Tokens: sp.Tokens, CacheReadTokens: sp.CacheReadTokens,
-			UnpricedCalls: sp.Unpriced, Started: r.FirstStarted.UTC().Format(time.RFC3339), spend: sp, reviewing: r.Reviewing, change: st.Phase == "proposal",
+// summarize turns runs into summaries, each with its sub-agents' spend
+// rolled up (agent.StoredRun.Spend) and its outcome as shown when read
+// (a run nothing drives shows as interrupted).
+func summarize(runs []*agent.StoredRun) []runSummary {
+	out := make([]runSummary, 0, len(runs))
+	for _, r := range runs {
+		sp := r.Spend
+		s := runSummary{ID: r.RunID, Goal: r.Goal, Outcome: string(r.Shown), Steps: sp.Steps, Tokens: sp.Tokens, CacheReadTokens: sp.CacheReadTokens,
+			UnpricedCalls: sp.Unpriced, Started: r.Started.UTC().Format(time.RFC3339), spend: sp, reviewing: r.Reviewing, change: r.Offered,
 			Limits: runLimits{Steps: sp.Limits.Steps, Tokens: sp.Limits.Tokens, CostUSD: sp.Limits.CostUSD}}
 		if sp.CostKnown() {
 			c := sp.CostUSD
@@ -197,27 +184,26 @@ func cmdTrace(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return usageError(env, "trace", err)
 	}
-	store, root, err := workspaceStore(ctx, env)
+	hs, root, err := workspaceHistory(ctx, env)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
 		return errorExit(err, exitFailed)
 	}
-	defer store.Close()
-	rows, err := store.Runs(ctx)
+	defer hs.Close()
+	runs, err := hs.Runs(ctx)
 	var id string
 	if err == nil {
-		id, err = pickRun(rows, arg, root)
+		id, err = pickRun(runs, arg, root)
 	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
 		return runErrorExit(err)
 	}
-	row, err := store.Run(ctx, id)
-	if err != nil {
+	if _, err := hs.Run(ctx, id); err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
 		return errorExit(err, exitFailed)
 	}
-	evs, err := store.TreeEvents(ctx, row.ID)
+	evs, err := hs.TreeEvents(ctx, id)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp trace: %v\n", err)
 		return errorExit(err, exitFailed)
