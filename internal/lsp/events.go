@@ -9,6 +9,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent/verify"
 )
 
 // sink receives the agent's events (from the run's goroutine, so it only
@@ -75,9 +76,10 @@ func (k sink) Emit(e event.Event) {
 	if p, ok := e.Payload.(*event.Policy); ok {
 		s.onPolicy(e.Run, e.Step, p)
 	}
-	if w, ok := e.Payload.(*event.Warning); ok && strings.HasPrefix(w.Message, "preflight: ") {
-		// a check that cannot run, found before the first model call
-		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: %s", e.Run, w.Message))
+	if c, ok := e.Payload.(*event.CheckRun); ok && e.Step == 0 && c.Phase == verify.PhaseRed && c.Preflight != "" {
+		// a check that cannot run, found before the first model call (step
+		// 0: the red phase of redFirst), read from its verification event
+		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("ioh run %s: preflight: %s", e.Run, c.Preflight))
 	}
 	if report {
 		s.progressReport(e.Run)
