@@ -26,6 +26,7 @@ type subRule struct {
 // adds its rows here; keep the why short and true.
 var subRules = []subRule{
 	{pkg: "internal/agent/suggest", only: []string{}, why: "the did-you-mean distance is a leaf that the config and contract parsers share"},
+	{pkg: "internal/sandbox/internal/cgroups", only: []string{}, why: "a run's control groups from two caps: a leaf that knows nothing else of a run"},
 	{pkg: "internal/sandbox/internal/seccomp", only: []string{}, why: "BPF built from a syscall list and a table: a leaf that decides nothing about a run"},
 	{pkg: "internal/sandbox/internal/view", only: []string{}, why: "the View type is a leaf both the mechanism and the policy import, so neither imports the other"},
 	{pkg: "internal/sandbox/policy", only: []string{"internal/sandbox/internal/view"}, why: "the policy builds a view and knows nothing of the mechanism that applies it"},
@@ -37,6 +38,7 @@ var subRules = []subRule{
 	{pkg: "internal/jsonrpc", only: []string{}, why: "the one JSON-RPC connection of lsp and acp is a leaf: framing and correlation know nothing of either protocol"},
 	{pkg: "internal/lsp", deny: []string{"internal/agent/trace"}, why: "the language server reads runs through the engine (agent.History), never the trace store"},
 	{pkg: "internal/acp", deny: []string{"internal/agent/trace"}, why: "the ACP agent reads runs through the engine (agent.History), never the trace store"},
+	{pkg: "cmd/ioh-lsp", deny: []string{"internal/agent/trace"}, why: "the commands read runs through the engine (agent.History, agent.OpenHistory), never the trace store"},
 }
 
 // checkSubRule returns the forbidden edges of package p under r.

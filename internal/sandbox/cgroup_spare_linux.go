@@ -37,7 +37,7 @@ func (p *Pool) claimSpareCgroup(l Limits) (*cgroup, []Mechanism) {
 		return nil, nil
 	}
 	if limits.Memory != l.Memory || limits.Procs != l.Procs || lay != layout() {
-		cg.remove()
+		cg.Remove()
 		return nil, nil
 	}
 	return cg, ms
@@ -68,7 +68,7 @@ func (p *Pool) makeSpareCgroup(l Limits) {
 	}
 	sc.Unlock()
 	if !keep {
-		cg.remove()
+		cg.Remove()
 	}
 }
 
@@ -78,5 +78,5 @@ func (sc *spareCgroup) drop() {
 	cg := sc.cg
 	sc.cg = nil
 	sc.Unlock()
-	cg.remove()
+	cg.Remove()
 }

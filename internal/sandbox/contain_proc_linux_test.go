@@ -179,7 +179,7 @@ func TestContainCaps(t *testing.T) {
 // v2) groups, i.e. whether caps are reported as cgroup events.
 func cgroupWritable() bool {
 	cg, _ := newCgroup(nil, Limits{Procs: 10})
-	defer cg.remove()
+	defer cg.Remove()
 	return cg != nil
 }
 

@@ -59,12 +59,12 @@ func TestSpareCgroupServesNextRun(t *testing.T) {
 	p.os.cgroup.Lock()
 	spare := p.os.cgroup.cg
 	p.os.cgroup.Unlock()
-	if spare == nil || spare.memory == "" {
+	if spare == nil || spareMemory(spare) == "" {
 		t.Fatalf("no spare groups after a warm run: %+v", spare)
 	}
 	got := runMemoryGroup(t, tier, dir, limits)
-	if filepath.Base(got) != filepath.Base(spare.memory) {
-		t.Errorf("the next run with the same limits ran in %q, not in the spare %q", got, spare.memory)
+	if filepath.Base(got) != filepath.Base(spareMemory(spare)) {
+		t.Errorf("the next run with the same limits ran in %q, not in the spare %q", got, spareMemory(spare))
 	}
 	testPool.wait()
 	p.os.cgroup.Lock()
@@ -75,7 +75,7 @@ func TestSpareCgroupServesNextRun(t *testing.T) {
 	}
 	other := Limits{Memory: 128 << 20, Procs: 64}
 	got = runMemoryGroup(t, tier, dir, other)
-	if filepath.Base(got) == filepath.Base(spare.memory) {
+	if filepath.Base(got) == filepath.Base(spareMemory(spare)) {
 		t.Errorf("a run with other limits ran in the spare made for the last ones (%q)", got)
 	}
 	b, err := os.ReadFile(filepath.Join(v1Own("memory"), filepath.Base(got), "memory.limit_in_bytes"))
@@ -187,4 +187,10 @@ func spareDirNow() string {
 	sd.Lock()
 	defer sd.Unlock()
 	return sd.dir
+}
+
+// spareMemory is a spare group's v1 memory directory ("" under v2).
+func spareMemory(cg *cgroup) string {
+	_, mem, _ := cg.Dirs()
+	return mem
 }

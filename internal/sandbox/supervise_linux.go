@@ -59,12 +59,12 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	stageGone := false // the stage was reaped, or will be in the background
 	defer func() {
 		if !stageGone {
-			cg.remove()
+			cg.Remove()
 			sweepBases()
 		}
 	}()
-	cfg.CgroupMemory, cfg.CgroupPids = cg.memoryApplied(), cg.pidsApplied()
-	cfg.CgroupTasks = cg.taskPaths()
+	cfg.CgroupMemory, cfg.CgroupPids = cg.MemoryApplied(), cg.PidsApplied()
+	cfg.CgroupTasks = cg.TaskPaths()
 
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Limits.Wall)
 	defer cancel()
@@ -101,11 +101,9 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 		}
 		return nil, fmt.Errorf("%w: send config: %w", ErrSetup, err)
 	}
-	if cg != nil && cg.v2 != "" {
-		if err := cg.join(cmd.Process.Pid); err != nil {
-			abort()
-			return nil, fmt.Errorf("%w: join cgroup: %w", ErrSetup, err)
-		}
+	if err := cg.Join(cmd.Process.Pid); err != nil { // a v2 group only: the stage joins v1 itself
+		abort()
+		return nil, fmt.Errorf("%w: join cgroup: %w", ErrSetup, err)
 	}
 	// A stage that starts no command (a probe, a command not found) may
 	// be gone already: the write then fails, and its status says why.
@@ -150,7 +148,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 			t := time.AfterFunc(10*time.Second, func() { _ = cmd.Process.Kill() })
 			_ = cmd.Wait()
 			t.Stop()
-			cg.remove()
+			cg.Remove()
 			sweepBases()
 			s.pool.makeSpareCgroup(cfg.Limits) // the next run's, mostly with the same limits
 		}
@@ -204,7 +202,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 		out.Signal, out.ExitCode = "SIGKILL", 137
 	}
 	if out.CapHit == "" {
-		out.CapHit = cg.capHit()
+		out.CapHit = cgroupCapHit(cg)
 		if out.CapHit == CapMemory && out.ExitCode == 0 {
 			out.CapHit = "" // the cap was touched but the command survived it
 		}
