@@ -3,7 +3,8 @@
 # measured in the same run (issue 3):
 #   1. per-spawn cost of `ioh-lsp sandbox run -- /bin/true` vs bare
 #      /bin/true vs bubblewrap doing comparable isolation, from the CLI and
-#      from a running process (the server's case); the landlock tier (no
+#      from a running process (the server's case: through a Pool, and on
+#      the cold path as a ratio pool/cold); the landlock tier (no
 #      namespaces) against the same bubblewrap; `ioh-lsp version` and one
 #      re-executed stage's start against a hello-world Go binary;
 #   2. staging a verification view of $(go env GOROOT) with 3 changed files
@@ -88,7 +89,7 @@ echo "  one stage's start, whole ioh-lsp  $(fmt "$(mean_ms version.json 2)") ms,
 # of their run (warm stages) and each spawn is timed alone after an idle
 # gap (spawn-bench --gap, 20 ms), since a server's runs come between model
 # turns; bwrap and bare /bin/true get the same gaps.
-read -r _ sb _ sbare _ sbw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" -- $bwrap_cmd)
+read -r _ sb _ scold _ sone _ sbare _ sbw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" -- $bwrap_cmd)
 echo
 echo "per-spawn from a running process (the server's case: warm stages, each spawn timed alone after an idle gap; mean of $runs):"
 echo "  contained /bin/true               $(fmt "$sb") ms"
@@ -96,11 +97,15 @@ echo "  bare /bin/true                    $(fmt "$sbare") ms"
 echo "  bwrap                             $(fmt "$sbw") ms"
 echo "  ratio sandbox/bwrap               $(ratio "$sb" "$sbw")   (goal <= 0.6)"
 echo "  overhead over bare exec           $(minus "$sb" "$sbare") ms   (goal < 5 ms)"
-read -r _ sbl _ _ _ sblw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" --backend landlock -- $bwrap_cmd)
+echo "  the same runs on the cold path (a Runner without a Pool, the same policy cache) $(fmt "$scold") ms"
+echo "  ratio pool/cold                   $(ratio "$sb" "$scold")   (goal < 1: what a long-lived caller's Pool saves)"
+echo "  with neither pool nor policy cache (a one-shot command's runs) $(fmt "$sone") ms, ratio pool/one-shot $(ratio "$sb" "$sone")"
+read -r _ sbl _ sblcold _ sblone _ _ _ sblw < <("$IOH_LSP" sandbox spawn-bench -n "$runs" --backend landlock -- $bwrap_cmd)
 echo "  landlock tier contained /bin/true $(fmt "$sbl") ms, bwrap in the same loop $(fmt "$sblw") ms"
 echo "  ratio landlock/bwrap              $(ratio "$sbl" "$sblw")   (goal <= 0.5)"
-read -r _ rsb _ _ _ rsbw < <("$REEXEC" sandbox spawn-bench -n "$runs" --backend linux -- $bwrap_cmd)
-read -r _ rsbl _ _ _ rsblw < <("$REEXEC" sandbox spawn-bench -n "$runs" --backend landlock -- $bwrap_cmd)
+echo "  landlock tier cold path           $(fmt "$sblcold") ms, ratio pool/cold $(ratio "$sbl" "$sblcold"); one-shot $(fmt "$sblone") ms, ratio $(ratio "$sbl" "$sblone")"
+read -r _ rsb _ _ _ _ _ _ _ rsbw < <("$REEXEC" sandbox spawn-bench -n "$runs" --backend linux -- $bwrap_cmd)
+read -r _ rsbl _ _ _ _ _ _ _ rsblw < <("$REEXEC" sandbox spawn-bench -n "$runs" --backend landlock -- $bwrap_cmd)
 echo "  without the init program: linux $(fmt "$rsb") ms (ratio to bwrap $(ratio "$rsb" "$rsbw")), landlock $(fmt "$rsbl") ms (ratio $(ratio "$rsbl" "$rsblw"))"
 
 # Containment counts of the tier table (sandbox/tier_contain_linux_test.go):

@@ -456,8 +456,11 @@ func cmdSandboxStageBench(ctx context.Context, env *cliEnv, args []string) int {
 
 // cmdSandboxSpawnBench is a hidden helper for bench/sandbox.sh: from this
 // one running process (the server's situation) it spawns N contained
-// /bin/true, N bare /bin/true and N of the given reference command, and
-// prints each mean in milliseconds: "sandbox B bare B reference R".
+// /bin/true through a pool with a policy cache (as the server's adapter
+// has them), N on the cold path with the same policy cache (what the
+// pool alone saves), N with neither (what a one-shot command gets), N
+// bare /bin/true and N of the given reference command, and prints each
+// mean in milliseconds: "sandbox S cold C oneshot O bare B reference R".
 func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet("sandbox spawn-bench", env.stderr)
 	n := fs.Int("n", 100, "spawns of each kind")
@@ -500,13 +503,26 @@ func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return float64(total.Microseconds()) / 1000 / float64(*n), nil
 	}
-	sb, err := timeIt(func() error {
-		out, err := r.Run(ctx, &sandbox.Spec{Argv: []string{"/bin/true"}, Dir: work, Writable: []string{work}, Backend: *backend, View: policy.Default(policy.Options{})})
-		if err == nil && out.ExitCode != 0 {
-			err = fmt.Errorf("exit %d", out.ExitCode)
+	contained := func(r *sandbox.Runner, views *policy.Cache) func() error {
+		return func() error {
+			spec := &sandbox.Spec{Argv: []string{"/bin/true"}, Dir: work, Writable: []string{work}, Backend: *backend, View: policy.Default(policy.Options{Cache: views})}
+			out, err := r.Run(ctx, spec)
+			if err == nil && out.ExitCode != 0 {
+				err = fmt.Errorf("exit %d", out.ExitCode)
+			}
+			return err
 		}
-		return err
-	})
+	}
+	views := policy.NewCache()
+	sb, err := timeIt(contained(r, views))
+	var cold, oneshot float64
+	if err == nil {
+		pool.Close() // nothing of the pooled runs is left for the cold ones
+		cold, err = timeIt(contained(sandbox.NewRunner(nil), views))
+	}
+	if err == nil {
+		oneshot, err = timeIt(contained(sandbox.NewRunner(nil), nil))
+	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "ioh-lsp sandbox spawn-bench: %v\n", err)
 		return exitSandboxSetup
@@ -521,6 +537,6 @@ func cmdSandboxSpawnBench(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "ioh-lsp sandbox spawn-bench: reference: %v\n", err)
 		return exitFailed
 	}
-	fmt.Fprintf(env.stdout, "sandbox %.3f bare %.3f reference %.3f\n", sb, bare, ref)
+	fmt.Fprintf(env.stdout, "sandbox %.3f cold %.3f oneshot %.3f bare %.3f reference %.3f\n", sb, cold, oneshot, bare, ref)
 	return exitOK
 }

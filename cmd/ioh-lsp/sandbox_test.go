@@ -139,7 +139,7 @@ func TestSandboxDoctorCLI(t *testing.T) {
 
 func TestSandboxBenchHelpers(t *testing.T) {
 	code, out, errs := runCLI(t, "sandbox", "spawn-bench", "-n", "2", "--", "/bin/true")
-	if f := strings.Fields(out); code != 0 || len(f) != 6 || f[0] != "sandbox" || f[2] != "bare" || f[4] != "reference" {
+	if f := strings.Fields(out); code != 0 || len(f) != 10 || f[0] != "sandbox" || f[2] != "cold" || f[4] != "oneshot" || f[6] != "bare" || f[8] != "reference" {
 		t.Errorf("spawn-bench: code %d out %q err %q", code, out, errs)
 	}
 	dir := t.TempDir()
