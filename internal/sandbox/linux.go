@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
+
 	"context"
 	"fmt"
 	"os/exec"
@@ -26,7 +28,7 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		cfg.NetProxyPort, cfg.NetProxySocket = proxyPort(s.NetProxy), s.NetProxy.Socket
 	}
 	// The view's masks as the policy found them, and the host's sockets.
-	cfg.Masked = mergeMasks(append([]string{}, s.View.Masked...), existing(maskedFor(s))) // masks.go
+	cfg.Masked = view.Merge(append([]string{}, s.View.Masked...), existing(maskedFor(s))) // masks.go
 	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s.pool.caches(), s)                      // readview_cache.go
 	if len(cfg.ReadView) == 0 {
 		// An empty view would be read as the probe's whole host root

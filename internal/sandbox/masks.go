@@ -13,21 +13,6 @@ import (
 // linux.go). This file holds the mechanism's side: finding the sockets,
 // and dropping masked paths from a staged copy.
 
-// mergeMasks appends the masks of b that a does not hold.
-func mergeMasks(a, b []string) []string {
-	seen := make(map[string]bool, len(a))
-	for _, p := range a {
-		seen[p] = true
-	}
-	for _, p := range b {
-		if !seen[p] {
-			seen[p] = true
-			a = append(a, p)
-		}
-	}
-	return a
-}
-
 // existing are the paths of ps that exist, each followed by its symlink's
 // target where that differs.
 func existing(ps []string) []string {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
+
 	"os"
 	"slices"
 	"strings"
@@ -31,7 +33,7 @@ func (c *Cache) fixedMaskTargets() []string {
 	defer m.Unlock()
 	etc := c.etc.unreadable() // etc.go: reused while /etc is unchanged
 	if m.out != nil && m.key == key && stampsHold(m.stamps) {
-		return mergeMasks(slices.Clip(m.out), etc)
+		return view.Merge(slices.Clip(m.out), etc)
 	}
 	stamps := map[string]int64{"/home": mtime("/home"), "/etc/passwd": mtime("/etc/passwd")}
 	paths := append(append([]string{}, etcSecrets...), ownStateDirs()...)
@@ -40,20 +42,5 @@ func (c *Cache) fixedMaskTargets() []string {
 	if reusable {
 		m.out = out
 	}
-	return mergeMasks(slices.Clip(out), etc)
-}
-
-// mergeMasks appends the masks of b that a does not hold.
-func mergeMasks(a, b []string) []string {
-	seen := make(map[string]bool, len(a))
-	for _, p := range a {
-		seen[p] = true
-	}
-	for _, p := range b {
-		if !seen[p] {
-			seen[p] = true
-			a = append(a, p)
-		}
-	}
-	return a
+	return view.Merge(slices.Clip(out), etc)
 }

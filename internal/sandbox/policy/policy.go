@@ -68,8 +68,8 @@ func Default(o Options) view.View {
 	}
 	tc := toolchainDirs(o.Env)
 	read := append(append(append([]string{}, systemReadView()...), tc...), o.Readable...)
-	masked := mergeMasks(c.maskTargets(o.Masked), c.fixedMaskTargets())
-	masked = mergeMasks(masked, c.toolchainSecrets(tc))
+	masked := view.Merge(c.maskTargets(o.Masked), c.fixedMaskTargets())
+	masked = view.Merge(masked, c.toolchainSecrets(tc))
 	return view.View{Read: read, Masked: masked, ProtectedNames: slices.Clone(protectedNames)}
 }
 

@@ -23,3 +23,20 @@ type View struct {
 	// path is itself a writable root.
 	ProtectedNames []string
 }
+
+// Merge appends to a the paths of b that a does not hold, each once: the
+// mechanism adds its own masks to a view's this way, the policy its
+// lists to one another.
+func Merge(a, b []string) []string {
+	seen := make(map[string]bool, len(a))
+	for _, p := range a {
+		seen[p] = true
+	}
+	for _, p := range b {
+		if !seen[p] {
+			seen[p] = true
+			a = append(a, p)
+		}
+	}
+	return a
+}
