@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/acp"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contract"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/redact"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
@@ -48,7 +48,7 @@ func cmdAcp(ctx context.Context, env *cliEnv, args []string) int {
 		return usageError(env, "acp", err)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
-	stateDir, _ := trace.StateDir(env.getenv)
+	stateDir, _ := agent.StateDir(env.getenv)
 	// One sandbox pool for every session's engine.
 	pool := sandbox.NewPool()
 	defer pool.Close()

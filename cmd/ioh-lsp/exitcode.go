@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 )
 
 // exitStorage: the trace store failed (docs/cli.md#exit-codes-of-run-and-resume).
@@ -36,9 +35,9 @@ var exitCodes = []struct {
 // configuration error is 2; anything else is otherwise.
 func errorExit(err error, otherwise int) int {
 	switch {
-	case errors.Is(err, trace.ErrStorage):
+	case errors.Is(err, agent.ErrStorage):
 		return exitStorage
-	case errors.Is(err, trace.ErrNotFound), errors.Is(err, trace.ErrLeased), errors.Is(err, trace.ErrStateDir), errors.Is(err, agent.ErrConfig):
+	case errors.Is(err, agent.ErrNotFound), errors.Is(err, agent.ErrLeased), errors.Is(err, agent.ErrStateDir), errors.Is(err, agent.ErrConfig):
 		return exitUsage
 	}
 	return otherwise

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
@@ -47,7 +47,7 @@ func cmdGrep(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "ioh-lsp grep: %v\n", err)
 		return exitUsage
 	}
-	if state, err := trace.StateDir(env.getenv); err == nil {
+	if state, err := agent.StateDir(env.getenv); err == nil {
 		if x, err := workspace.OpenIndex(root, workspace.IndexOptions{StateDir: state}); err == nil {
 			defer x.Close()
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
 )
 
@@ -30,7 +29,7 @@ func workspaceHistory(ctx context.Context, env *cliEnv) (*agent.History, string,
 	if err := config.CheckWorkspace(root, env.getenv); err != nil {
 		return nil, root, fmt.Errorf("%w: %w", agent.ErrConfig, err)
 	}
-	dir, err := trace.StateDir(env.getenv)
+	dir, err := agent.StateDir(env.getenv)
 	if err != nil {
 		return nil, root, err
 	}

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/config"
-	"github.com/ioh-lsp/ioh-lsp/internal/agent/trace"
 	"github.com/ioh-lsp/ioh-lsp/internal/lsp"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
 	"github.com/ioh-lsp/ioh-lsp/internal/wire"
@@ -62,7 +62,7 @@ func cmdServe(ctx context.Context, env *cliEnv, args []string) int {
 // serveStateDir is where rendered traces and diffs go: under the state
 // directory (docs/trace.md, trace.StateDir), outside any workspace.
 func serveStateDir(getenv func(string) string) string {
-	d, err := trace.StateDir(getenv)
+	d, err := agent.StateDir(getenv)
 	if err != nil {
 		return ""
 	}

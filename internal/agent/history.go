@@ -37,6 +37,19 @@ var ErrNotFound = trace.ErrNotFound
 // ErrLeased: another live process drives the run (trace.ErrLeased).
 var ErrLeased = trace.ErrLeased
 
+// ErrStorage: the trace store failed, a full disk or an I/O error
+// (trace.ErrStorage).
+var ErrStorage = trace.ErrStorage
+
+// ErrStateDir: the state directory is not configured usably, such as a
+// relative IOH_STATE_DIR (trace.ErrStateDir).
+var ErrStateDir = trace.ErrStateDir
+
+// StateDir is the directory the workspaces' trace stores are kept in
+// (docs/trace.md): $IOH_STATE_DIR, else $XDG_STATE_HOME/ioh, else
+// ~/.local/state/ioh (trace.StateDir).
+func StateDir(getenv func(string) string) (string, error) { return trace.StateDir(getenv) }
+
 // History is the read side of the harness's trace store. Its Close does
 // not close the store: the harness's owner does.
 func (h *Harness) History() *History {
