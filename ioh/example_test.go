@@ -82,3 +82,29 @@ func ExampleNewRunner() {
 	// writing /etc refused
 	// exit: 0
 }
+
+// A caller that runs many commands gives its runner a pool: each run's
+// stage is then started ahead of it, and what runs leave for the next is
+// checked when taken. Close kills what still waits.
+func ExampleWithPool() {
+	pool := ioh.NewPool()
+	defer pool.Close()
+	r := ioh.NewRunner(nil, ioh.WithPool(pool))
+	for i := 0; i < 3; i++ {
+		dir, _ := os.MkdirTemp("", "ioh-example-")
+		var out bytes.Buffer
+		res, err := r.Run(context.Background(), &ioh.Spec{
+			Argv: []string{"sh", "-c", "ls"}, Dir: dir, Writable: []string{dir},
+			View: ioh.DefaultView(ioh.ViewOptions{}), Stdout: &out, Stderr: &out,
+		})
+		os.RemoveAll(dir)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("run %d: exit %d, %q\n", i, res.ExitCode, out.String())
+	}
+	// Output:
+	// run 0: exit 0, ""
+	// run 1: exit 0, ""
+	// run 2: exit 0, ""
+}

@@ -26,7 +26,9 @@ type Limits = sandbox.Limits
 // NewRunner returns a runner; log (nil: none) gets its downgrades. By
 // default each run sets itself up and leaves nothing behind; a caller
 // that runs many commands passes WithPool.
-func NewRunner(log *slog.Logger, opts ...RunnerOption) *Runner { return sandbox.NewRunner(log, opts...) }
+func NewRunner(log *slog.Logger, opts ...RunnerOption) *Runner {
+	return sandbox.NewRunner(log, opts...)
+}
 
 // Pool is what a long-lived caller keeps between its runs so the next
 // one starts sooner (stages started ahead, spares made ahead). Close it
