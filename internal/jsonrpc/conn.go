@@ -167,7 +167,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s params: %w", method, err)
 	}
-	return c.out.push(appendNotification(nil, method, p))
+	return c.out.push(appendNotification(make([]byte, 0, envelopeSize(method, p)), method, p))
 }
 
 // Call sends a request and decodes its result into result (nil: drop
@@ -193,7 +193,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	if err := c.out.push(appendCall(nil, id, method, p)); err != nil {
+	if err := c.out.push(appendCall(make([]byte, 0, envelopeSize(method, p)), id, method, p)); err != nil {
 		return err
 	}
 	select {
@@ -249,10 +249,10 @@ func (c *Conn) answer(id ID, result []byte, e *Error) {
 		id = nullID
 	}
 	if e != nil {
-		_ = c.out.push(appendError(nil, id, e))
+		_ = c.out.push(appendError(make([]byte, 0, envelopeSize(e.Message, e.Data)), id, e))
 		return
 	}
-	_ = c.out.push(appendResult(nil, id, result))
+	_ = c.out.push(appendResult(make([]byte, 0, envelopeSize("", result)), id, result))
 }
 
 // dispatch classifies one body: a request goes to h on its own
@@ -370,11 +370,11 @@ func (c *Conn) deliver(id ID, m *envelope) {
 // JSON, -32600 (with its id when it has a usable one) when it is JSON but
 // not a message.
 func decode(body []byte) (*envelope, ID, *FrameError) {
+	if !json.Valid(body) {
+		return nil, ID{}, &FrameError{Code: ParseError, Message: "parse error: the message body is not valid JSON"}
+	}
 	var m envelope
-	if err := json.Unmarshal(body, &m); err != nil {
-		if !json.Valid(body) {
-			return nil, ID{}, &FrameError{Code: ParseError, Message: "parse error: the message body is not valid JSON"}
-		}
+	if err := unmarshalEnvelope(body, &m); err != nil {
 		return nil, ID{}, &FrameError{Code: InvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 request, notification or response: " + err.Error(), ID: peekID(body)}
 	}
 	id, idOK := parseID(m.ID)

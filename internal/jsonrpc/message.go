@@ -180,11 +180,22 @@ type envelope struct {
 	Error   *Error          `json:"error,omitempty"`
 }
 
-// quote is s as a JSON string.
+// quote is s as a JSON string, as json.Marshal writes it (plain ASCII,
+// the common case of methods and messages, without its allocation).
 func quote(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
+
+// envelopeSize is room for an envelope's fixed parts and a method name.
+func envelopeSize(method string, payload []byte) int { return 64 + len(method) + len(payload) }
 
 // appendCall is {"jsonrpc":"2.0","method":…,"params":…,"id":…}, the
 // order go.lsp.dev/jsonrpc2 wrote (params left out when nil).
