@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/ruleset"
+
 	"errors"
 	"fmt"
 	"os"
@@ -91,7 +93,7 @@ func restrictThreadLandlock(cfg *initConfig) ([]Mechanism, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	if err := enforceRuleset(fd); err != nil {
+	if err := ruleset.Enforce(fd); err != nil {
 		return nil, err
 	}
 	return ms, nil

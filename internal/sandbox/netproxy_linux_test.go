@@ -17,7 +17,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // netCase is one paired case of a run that reaches only the proxy: the

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/ruleset"
+
 	"errors"
 	"fmt"
 
@@ -49,7 +51,7 @@ var pid1Rules = struct {
 // to the handled ones.
 const (
 	pid1ReadRights  = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
-	pid1WriteRights = pid1ReadRights | llWriteOnly | llsys.AccessFSRefer | llsys.AccessFSResolveUnix
+	pid1WriteRights = pid1ReadRights | ruleset.WriteOnly | llsys.AccessFSRefer | llsys.AccessFSResolveUnix
 )
 
 // pid1LandlockConfig is applyLandlock's configuration.
@@ -89,14 +91,14 @@ func addRunRules(root string, write []string, nr func(string) string) {
 	if r.fd < 0 || r.err != nil {
 		return
 	}
-	handled := llHandledFS(r.abi)
+	handled := ruleset.HandledFS(r.abi)
 	add := func(p string, rights uint64) error {
 		pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}
 		defer unix.Close(pfd)
-		if err := landlockAddPath(r.fd, pfd, rights&handled); err != nil {
+		if err := ruleset.AddPath(r.fd, pfd, rights&handled); err != nil {
 			return fmt.Errorf("landlock_add_rule: %w", err)
 		}
 		return nil

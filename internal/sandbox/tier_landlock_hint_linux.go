@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/ruleset"
+
 	"errors"
 	"path/filepath"
 	"slices"
@@ -93,17 +95,17 @@ func prebuildRuleset(h viewHint) *prebuiltRuleset {
 	if abi < 1 {
 		return nil
 	}
-	fd, err := newTierRuleset(abi, h.network)
+	fd, err := ruleset.New(abi, h.network)
 	if err != nil {
 		return nil
 	}
-	b := &rulesetBuilder{fd: fd, handled: llHandledFS(abi)}
+	b := &ruleset.Builder{FD: fd, Handled: ruleset.HandledFS(abi)}
 	pr := &prebuiltRuleset{fd: fd, hint: h, ids: make([]fileID, len(h.view))}
-	err = b.addView(nil, "") // the devices
+	err = addView(b, nil, "") // the devices
 	for i := 0; err == nil && i < len(h.view); i++ {
-		pr.ids[i], err = b.addIdentified(h.view[i])
+		pr.ids[i], err = addIdentified(b, h.view[i])
 	}
-	b.closeHeld()
+	b.Close()
 	if err != nil {
 		unix.Close(fd)
 		return nil
@@ -114,8 +116,8 @@ func prebuildRuleset(h viewHint) *prebuiltRuleset {
 
 // addIdentified adds the read rule for path (the kind is its descriptor's)
 // and returns which file that was.
-func (b *rulesetBuilder) addIdentified(path string) (fileID, error) {
-	pfd, err := b.open(path)
+func addIdentified(b *ruleset.Builder, path string) (fileID, error) {
+	pfd, err := b.Open(path)
 	if errors.Is(err, unix.ENOENT) {
 		return fileID{missing: true}, nil
 	}
@@ -126,12 +128,12 @@ func (b *rulesetBuilder) addIdentified(path string) (fileID, error) {
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return fileID{}, err
 	}
-	want := llRead & b.handled
+	want := ruleset.Read & b.Handled
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		want &= llFile
+		want &= ruleset.File
 	}
 	if want != 0 {
-		if err := landlockAddPath(b.fd, pfd, want); err != nil {
+		if err := ruleset.AddPath(b.FD, pfd, want); err != nil {
 			return fileID{}, err
 		}
 	}

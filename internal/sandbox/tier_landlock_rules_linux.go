@@ -1,11 +1,12 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/ruleset"
+
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
@@ -13,167 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The landlock tier's ruleset holds one rule per path of the read view
-// (about 170 on a machine whose /etc is carved around its secrets) and of
-// the writable roots. It is built with raw calls, two per path: one
-// open(O_PATH) and one landlock_add_rule; the descriptors are closed
-// together at the end (close_range over each run of consecutive numbers,
-// all of them this builder's). The caller says which view entries are
-// directories (initConfig.ReadViewTypes, from its cached view), so the
-// runner does not stat each path; what decides is still the kernel,
-// looking at the very descriptor the rule is made from: directory rights
-// on anything but a directory are refused (EINVAL), and the builder then
-// checks that descriptor and grants the file rights alone, never more. A
-// directory the caller took for a file gets the file rights alone (read
-// and execute the files beneath it, no listing): narrower, never broader.
-
-// Access rights of the tier's rules (go-landlock's RODirs, ROFiles,
-// RWDirs with refer, RWFiles, and the devices' ioctl), each cut to what
-// the kernel's ABI handles.
-const (
-	llRead      = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
-	llWriteOnly = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
-		llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock |
-		llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
-	// llFile are the rights the kernel accepts on a rule for a
-	// non-directory.
-	llFile = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate |
-		llsys.AccessFSReadFile | llsys.AccessFSIoctlDev
-)
-
 // Entry types in initConfig.ReadViewTypes, one byte per ReadView entry.
 const (
 	viewDir  = 'd' // a directory, as the caller saw it
 	viewFile = 'f' // anything else
 )
-
-// llHandledFS is the filesystem rights an ABI handles (go-landlock's
-// table: 13 rights in ABI 1, refer from 2, truncate from 3, ioctl on
-// devices from 5, pathname unix sockets from 9).
-func llHandledFS(abi int) uint64 {
-	switch {
-	case abi >= 9:
-		return 1<<17 - 1
-	case abi >= 5:
-		return 1<<16 - 1
-	case abi >= 3:
-		return 1<<15 - 1
-	case abi >= 2:
-		return 1<<14 - 1
-	case abi >= 1:
-		return 1<<13 - 1
-	}
-	return 0
-}
-
-// pathKind says how a rule's path is taken: as a directory, as a file,
-// or as whatever fstat finds on its descriptor.
-type pathKind byte
-
-const (
-	kindDir pathKind = iota
-	kindFile
-	kindProbe
-)
-
-// rulesetBuilder adds path rules to a ruleset, holding the O_PATH
-// descriptors until close.
-type rulesetBuilder struct {
-	fd      int
-	handled uint64
-	held    []int
-}
-
-// add grants rights (cut to the handled ones; the file rights alone
-// where the path is not a directory) beneath path. A missing path is
-// skipped, as go-landlock's IgnoreIfMissing does.
-func (b *rulesetBuilder) add(path string, rights uint64, kind pathKind) error {
-	pfd, err := b.open(path)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("landlock rule for %s: open: %w", path, err)
-	}
-	if kind == kindProbe {
-		kind = kindFile
-		var st unix.Stat_t
-		if err := unix.Fstat(pfd, &st); err != nil {
-			return fmt.Errorf("landlock rule for %s: %w", path, err)
-		}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			kind = kindDir
-		}
-	}
-	want := rights & b.handled
-	if kind == kindFile {
-		want &= llFile
-	}
-	if want == 0 {
-		return nil
-	}
-	err = landlockAddPath(b.fd, pfd, want)
-	if errors.Is(err, unix.EINVAL) && kind == kindDir && want&^llFile != 0 {
-		// Directory rights on something that is not a directory (the
-		// caller's view is older than this path's current kind): look at
-		// this descriptor, and give a non-directory its file rights only.
-		var st unix.Stat_t
-		if serr := unix.Fstat(pfd, &st); serr == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			err = nil
-			if want &= llFile; want != 0 {
-				err = landlockAddPath(b.fd, pfd, want)
-			}
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("landlock rule for %s: landlock_add_rule: %w", path, err)
-	}
-	return nil
-}
-
-// landlockAddPath adds a rule granting rights beneath the file pfd holds.
-func landlockAddPath(ruleset, pfd int, rights uint64) error {
-	return llsys.LandlockAddPathBeneathRule(ruleset, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: rights}, 0)
-}
-
-// open opens path as O_PATH and holds the descriptor; when the process
-// is out of descriptors (a small open-files cap is already set in the
-// exec stage) it closes those it holds and tries once more.
-func (b *rulesetBuilder) open(path string) (int, error) {
-	for retried := false; ; retried = true {
-		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err == nil {
-			b.held = append(b.held, fd)
-			return fd, nil
-		}
-		if !errors.Is(err, unix.EMFILE) || retried || len(b.held) == 0 {
-			return -1, err
-		}
-		b.closeHeld()
-	}
-}
-
-// closeHeld closes every descriptor held: one close_range per run of
-// consecutive numbers. Every number in such a run is a descriptor this
-// builder opened and still holds (descriptor numbers are unique), so
-// nothing another thread opened meanwhile is touched.
-func (b *rulesetBuilder) closeHeld() {
-	fds := b.held
-	b.held = b.held[:0]
-	sort.Ints(fds)
-	for i := 0; i < len(fds); {
-		j := i
-		for j+1 < len(fds) && fds[j+1] == fds[j]+1 {
-			j++
-		}
-		if err := unix.CloseRange(uint(fds[i]), uint(fds[j]), 0); err != nil {
-			for _, fd := range fds[i : j+1] {
-				_ = unix.Close(fd)
-			}
-		}
-		i = j + 1
-	}
-}
 
 // tierRuleset builds the landlock tier's ruleset: reads only within the
 // read view, writes only in the writable roots (which include the run's
@@ -196,9 +41,9 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	if pr := claimPrebuilt(cfg); pr != nil { // tier_landlock_hint_linux.go
 		// The writable roots go into the prebuilt ruleset; if its view's
 		// paths do not all name the same files now, it is dropped whole.
-		b := &rulesetBuilder{fd: pr.fd, handled: llHandledFS(abi)}
-		err := b.addWritable(cfg)
-		b.closeHeld()
+		b := &ruleset.Builder{FD: pr.fd, Handled: ruleset.HandledFS(abi)}
+		err := addWritable(b, cfg)
+		b.Close()
 		same := pr.unchanged() // tier_landlock_viewcheck_linux.go
 		pr.closeWatch()
 		switch {
@@ -214,12 +59,12 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	}
 	if fd < 0 {
 		var err error
-		if fd, err = newTierRuleset(abi, cfg.Network); err != nil {
+		if fd, err = ruleset.New(abi, cfg.Network); err != nil {
 			return -1, nil, err
 		}
-		b := &rulesetBuilder{fd: fd, handled: llHandledFS(abi)}
-		err = b.addTier(cfg, types)
-		b.closeHeld()
+		b := &ruleset.Builder{FD: fd, Handled: ruleset.HandledFS(abi)}
+		err = addTier(b, cfg, types)
+		b.Close()
 		if err != nil {
 			unix.Close(fd)
 			return -1, nil, err
@@ -254,53 +99,35 @@ func tierRuleset(cfg *initConfig) (int, []Mechanism, error) {
 	return fd, ms, nil
 }
 
-// newTierRuleset creates an empty ruleset handling what the ABI can of
-// the tier's rights: every filesystem right, TCP bind and connect without
-// network, the signal and abstract-socket scopes.
-func newTierRuleset(abi int, network bool) (int, error) {
-	attr := llsys.RulesetAttr{HandledAccessFS: llHandledFS(abi)}
-	if !network && abi >= 4 {
-		attr.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
-	}
-	if abi >= 6 {
-		attr.Scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
-	}
-	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
-	}
-	return fd, nil
-}
-
 // addTier adds the devices, the read view and the writable roots.
-func (b *rulesetBuilder) addTier(cfg *initConfig, types string) error {
-	if err := b.addView(cfg.ReadView, types); err != nil {
+func addTier(b *ruleset.Builder, cfg *initConfig, types string) error {
+	if err := addView(b, cfg.ReadView, types); err != nil {
 		return err
 	}
-	return b.addWritable(cfg)
+	return addWritable(b, cfg)
 }
 
 // addView adds the devices and the read view (types as in ReadViewTypes;
 // "": the builder looks at each entry).
-func (b *rulesetBuilder) addView(view []string, types string) error {
+func addView(b *ruleset.Builder, view []string, types string) error {
 	for _, p := range sandboxDevices {
-		if err := b.add(p, llRead|llWriteOnly|llsys.AccessFSIoctlDev, kindFile); err != nil {
+		if err := b.Add(p, ruleset.Read|ruleset.WriteOnly|llsys.AccessFSIoctlDev, ruleset.KindFile); err != nil {
 			return err
 		}
 	}
 	for i, p := range view {
-		kind := kindProbe
+		kind := ruleset.KindProbe
 		if types != "" {
 			switch types[i] {
 			case viewDir:
-				kind = kindDir
+				kind = ruleset.KindDir
 			case viewFile:
-				kind = kindFile
+				kind = ruleset.KindFile
 			default:
 				return fmt.Errorf("landlock: view entry %s has unknown type %q", p, types[i])
 			}
 		}
-		if err := b.add(p, llRead, kind); err != nil {
+		if err := b.Add(p, ruleset.Read, kind); err != nil {
 			return err
 		}
 	}
@@ -308,29 +135,11 @@ func (b *rulesetBuilder) addView(view []string, types string) error {
 }
 
 // addWritable adds the writable roots.
-func (b *rulesetBuilder) addWritable(cfg *initConfig) error {
+func addWritable(b *ruleset.Builder, cfg *initConfig) error {
 	for _, p := range cfg.Writable {
-		if err := b.add(p, llRead|llWriteOnly|llsys.AccessFSRefer, kindProbe); err != nil {
+		if err := b.Add(p, ruleset.Read|ruleset.WriteOnly|llsys.AccessFSRefer, ruleset.KindProbe); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// enforceRuleset sets no_new_privs on the calling thread and restricts it
-// (alone: the caller holds it locked and never unlocks it) to the ruleset.
-func enforceRuleset(fd int) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	return restrictSelfTo(fd)
-}
-
-// restrictSelfTo restricts the calling thread, which has no_new_privs set
-// already, to the ruleset.
-func restrictSelfTo(fd int) error {
-	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/ruleset"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,9 +180,9 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 	mechs := applyRlimits(&c)
 	if early != nil && early.err == nil {
 		// no_new_privs is set on this thread already (restrictEarly).
-		err = restrictSelfTo(rs)
+		err = ruleset.RestrictSelf(rs)
 	} else {
-		err = enforceRuleset(rs)
+		err = ruleset.Enforce(rs)
 	}
 	if err != nil {
 		return nil, err
