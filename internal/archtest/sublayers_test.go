@@ -39,6 +39,7 @@ var subRules = []subRule{
 	{pkg: "internal/jsonrpc", only: []string{}, why: "the one JSON-RPC connection of lsp and acp is a leaf: framing and correlation know nothing of either protocol"},
 	{pkg: "internal/lsp", deny: []string{"internal/agent/trace"}, why: "the language server reads runs through the engine (agent.History), never the trace store"},
 	{pkg: "internal/acp", deny: []string{"internal/agent/trace"}, why: "the ACP agent reads runs through the engine (agent.History), never the trace store"},
+	{pkg: "cmd/ioh-lsp", deny: []string{"internal/agent/trace"}, why: "the commands read runs through the engine (agent.History, agent.OpenHistory), never the trace store"},
 }
 
 // checkSubRule returns the forbidden edges of package p under r.
