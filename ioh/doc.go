@@ -5,8 +5,9 @@
 // one workspace: the model loop, the policy, the budgets, the trace
 // store, and each check run in the OS sandbox, as `ioh-lsp run` does.
 // The sandbox is usable on its own: NewRunner runs one command
-// contained, and NewSandbox is the adapter the engine runs commands
-// through.
+// contained (give its Spec a View: DefaultView is the engine's; a Spec
+// without one reads nothing of the host but its own directories), and
+// NewSandbox is the adapter the engine runs commands through.
 //
 // A program that uses the sandbox must call Init first in main and
 // return when it reports true: the sandbox's stages are copies of the
