@@ -8,16 +8,23 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/policy"
 )
 
+// testViews is the tests' policy cache, as a server's adapter holds one:
+// a view built afresh costs tens of ms under load (the walk of /etc, the
+// homes, the toolchains), one through the cache about 1 ms, and the cache
+// reuses only what is unchanged (policy's TestDefaultCachedMatchesFresh),
+// so a secret a test makes is masked in its next Spec's view.
+var testViews = policy.NewCache()
+
 // testView is the product's view (policy.Default) with readable paths
 // added: what a Spec that sandboxexec or `sandbox run` builds gets.
 func testView(readable ...string) View {
-	return policy.Default(policy.Options{Readable: readable})
+	return policy.Default(policy.Options{Readable: readable, Cache: testViews})
 }
 
 // testViewEnv is testView for a run whose extra environment (its PATH,
 // GOROOT …) says where its toolchains are.
 func testViewEnv(env []string, readable ...string) View {
-	return policy.Default(policy.Options{Env: env, Readable: readable})
+	return policy.Default(policy.Options{Env: env, Readable: readable, Cache: testViews})
 }
 
 // withView gives s the product's view when it has none: the tests' run
@@ -55,5 +62,5 @@ func TestViewCleaned(t *testing.T) {
 
 // testMaskedView is testView with masked paths added.
 func testMaskedView(masked []string, readable ...string) View {
-	return policy.Default(policy.Options{Readable: readable, Masked: masked})
+	return policy.Default(policy.Options{Readable: readable, Masked: masked, Cache: testViews})
 }
