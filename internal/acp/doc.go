@@ -33,8 +33,10 @@
 // continues the client's trace; a malformed one is dropped there.
 //
 // The framing is newline-delimited JSON-RPC 2.0 (one message a line, no
-// Content-Length headers), in rpc.go; protocol types are in types.go and
-// converted only here.
+// Content-Length headers): internal/jsonrpc's connection with its
+// LineFramer, the one the language server speaks with Content-Length
+// headers; rpc.go routes it to the Server. Protocol types are in types.go
+// and converted only here.
 //
 // The community Go SDK (github.com/coder/acp-go-sdk v0.13.0) was evaluated
 // and not used: its connection logs and drops a line that is not JSON
