@@ -122,12 +122,6 @@ func (h *Harness) marshalChanges(cs *workspace.ChangeSet) ([]byte, error) {
 	return cs.MarshalSealed(h.sealer())
 }
 
-// ChangesOf is the change set of a stored run (its trace row's Changes),
-// secrets put back from the environment: what `ioh-lsp diff` prints.
-func (h *Harness) ChangesOf(data []byte) (*workspace.ChangeSet, error) {
-	return h.unmarshalChanges(data)
-}
-
 // unmarshalChanges restores a change set from the trace, secrets put back
 // from the environment.
 func (h *Harness) unmarshalChanges(data []byte) (*workspace.ChangeSet, error) {
