@@ -29,7 +29,7 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	}
 	// The view's masks as the policy found them, and the host's sockets.
 	cfg.Masked = view.Merge(append([]string{}, s.View.Masked...), existing(maskedFor(s))) // masks.go
-	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s.pool.caches(), s)                      // readview_cache.go
+	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s.pool.caches().staticRoots(), s)        // readview_cache.go
 	if len(cfg.ReadView) == 0 {
 		// An empty view would be read as the probe's whole host root
 		// (mountRoot): refuse instead.

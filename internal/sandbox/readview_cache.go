@@ -1,3 +1,5 @@
+//go:build unix
+
 package sandbox
 
 import (
@@ -25,8 +27,8 @@ type staticRootsCache struct {
 // linuxViewRoots is readViewRoots with its static part cached in c (a
 // pool's; nil: resolved now, as on the cold path): only the working
 // directory, the writable roots and the stage are resolved per run.
-func linuxViewRoots(c *viewCaches, s *Spec) ([]string, map[string]string) {
-	roots, links := c.staticRoots().resolve(s.View)
+func linuxViewRoots(c *staticRootsCache, s *Spec) ([]string, map[string]string) {
+	roots, links := c.resolve(s.View)
 	dyn := append([]string{s.Dir}, s.Writable...)
 	if s.Stage != nil {
 		dyn = append(dyn, s.Stage.lower)
