@@ -12,9 +12,9 @@ import (
 // TestTierViewIsWhatIsRead: what a run may read is exactly its Spec's
 // view, in both Linux tiers (and, through TestTierContainmentOtherModes,
 // without user namespaces and as an ordinary user). A directory outside
-// the view is unreadable; the same directory in the view is read; the
-// bare view (only the probe's directory) reads not even /etc/passwd,
-// which the product's view holds; a path the view masks is unreadable
+// the view is unreadable; the same directory in the view is read; a
+// bare view (the probe's directory and the stage's libraries) reads not
+// even /etc/passwd, which the product's view holds; a path the view masks is unreadable
 // inside a directory it holds. Outside the sandbox all of them are read.
 func TestTierViewIsWhatIsRead(t *testing.T) {
 	h := helperPath(t)
@@ -26,6 +26,12 @@ func TestTierViewIsWhatIsRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A bare view holds the probe's directory and the libraries a
+	// dynamically linked stage program loads (this test binary: the exec
+	// stage an ordinary user's run needs is it again, started inside the
+	// view); the mechanism adds neither, and without them such a run
+	// fails to start, a setup error, never a wider view.
+	stageLibs := []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"}
 	cases := []struct {
 		name   string
 		view   View
@@ -35,7 +41,7 @@ func TestTierViewIsWhatIsRead(t *testing.T) {
 		{"outside the view", testView(w.helperDir), filepath.Join(extra, "mark"), false},
 		{"in the view", testView(w.helperDir, extra), filepath.Join(extra, "mark"), true},
 		{"masked in the view", testMaskedView([]string{filepath.Join(extra, "hidden")}, w.helperDir, extra), filepath.Join(extra, "hidden"), false},
-		{"system file in the bare view", View{Read: []string{w.helperDir}}, "/etc/passwd", false},
+		{"system file in a bare view", View{Read: append([]string{w.helperDir}, stageLibs...)}, "/etc/passwd", false},
 		{"system file in the product's view", testView(w.helperDir), "/etc/passwd", true},
 	}
 	for _, tier := range tiersHere(t) {
