@@ -53,6 +53,44 @@ func TestPoolKeepsRunsApart(t *testing.T) {
 	}
 }
 
+// TestPoolKeepsViewsApart: two runs that differ only in their View (the
+// same working directory and writable root) alternate through one pool:
+// the one whose view holds a directory reads its secret (the control),
+// the other, served by a stage started ahead with the first's view as
+// its hint and by the pool's view caches, never does. Both tiers.
+func TestPoolKeepsViewsApart(t *testing.T) {
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			useReexec(t)
+			p := keepWarm(t)
+			shared, work := outsideDir(t), outsideDir(t)
+			marker := "ONLY-IN-ONE-VIEW-" + tier
+			secret := filepath.Join(shared, "secret")
+			if err := os.WriteFile(secret, []byte(marker+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec := func(v View) Spec {
+				return Spec{Argv: []string{"sh", "-c", "cat " + secret + "; echo end"}, Dir: work, Writable: []string{work}, Backend: tier, View: v}
+			}
+			wide, narrow := spec(testView(shared)), spec(testView())
+			before := p.os.stages.claims.Load()
+			for i := 0; i < 3; i++ {
+				if _, output := runTier(t, wide); !strings.Contains(output, marker) {
+					t.Fatalf("round %d: control: the run whose view holds %s could not read it:\n%s", i, shared, output)
+				}
+				p.wait()
+				if out, output := runTier(t, narrow); strings.Contains(output, marker) || !strings.Contains(output, "end") {
+					t.Errorf("round %d: the run whose view lacks %s read it through the pool (exit %d):\n%s", i, shared, out.ExitCode, output)
+				}
+				p.wait()
+			}
+			if got := p.os.stages.claims.Load() - before; got < 4 {
+				t.Errorf("%d of 6 runs were served by a warm stage, want at least 4: the pool's path was not tested", got)
+			}
+		})
+	}
+}
+
 // TestTierContainmentThroughPool runs the whole containment table in
 // each tier through a pool (TestTierContainment runs it cold, and a part
 // of it on warm stages): every case is contained when its stage was
