@@ -19,36 +19,19 @@ func TestPoolKeepsRunsApart(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			useReexec(t)
-			p := keepWarm(t)
 			a, b := outsideDir(t), outsideDir(t)
 			marker := "ONLY-FOR-RUN-A-" + tier
-			secret := filepath.Join(a, "secret")
-			if err := os.WriteFile(secret, []byte(marker+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			secret := writeSecret(t, a, marker)
 			planted := filepath.Join(a, "planted")
 			specA := Spec{Argv: []string{"cat", secret}, Dir: a, Writable: []string{a}, Backend: tier}
 			specB := Spec{Argv: []string{"sh", "-c", "cat " + secret + "; echo x > " + planted + "; echo end"},
 				Dir: b, Writable: []string{b}, Backend: tier}
-			before := p.os.stages.claims.Load()
-			for i := 0; i < 3; i++ {
-				if _, output := runTier(t, specA); !strings.Contains(output, marker) {
-					t.Fatalf("round %d: control: run A could not read its own secret:\n%s", i, output)
-				}
-				p.wait() // the next stage is started ahead with A's view as its hint
-				out, output := runTier(t, specB)
-				if strings.Contains(output, marker) || !strings.Contains(output, "end") {
-					t.Errorf("round %d: run B after A through the same pool read A's secret (exit %d):\n%s", i, out.ExitCode, output)
-				}
+			alternateThroughPool(t, specA, specB, marker, func(round int) {
 				if _, err := os.Lstat(planted); err == nil {
-					t.Errorf("round %d: run B wrote into run A's directory", i)
+					t.Errorf("round %d: run B wrote into run A's directory", round)
 					os.Remove(planted)
 				}
-				p.wait()
-			}
-			if got := p.os.stages.claims.Load() - before; got < 4 {
-				t.Errorf("%d of 6 runs were served by a warm stage, want at least 4: the pool's path was not tested", got)
-			}
+			})
 		})
 	}
 }
@@ -62,32 +45,52 @@ func TestPoolKeepsViewsApart(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			useReexec(t)
-			p := keepWarm(t)
 			shared, work := outsideDir(t), outsideDir(t)
 			marker := "ONLY-IN-ONE-VIEW-" + tier
-			secret := filepath.Join(shared, "secret")
-			if err := os.WriteFile(secret, []byte(marker+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			secret := writeSecret(t, shared, marker)
 			spec := func(v View) Spec {
 				return Spec{Argv: []string{"sh", "-c", "cat " + secret + "; echo end"}, Dir: work, Writable: []string{work}, Backend: tier, View: v}
 			}
-			wide, narrow := spec(testView(shared)), spec(testView())
-			before := p.os.stages.claims.Load()
-			for i := 0; i < 3; i++ {
-				if _, output := runTier(t, wide); !strings.Contains(output, marker) {
-					t.Fatalf("round %d: control: the run whose view holds %s could not read it:\n%s", i, shared, output)
-				}
-				p.wait()
-				if out, output := runTier(t, narrow); strings.Contains(output, marker) || !strings.Contains(output, "end") {
-					t.Errorf("round %d: the run whose view lacks %s read it through the pool (exit %d):\n%s", i, shared, out.ExitCode, output)
-				}
-				p.wait()
-			}
-			if got := p.os.stages.claims.Load() - before; got < 4 {
-				t.Errorf("%d of 6 runs were served by a warm stage, want at least 4: the pool's path was not tested", got)
-			}
+			alternateThroughPool(t, spec(testView(shared)), spec(testView()), marker, nil)
 		})
+	}
+}
+
+// writeSecret writes marker into dir/secret and returns its path.
+func writeSecret(t *testing.T, dir, marker string) string {
+	t.Helper()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte(marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+// alternateThroughPool runs allowed and denied in turn, three rounds,
+// through one pool: allowed must print marker (the control), denied must
+// not, and must get as far as its "end"; check, if set, judges each
+// round further. At least 4 of the 6 runs must have been served by a
+// warm stage (each started ahead with the other run's view as its hint),
+// or the pool's path was not tested.
+func alternateThroughPool(t *testing.T, allowed, denied Spec, marker string, check func(round int)) {
+	t.Helper()
+	p := keepWarm(t)
+	before := p.os.stages.claims.Load()
+	for i := 0; i < 3; i++ {
+		if _, output := runTier(t, allowed); !strings.Contains(output, marker) {
+			t.Fatalf("round %d: control: the allowed run could not read the secret:\n%s", i, output)
+		}
+		p.wait() // the next stage is started ahead with the allowed run's view as its hint
+		if out, output := runTier(t, denied); strings.Contains(output, marker) || !strings.Contains(output, "end") {
+			t.Errorf("round %d: the other run through the same pool read the secret (exit %d):\n%s", i, out.ExitCode, output)
+		}
+		if check != nil {
+			check(i)
+		}
+		p.wait()
+	}
+	if got := p.os.stages.claims.Load() - before; got < 4 {
+		t.Errorf("%d of 6 runs were served by a warm stage, want at least 4: the pool's path was not tested", got)
 	}
 }
 
