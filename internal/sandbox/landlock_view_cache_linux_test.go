@@ -67,7 +67,7 @@ func TestRunViewFollowsChanges(t *testing.T) {
 	if v2 := runViewFor(c, spec(), []string{ws}, nil); v2 != v1 {
 		t.Errorf("control: the same inputs did not reuse the cached view")
 	}
-	if fresh() == fresh() {
+	if a, b := fresh(), fresh(); a == b {
 		t.Errorf("the cold path reused a view")
 	}
 	if !slices.Contains(v1.view, link) {
