@@ -27,6 +27,7 @@ type subRule struct {
 var subRules = []subRule{
 	{pkg: "internal/agent/suggest", only: []string{}, why: "the did-you-mean distance is a leaf that the config and contract parsers share"},
 	{pkg: "internal/sandbox/internal/ruleset", only: []string{}, why: "Landlock rulesets built from paths and rights: a leaf; which path gets which right is the mechanism's"},
+	{pkg: "internal/sandbox/internal/rootfs", only: []string{}, why: "the private root's mount steps and the hint's format: a leaf; which path is bound or masked is the mechanism's"},
 	{pkg: "internal/sandbox/internal/cgroups", only: []string{}, why: "a run's control groups from two caps: a leaf that knows nothing else of a run"},
 	{pkg: "internal/sandbox/internal/seccomp", only: []string{}, why: "BPF built from a syscall list and a table: a leaf that decides nothing about a run"},
 	{pkg: "internal/sandbox/internal/view", only: []string{}, why: "the View type is a leaf both the mechanism and the policy import, so neither imports the other"},

@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
 // mountRoot fills the private root (privateRoot, in the interim root).
@@ -57,13 +59,13 @@ func bindView(root string, view []string, links map[string]string, network bool,
 			// /sys (hideHostInfo): binds below it would lie hidden under
 			// it, each a mount for nothing (/sys/fs/cgroup alone is a
 			// dozen). Only the mount point is needed.
-			if err := mountPoint(root+"/sys", true); err != nil {
+			if err := rootfs.MountPoint(root+"/sys", true); err != nil {
 				return 0, err
 			}
 			continue
 		}
 		dst := filepath.Join(root, p)
-		if err := bindInto(hostRoot+p, dst, false); err != nil {
+		if err := rootfs.BindInto(hostRoot+p, dst, false); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				if ids != nil {
 					ids[i] = viewID{state: viewMissing}
@@ -124,7 +126,7 @@ func sealRoot(cfg *initConfig) error {
 func readOnlyTree(p string) error {
 	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 	if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, attr); err != nil {
-		return remountTreeRO(p)
+		return rootfs.RemountTreeRO(p)
 	}
 	return nil
 }

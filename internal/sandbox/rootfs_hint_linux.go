@@ -3,11 +3,11 @@ package sandbox
 import (
 	"errors"
 	"maps"
-	"path/filepath"
 	"slices"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
 // A linux-tier stage started ahead of its run (a warm stage) binds the
@@ -33,69 +33,18 @@ import (
 // directories, the stage, scratch layers) is built from the config either
 // way.
 
-// rootHintArg introduces the hint's parts (stage_hint_linux.go):
-// rootHintArg, "0" or "1" (network), the number of view paths, the paths,
-// the number of masked paths, the masked paths, then the links as pairs
-// of parts (path, target).
-const rootHintArg = "--root-hint"
-
 // hintedRoot is where the hinted view is bound, on the interim work
 // tmpfs, next to the plain private root.
 const hintedRoot = workDir + "/view"
 
-// linuxRootHint is the hint's parts carrying cfg's view for PID 1.
-func linuxRootHint(cfg *initConfig) []string {
-	if len(cfg.ReadView) == 0 {
-		return nil
-	}
-	net := "0"
-	if cfg.Network {
-		net = "1"
-	}
-	args := append([]string{rootHintArg, net, strconv.Itoa(len(cfg.ReadView))}, cfg.ReadView...)
-	args = append(append(args, strconv.Itoa(len(cfg.Masked))), cfg.Masked...)
-	for _, l := range slices.Sorted(maps.Keys(cfg.ViewLinks)) {
-		args = append(args, l, cfg.ViewLinks[l])
-	}
-	return args
+// rootHintOf is cfg's view as a root hint.
+func rootHintOf(cfg *initConfig) rootfs.Hint {
+	return rootfs.Hint{Network: cfg.Network, View: cfg.ReadView, Masked: cfg.Masked, Links: cfg.ViewLinks}
 }
 
-// rootHint is a hint read back from PID 1's environment.
-type rootHint struct {
-	network bool
-	view    []string
-	masked  []string
-	links   map[string]string
-}
-
-// parseRootHint reads the hint from its parts (stageHint);
-// ok is false when there is none or it is malformed.
-func parseRootHint(args []string) (rootHint, bool) {
-	if len(args) < 3 || args[0] != rootHintArg || (args[1] != "0" && args[1] != "1") {
-		return rootHint{}, false
-	}
-	n, err := strconv.Atoi(args[2])
-	rest := args[3:]
-	if err != nil || n <= 0 || n >= len(rest) {
-		return rootHint{}, false
-	}
-	h := rootHint{network: args[1] == "1", view: rest[:n], links: map[string]string{}}
-	m, err := strconv.Atoi(rest[n])
-	rest = rest[n+1:]
-	if err != nil || m < 0 || m > len(rest) || (len(rest)-m)%2 != 0 {
-		return rootHint{}, false
-	}
-	h.masked, rest = rest[:m], rest[m:]
-	for i := 0; i < len(rest); i += 2 {
-		h.links[rest[i]] = rest[i+1]
-	}
-	for _, p := range slices.Concat(h.view, h.masked, slices.Collect(maps.Keys(h.links))) {
-		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
-			return rootHint{}, false
-		}
-	}
-	return h, true
-}
+// linuxRootHint is the hint's parts carrying cfg's view for PID 1
+// (rootfs.Hint.Args: nil without a view).
+func linuxRootHint(cfg *initConfig) []string { return rootHintOf(cfg).Args() }
 
 // viewID is what a view path named when it was bound from a hint.
 type viewID struct {
@@ -115,7 +64,7 @@ var hintUsed bool
 // hinted is the view bound ahead from a hint (prebindView), claimed or
 // dropped by the run (useHintedView).
 var hinted *struct {
-	hint  rootHint
+	hint  rootfs.Hint
 	ids   []viewID
 	bound int
 }
@@ -125,7 +74,7 @@ var hinted *struct {
 // root (prepareInterim); nothing when the hint is absent or anything
 // fails (what was mounted stays on the work tmpfs, detached at the end).
 func prebindView(args []string) {
-	h, ok := parseRootHint(args)
+	h, ok := rootfs.ParseHint(args)
 	if !ok {
 		return
 	}
@@ -140,8 +89,8 @@ func prebindView(args []string) {
 			return
 		}
 	}
-	ids := make([]viewID, len(h.view))
-	bound, err := bindView(hintedRoot, h.view, h.links, h.network, ids)
+	ids := make([]viewID, len(h.View))
+	bound, err := bindView(hintedRoot, h.View, h.Links, h.Network, ids)
 	if err != nil {
 		return
 	}
@@ -149,7 +98,7 @@ func prebindView(args []string) {
 	// moves them on to its own, movePiece), the fresh sysfs only for a
 	// run without network, whose view leaves /sys to it.
 	pieces := []string{"/proc", "/dev", "/tmp"}
-	if !h.network && prepared.sysErr == nil {
+	if !h.Network && prepared.sysErr == nil {
 		var st unix.Stat_t
 		if unix.Stat(hintedRoot+"/sys", &st) == nil {
 			pieces = append(pieces, "/sys")
@@ -163,13 +112,13 @@ func prebindView(args []string) {
 	}
 	// The masks that fall in this root; the run's build checks each
 	// (maskedAhead) and masks again what is not masked then.
-	for _, m := range h.masked {
-		if maskFrom(hideSrc, hintedRoot+m) != nil {
+	for _, m := range h.Masked {
+		if rootfs.Mask(hideSrc, hintedRoot+m) != nil {
 			return
 		}
 	}
 	hinted = &struct {
-		hint  rootHint
+		hint  rootfs.Hint
 		ids   []viewID
 		bound int
 	}{h, ids, bound}
@@ -192,11 +141,11 @@ func useHintedView(cfg *initConfig) (int, bool) {
 // hintFits reports whether the run asks for exactly the hinted view and
 // each of its paths still names what was bound there (host paths, read
 // below root: hostRoot).
-func hintFits(root string, h rootHint, ids []viewID, cfg *initConfig) bool {
-	if cfg.Network != h.network || !slices.Equal(cfg.ReadView, h.view) || !maps.Equal(cfg.ViewLinks, h.links) || !slices.Equal(cfg.Masked, h.masked) {
+func hintFits(root string, h rootfs.Hint, ids []viewID, cfg *initConfig) bool {
+	if cfg.Network != h.Network || !slices.Equal(cfg.ReadView, h.View) || !maps.Equal(cfg.ViewLinks, h.Links) || !slices.Equal(cfg.Masked, h.Masked) {
 		return false
 	}
-	for i, p := range h.view {
+	for i, p := range h.View {
 		if ids[i].state == viewSkipped {
 			continue
 		}

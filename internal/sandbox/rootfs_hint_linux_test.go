@@ -10,45 +10,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// TestRootHintArgs: the hint survives PID 1's command line, masks and
-// links included, and a malformed one is no hint.
-func TestRootHintArgs(t *testing.T) {
-	cfg := &initConfig{Network: true, ReadView: []string{"/etc", "/usr", "/home/u/src"},
-		Masked:    []string{"/etc/shadow", "/home/u/src/.env"},
-		ViewLinks: map[string]string{"/lib": "usr/lib", "/bin": "usr/bin"}}
-	h, ok := parseRootHint(linuxRootHint(cfg))
-	if !ok || !h.network || !slices.Equal(h.view, cfg.ReadView) || !slices.Equal(h.masked, cfg.Masked) ||
-		len(h.links) != 2 || h.links["/lib"] != "usr/lib" || h.links["/bin"] != "usr/bin" {
-		t.Errorf("round trip: %+v %v", h, ok)
-	}
-	if h, ok := parseRootHint([]string{rootHintArg, "0", "1", "/usr", "0"}); !ok || len(h.masked) != 0 || len(h.links) != 0 {
-		t.Errorf("a hint without masks or links: %+v %v", h, ok)
-	}
-	for _, bad := range [][]string{
-		nil,
-		{rootHintArg, "2", "1", "/usr", "0"},
-		{rootHintArg, "0", "2", "/usr", "0"},
-		{rootHintArg, "0", "0", "0"},
-		{rootHintArg, "0", "x", "/usr", "0"},
-		{rootHintArg, "0", "1", "/usr"},
-		{rootHintArg, "0", "1", "usr", "0"},
-		{rootHintArg, "0", "1", "/usr/../etc", "0"},
-		{rootHintArg, "0", "1", "/usr", "2", "/etc/shadow"},
-		{rootHintArg, "0", "1", "/usr", "1", "etc/shadow"},
-		{rootHintArg, "0", "1", "/usr", "0", "/lib"},
-		{rootHintArg, "0", "1", "/usr", "0", "lib", "usr/lib"},
-		{"--view-hint", "0", "d", "/usr"},
-	} {
-		if _, ok := parseRootHint(bad); ok {
-			t.Errorf("hint %q accepted", bad)
-		}
-	}
-	if a := linuxRootHint(&initConfig{}); a != nil {
-		t.Errorf("a run without a view gave hint %q", a)
-	}
-}
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
+)
 
 // TestRootHintFits: a view bound from a hint is taken only by a run
 // that asks for the same paths, links and network choice, while every
@@ -66,7 +30,7 @@ func TestRootHintFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	view := []string{"/home/u/.gitconfig", "/home/u/src", "/opt/tool", "/proc", "/usr"}
-	h := rootHint{view: view, links: map[string]string{"/lib": "usr/lib"}}
+	h := rootfs.Hint{View: view, Links: map[string]string{"/lib": "usr/lib"}}
 	ids := make([]viewID, len(view))
 	for i, p := range view {
 		var st unix.Stat_t

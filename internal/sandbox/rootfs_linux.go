@@ -3,11 +3,12 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
 // setupRoot builds the private root and pivots into it. The host root is
@@ -21,7 +22,7 @@ import (
 //
 // Each step makes as few system calls as it can (each costs microseconds
 // in a virtual machine): mount points are created without probing first
-// (mountPoint), and the masks are bound from one sealed tmpfs, so each
+// (rootfs.MountPoint), and the masks are bound from one sealed tmpfs, so each
 // takes one bind that inherits its read-only flags.
 func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	var mechs []Mechanism
@@ -60,12 +61,12 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	mechs = append(mechs, homeMech)
 
 	for _, w := range cfg.Writable {
-		if err := bindInto(hostRoot+w, nr(w), false); err != nil {
+		if err := rootfs.BindInto(hostRoot+w, nr(w), false); err != nil {
 			return nil, nil, fmt.Errorf("writable root %s: %w", w, err)
 		}
 		// Nothing written there may act as set-id or a device on the
 		// host's later reads of it, nor inside.
-		if err := setMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+		if err := rootfs.SetMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 			return nil, nil, fmt.Errorf("writable root %s nosuid,nodev: %w", w, err)
 		}
 	}
@@ -84,7 +85,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	if hiddenByPrivateTmp(cfg) {
 		// The working directory would vanish under the private /tmp: show
 		// it read-only, like the rest of the host.
-		if err := bindInto(hostRoot+cfg.Dir, nr(cfg.Dir), true); err != nil {
+		if err := rootfs.BindInto(hostRoot+cfg.Dir, nr(cfg.Dir), true); err != nil {
 			return nil, nil, fmt.Errorf("working directory %s: %w", cfg.Dir, err)
 		}
 		mechs = append(mechs, Mechanism{"workdir", StateApplied, cfg.Dir + " (under /tmp) bound read-only"})
@@ -132,104 +133,10 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	return mechs, detach, nil
 }
 
-// createFile creates the file p, which must not exist, holding data.
-func createFile(p string, mode uint32, data []byte) error {
-	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", p, err)
-	}
-	for len(data) > 0 && err == nil {
-		var n int
-		n, err = unix.Write(fd, data)
-		data = data[n:]
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return nil
-}
-
-// mountPoint makes sure something exists at dst to mount on: a new
-// directory (dir) or empty file, with missing parent directories, each
-// made with one call and nothing probed first. What is there already is
-// kept, as it is (mount then judges it).
-func mountPoint(dst string, dir bool) error {
-	err := makeNode(dst, dir)
-	if errors.Is(err, unix.ENOENT) && dst != "/" {
-		if err = mountPoint(filepath.Dir(dst), true); err == nil {
-			err = makeNode(dst, dir)
-		}
-	}
-	if err != nil && !errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("mount point %s: %w", dst, err)
-	}
-	return nil
-}
-
-func makeNode(p string, dir bool) error {
-	if dir {
-		return unix.Mkdir(p, 0o755)
-	}
-	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err == nil {
-		err = unix.Close(fd)
-	}
-	return err
-}
-
-// bindInto bind-mounts src on dst, creating dst when it is missing (only
-// possible on the private tmpfs).
-func bindInto(src, dst string, ro bool) error {
-	var st unix.Stat_t
-	if err := unix.Stat(src, &st); err != nil {
-		return err
-	}
-	if err := mountPoint(dst, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
-		return err
-	}
-	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return err
-	}
-	if ro {
-		return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")
-	}
-	return nil
-}
-
-func bindRO(src, dst string) error {
-	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
-		return err
-	}
-	return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
-}
-
 // mask hides p: an empty directory over a directory, an empty file over
 // anything else, both unreadable and bound from the sealed hideSrc
 // (read-only, nosuid, nodev, noexec).
-func mask(p string) error { return maskFrom(hideSrc, p) }
-
-// maskFrom is mask with the mask source at hide (before the pivot into
-// the interim root, it is under /tmp).
-func maskFrom(hide, p string) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil // nothing to hide in this view
-		}
-		return err
-	}
-	src := hide + "/file"
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFLNK:
-		return nil // its resolved target is masked on its own
-	case unix.S_IFDIR:
-		src = hide + "/dir"
-	}
-	return unix.Mount(src, p, "", unix.MS_BIND, "")
-}
+func mask(p string) error { return rootfs.Mask(hideSrc, p) }
 
 // mountStage mounts the verification view at dst: the change directory
 // over the workspace (both read-only lower layers), with a private upper
@@ -248,7 +155,7 @@ func mountStage(cfg *initConfig, dst string) error {
 			return fmt.Errorf("stage: %w", err)
 		}
 	}
-	if err := mountPoint(dst, true); err != nil { // only creates on the private /tmp
+	if err := rootfs.MountPoint(dst, true); err != nil { // only creates on the private /tmp
 		return fmt.Errorf("stage: %w", err)
 	}
 	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s",
@@ -259,30 +166,6 @@ func mountStage(cfg *initConfig, dst string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("mount stage overlay at %s: %w", cfg.StageLower, err)
-	}
-	return nil
-}
-
-// remountTreeRO is the fallback for kernels without mount_setattr: remount
-// every mount under root read-only, one by one, from mountinfo.
-func remountTreeRO(root string) error {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := f[4]
-		if mp != root && !strings.HasPrefix(mp, root+"/") {
-			continue
-		}
-		flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
-		if err := unix.Mount("", mp, "", flags, ""); err != nil && !errors.Is(err, unix.EACCES) {
-			return fmt.Errorf("remount %s: %w", mp, err)
-		}
 	}
 	return nil
 }
@@ -326,7 +209,7 @@ func protectBinaries(writable []string, nr func(string) string) (*Mechanism, err
 		if err := unix.Mount(nr(d), nr(d), "", unix.MS_BIND, ""); err != nil {
 			return nil, fmt.Errorf("protect the binaries' directory %s: %w", d, err)
 		}
-		if err := setMountAttr(nr(d), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+		if err := rootfs.SetMountAttr(nr(d), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 			return nil, fmt.Errorf("protect the binaries' directory %s: %w", d, err)
 		}
 	}
@@ -353,7 +236,7 @@ func placeHome(cfg *initConfig, nr func(string) string) (Mechanism, error) {
 	if why := homeUnplaceable(cfg, home); why != "" {
 		return Mechanism{"home", StateApplied, "HOME=" + envValue(cfg.Env, "HOME") + " (" + why + ")"}, nil
 	}
-	if err := mountPoint(nr(home), true); err != nil {
+	if err := rootfs.MountPoint(nr(home), true); err != nil {
 		return Mechanism{}, fmt.Errorf("home %s: %w", home, err)
 	}
 	if err := unix.Mount(nr(privateHome), nr(home), "", unix.MS_BIND, ""); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
 // The part of the linux tier's private root that no run's config decides
@@ -124,7 +126,7 @@ func prepareInterim(hint []string) error {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	for _, p := range []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"} {
-		if err := bindRO(pre+p, pre+p); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := rootfs.BindRO(pre+p, pre+p); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("protect %s: %w", p, err)
 		}
 	}
@@ -144,7 +146,7 @@ func prepareInterim(hint []string) error {
 	prepared.sysErr = unix.Mount("sysfs", pre+"/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	if prepared.sysErr == nil {
 		for _, p := range sysfsMasked {
-			if err := maskFrom(base+hideSrc, pre+p); err != nil {
+			if err := rootfs.Mask(base+hideSrc, pre+p); err != nil {
 				prepared.sysFailed = append(prepared.sysFailed, p+": "+err.Error())
 			}
 		}
@@ -187,13 +189,13 @@ func prepareHide(dir string) error {
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16k"); err != nil {
 		return fmt.Errorf("mount mask source: %w", err)
 	}
-	if err := createFile(dir+"/file", 0o000, nil); err != nil {
+	if err := rootfs.CreateFile(dir+"/file", 0o000, nil); err != nil {
 		return fmt.Errorf("mask source: %w", err)
 	}
 	if err := unix.Mkdir(dir+"/dir", 0o000); err != nil {
 		return fmt.Errorf("mask source: %w", err)
 	}
-	if err := createFile(dir+"/bootid", 0o444, newBootID()); err != nil {
+	if err := rootfs.CreateFile(dir+"/bootid", 0o444, newBootID()); err != nil {
 		return fmt.Errorf("boot id: %w", err)
 	}
 	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
@@ -222,13 +224,13 @@ func setupDev(dev, hostDev string) error {
 	}
 	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
 		dst := dev + "/" + n
-		if err := makeNode(dst, false); err != nil {
+		if err := rootfs.MakeNode(dst, false); err != nil {
 			return fmt.Errorf("/dev/%s: %w", n, err)
 		}
 		if err := unix.Mount(hostDev+"/"+n, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind /dev/%s: %w", n, err)
 		}
-		if err := setMountAttr(dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
+		if err := rootfs.SetMountAttr(dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
 			return fmt.Errorf("seal /dev/%s: %w", n, err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
 // tmpOpts are the mount options of the private /tmp and /dev/shm.
@@ -81,7 +83,7 @@ func protectDirs(writable, extra []string, nr func(string) string) (Mechanism, e
 			if err := unix.Mount(nr(t), nr(t), "", unix.MS_BIND, ""); err != nil {
 				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
 			}
-			if err := setMountAttr(nr(t), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			if err := rootfs.SetMountAttr(nr(t), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
 			}
 			done = append(done, t)
@@ -92,10 +94,10 @@ func protectDirs(writable, extra []string, nr func(string) string) (Mechanism, e
 	for _, w := range writable {
 		for _, p := range done {
 			if w != p && within(w, p) {
-				if err := bindInto(hostRoot+w, nr(w), false); err != nil {
+				if err := rootfs.BindInto(hostRoot+w, nr(w), false); err != nil {
 					return Mechanism{}, fmt.Errorf("writable root %s: %w", w, err)
 				}
-				if err := setMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+				if err := rootfs.SetMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 					return Mechanism{}, fmt.Errorf("writable root %s: %w", w, err)
 				}
 			}
@@ -215,33 +217,6 @@ func inAny(p string, roots []string) bool {
 		}
 	}
 	return false
-}
-
-// setMountAttr adds attr to the mount at p and every mount below it,
-// keeping the flags they have (a remount that dropped a locked flag would
-// fail in a user namespace).
-func setMountAttr(p string, attr uint64) error {
-	err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr})
-	if !errors.Is(err, unix.ENOSYS) {
-		return err
-	}
-	var extra uintptr
-	for a, f := range map[uint64]uintptr{unix.MOUNT_ATTR_RDONLY: unix.MS_RDONLY, unix.MOUNT_ATTR_NOSUID: unix.MS_NOSUID, unix.MOUNT_ATTR_NODEV: unix.MS_NODEV, unix.MOUNT_ATTR_NOEXEC: unix.MS_NOEXEC} {
-		if attr&a != 0 {
-			extra |= f
-		}
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(p, &st); err != nil {
-		return err
-	}
-	keep := uintptr(0)
-	for s, f := range map[int64]uintptr{unix.ST_RDONLY: unix.MS_RDONLY, unix.ST_NOSUID: unix.MS_NOSUID, unix.ST_NODEV: unix.MS_NODEV, unix.ST_NOEXEC: unix.MS_NOEXEC, unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_RELATIME: unix.MS_RELATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME} {
-		if int64(st.Flags)&s != 0 {
-			keep |= f
-		}
-	}
-	return unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND|keep|extra, "")
 }
 
 // hideHostInfo keeps the host's identity out of the sandbox: without

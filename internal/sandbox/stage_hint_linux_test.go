@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
 // TestStageHintRoundTrip: every part comes back as it was sent, whatever
 // bytes it holds; a malformed or oversized hint is no hint.
 func TestStageHintRoundTrip(t *testing.T) {
-	parts := []string{rootHintArg, "0", "3", "/a:b", "/12:x", "", "/new\nline", "/ spaces /", "/ü"}
+	parts := []string{rootfs.HintArg, "0", "3", "/a:b", "/12:x", "", "/new\nline", "/ spaces /", "/ü"}
 	cmd := exec.Command("true")
 	withStageHint(cmd, parts)
 	// The stage's environment is the hint after what every stage gets

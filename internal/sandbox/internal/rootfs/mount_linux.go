@@ -1,0 +1,169 @@
+// Package rootfs holds the mount steps the linux tier's private root is
+// built from (mount points made without probing, binds, read-only
+// binds, masks bound from a sealed source, recursive mount attributes)
+// and the format of a warm stage's root hint. It knows nothing of a run:
+// internal/sandbox decides which path is bound, masked or sealed, and
+// whether a root bound from a hint fits the run.
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// CreateFile creates the file p, which must not exist, holding data.
+func CreateFile(p string, mode uint32, data []byte) error {
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", p, err)
+	}
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, data)
+		data = data[n:]
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
+
+// MountPoint makes sure something exists at dst to mount on: a new
+// directory (dir) or empty file, with missing parent directories, each
+// made with one call and nothing probed first. What is there already is
+// kept, as it is (mount then judges it).
+func MountPoint(dst string, dir bool) error {
+	err := MakeNode(dst, dir)
+	if errors.Is(err, unix.ENOENT) && dst != "/" {
+		if err = MountPoint(filepath.Dir(dst), true); err == nil {
+			err = MakeNode(dst, dir)
+		}
+	}
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("mount point %s: %w", dst, err)
+	}
+	return nil
+}
+
+// MakeNode makes the directory (dir) or empty file p, which must not
+// exist, with one call.
+func MakeNode(p string, dir bool) error {
+	if dir {
+		return unix.Mkdir(p, 0o755)
+	}
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err == nil {
+		err = unix.Close(fd)
+	}
+	return err
+}
+
+// BindInto bind-mounts src on dst (recursively), creating dst when it is
+// missing (only possible on a private tmpfs); ro makes the bind
+// read-only, nosuid and nodev.
+func BindInto(src, dst string, ro bool) error {
+	var st unix.Stat_t
+	if err := unix.Stat(src, &st); err != nil {
+		return err
+	}
+	if err := MountPoint(dst, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return err
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	if ro {
+		return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")
+	}
+	return nil
+}
+
+// BindRO binds src on dst (not recursively), read-only, nosuid, nodev
+// and noexec.
+func BindRO(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// Mask hides p: an empty directory over a directory, an empty file over
+// anything else, bound from the mask source at hide (hide+"/dir" and
+// hide+"/file", sealed by the caller). A missing p is nothing to hide; a
+// symlink is left alone (its resolved target is masked on its own).
+func Mask(hide, p string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	src := hide + "/file"
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return nil
+	case unix.S_IFDIR:
+		src = hide + "/dir"
+	}
+	return unix.Mount(src, p, "", unix.MS_BIND, "")
+}
+
+// RemountTreeRO is the fallback for kernels without mount_setattr: remount
+// every mount under root read-only, one by one, from mountinfo.
+func RemountTreeRO(root string) error {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if mp != root && !strings.HasPrefix(mp, root+"/") {
+			continue
+		}
+		flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
+		if err := unix.Mount("", mp, "", flags, ""); err != nil && !errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("remount %s: %w", mp, err)
+		}
+	}
+	return nil
+}
+
+// SetMountAttr adds attr to the mount at p and every mount below it,
+// keeping the flags they have (a remount that dropped a locked flag would
+// fail in a user namespace).
+func SetMountAttr(p string, attr uint64) error {
+	err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr})
+	if !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
+	var extra uintptr
+	for a, f := range map[uint64]uintptr{unix.MOUNT_ATTR_RDONLY: unix.MS_RDONLY, unix.MOUNT_ATTR_NOSUID: unix.MS_NOSUID, unix.MOUNT_ATTR_NODEV: unix.MS_NODEV, unix.MOUNT_ATTR_NOEXEC: unix.MS_NOEXEC} {
+		if attr&a != 0 {
+			extra |= f
+		}
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		return err
+	}
+	keep := uintptr(0)
+	for s, f := range map[int64]uintptr{unix.ST_RDONLY: unix.MS_RDONLY, unix.ST_NOSUID: unix.MS_NOSUID, unix.ST_NODEV: unix.MS_NODEV, unix.ST_NOEXEC: unix.MS_NOEXEC, unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_RELATIME: unix.MS_RELATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME} {
+		if int64(st.Flags)&s != 0 {
+			keep |= f
+		}
+	}
+	return unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND|keep|extra, "")
+}
