@@ -157,3 +157,43 @@ func readOnly(t *testing.T, out *Outcome, output string) {
 		t.Errorf("contained: exit %d, want the write refused by a read-only mount; output:\n%s", out.ExitCode, output)
 	}
 }
+
+// TestTierHostRunNamesWithoutViewNames: a hand-built view that names no
+// protected path (an embedder's, say) still leaves .git/hooks and the
+// other directories the host runs code from read-only in a writable
+// root, in both Linux tiers; a file in the root's src is written (the
+// control).
+func TestTierHostRunNamesWithoutViewNames(t *testing.T) {
+	for _, tier := range tiersHere(t) {
+		t.Run(tier, func(t *testing.T) {
+			work := outsideDir(t)
+			for _, d := range []string{".git/hooks", ".github/workflows", ".vscode", "src"} {
+				if err := os.MkdirAll(filepath.Join(work, d), 0o777); err != nil {
+					t.Fatal(err)
+				}
+			}
+			product := testView()
+			hand := View{Read: product.Read, Masked: product.Masked} // no ProtectedNames
+			const tryAll = `for p; do if printf x > "$p"; then echo "WROTE $p"; fi; done`
+			hooks := []string{".git/hooks/pre-commit", ".github/workflows/x.yml", ".vscode/tasks.json"}
+			var argv []string
+			for _, rel := range append(hooks, "src/kept.txt") {
+				argv = append(argv, filepath.Join(work, rel))
+			}
+			argv = append([]string{"sh", "-c", tryAll, "sh"}, argv...)
+			out, output := runTier(t, Spec{Argv: argv, Dir: work, Writable: []string{work}, Backend: tier, View: hand})
+			for _, rel := range hooks {
+				p := filepath.Join(work, rel)
+				if strings.Contains(output, "WROTE "+p) {
+					t.Errorf("%s written inside through a view without protected names", rel)
+				}
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s exists on the host after the run", rel)
+				}
+			}
+			if !strings.Contains(output, "WROTE "+filepath.Join(work, "src", "kept.txt")) {
+				t.Errorf("control: the file beside them was not written (exit %d):\n%s", out.ExitCode, output)
+			}
+		})
+	}
+}

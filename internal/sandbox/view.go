@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
@@ -10,7 +11,8 @@ import (
 
 // View is what a run may read of the host (View.Read), what stays hidden
 // in that (View.Masked) and what stays read-only in every writable root
-// (View.ProtectedNames), besides the run's own working directory,
+// (View.ProtectedNames, besides view.HostRunNames, which every run
+// protects), besides the run's own working directory,
 // writable roots and stage. A policy builds it (package
 // internal/sandbox/policy: policy.Default is the product's; ioh.DefaultView
 // for an embedder) and every tier applies exactly it: the mechanism adds
@@ -53,12 +55,14 @@ func cleanPaths(what string, ps []string) ([]string, error) {
 	return out, nil
 }
 
-// protectedNamesIn are the view's protected names inside each writable
-// root: what both tiers keep read-only there (protectedIn).
+// protectedNamesIn are the names every run protects (view.HostRunNames)
+// and the view's own protected names, inside each writable root: what
+// both tiers keep read-only there (protectedIn).
 func protectedNamesIn(names, writable []string) []string {
+	all := view.Merge(slices.Clone(view.HostRunNames), names)
 	var out []string
 	for _, w := range writable {
-		for _, n := range names {
+		for _, n := range all {
 			out = append(out, filepath.Join(w, n))
 		}
 	}

@@ -3,6 +3,11 @@
 package sandbox
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/policy"
@@ -55,8 +60,52 @@ func TestViewCleaned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.View.Read[0] != "/usr" || len(c.Protected) != 1 || c.Protected[0] != root+"/.git" {
+	if c.View.Read[0] != "/usr" || !slices.Contains(c.Protected, root+"/.git") {
 		t.Fatalf("validated view %+v, protected %v: want /usr and %s/.git", c.View, c.Protected, root)
+	}
+}
+
+// TestViewProtectsHostRunNames: a hand-built view that names no
+// protected path still leaves what the host runs code from read-only in
+// every writable root (the mechanism's floor, view.HostRunNames), and a
+// view's own names come on top.
+func TestViewProtectsHostRunNames(t *testing.T) {
+	root := t.TempDir()
+	for _, v := range []View{{Read: []string{"/usr"}}, {Read: []string{"/usr"}, ProtectedNames: []string{"build/hooks"}}} {
+		c, err := (&Spec{Argv: []string{"x"}, Writable: []string{root}, View: v}).validate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{".git", ".ioh", ".vscode", ".idea", ".github/workflows"} {
+			if !slices.Contains(c.Protected, filepath.Join(root, n)) {
+				t.Errorf("view %+v: %s is not protected in the writable root (protected: %v)", v, n, c.Protected)
+			}
+		}
+		for _, n := range v.ProtectedNames {
+			if !slices.Contains(c.Protected, filepath.Join(root, n)) {
+				t.Errorf("view %+v: its own name %s is not protected", v, n)
+			}
+		}
+	}
+}
+
+// TestRelativeMaskRefused: a mask the policy is given as a relative or
+// ~/ path is refused by name, never dropped while the secret stays
+// readable.
+func TestRelativeMaskRefused(t *testing.T) {
+	for _, m := range []string{"secrets/key", "~/.vault-token"} {
+		v := policy.Default(policy.Options{Masked: []string{m}, Cache: testViews})
+		_, err := (&Spec{Argv: []string{"/bin/true"}, Dir: t.TempDir(), View: v}).validate()
+		if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), m) {
+			t.Errorf("masked %q: err %v, want an ErrBadSpec naming it", m, err)
+		}
+	}
+	abs := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(abs, []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := policy.Default(policy.Options{Masked: []string{abs}, Cache: testViews}); !slices.Contains(v.Masked, abs) {
+		t.Errorf("control: absolute mask %s not in the view's masks", abs)
 	}
 }
 

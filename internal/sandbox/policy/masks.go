@@ -45,6 +45,13 @@ func (c *Cache) maskTargets(extra []string) []string {
 		seen[q] = true
 	}
 	for _, m := range append(stateDirs(), extra...) {
+		if !filepath.IsAbs(m) {
+			// Kept as given, so the Spec's validation refuses it by
+			// name ("masked path … is not absolute") instead of the
+			// secret staying readable because Lstat found nothing.
+			out = append(out, m)
+			continue
+		}
 		out = addMask(out, seen, m)
 	}
 	return out

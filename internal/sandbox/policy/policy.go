@@ -108,12 +108,10 @@ var etcSecrets = []string{
 	"/etc/.pwd.lock", "/etc/subuid-", "/etc/subgid-",
 }
 
-// protectedNames stay read-only inside every writable root unless that
-// exact directory is itself a writable root: what is written there runs on
-// the host later (git hooks and core.fsmonitor, the agent's own
-// configuration, editor tasks, CI workflows). docs/policy.md#protected-paths
-// lists the same built-in protected paths for the agent's tools.
-var protectedNames = []string{".git", ".ioh", ".vscode", ".idea", ".github/workflows"}
+// protectedNames stay read-only inside every writable root: the names
+// the mechanism protects in every run anyway (view.HostRunNames), listed
+// in the view too so that it says what it holds.
+var protectedNames = view.HostRunNames
 
 // homeDirs are the machine's home directories: the user's, root's and
 // every /home/*.

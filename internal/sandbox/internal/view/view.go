@@ -8,7 +8,9 @@ package view
 // View is what one run may see of the host besides its own working
 // directory, writable roots and staged workspace, which the Spec names.
 // Deny by default: the zero View reads nothing else (no system
-// directory, no toolchain), masks nothing and protects nothing.
+// directory, no toolchain) and masks nothing; what the host runs code
+// from (HostRunNames) stays read-only in every writable root whatever
+// the view says.
 type View struct {
 	// Read are the host paths (directories or files, absolute) the
 	// command may read. The tiers bind (linux), allow (landlock) or
@@ -19,10 +21,19 @@ type View struct {
 	// list it too (policy.Default does).
 	Masked []string
 	// ProtectedNames are paths relative to every writable root that stay
-	// read-only in it (".git", ".github/workflows"), unless that exact
-	// path is itself a writable root.
+	// read-only in it, besides HostRunNames, unless that exact path is
+	// itself a writable root.
 	ProtectedNames []string
 }
+
+// HostRunNames stay read-only inside every writable root of every run
+// unless that exact directory is itself a writable root: what is written
+// there runs on the host later (git hooks and core.fsmonitor, the agent's
+// own configuration, editor tasks, CI workflows). The mechanism protects
+// them whatever a view's ProtectedNames say, so a hand-built or zero
+// View cannot leave them writable. docs/policy.md#protected-paths lists
+// the same built-in protected paths for the agent's tools.
+var HostRunNames = []string{".git", ".ioh", ".vscode", ".idea", ".github/workflows"}
 
 // Merge appends to a the paths of b that a does not hold, each once: the
 // mechanism adds its own masks to a view's this way, the policy its
