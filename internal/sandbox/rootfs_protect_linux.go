@@ -72,7 +72,7 @@ func protectDirs(writable, extra []string, nr func(string) string) (Mechanism, e
 		for _, p := range protectedIn(w, writable, extra, readHost) {
 			// Resolved as the host resolves it: writes through a symlink
 			// land at its target.
-			t, err := hostPath(hostRoot, p, plain)
+			t, err := rootfs.Resolve(hostRoot, p, plain)
 			if errors.Is(err, os.ErrNotExist) {
 				absent++
 				continue
@@ -158,56 +158,6 @@ func sweepProtected(absent []string) *Mechanism {
 		return nil
 	}
 	return &Mechanism{"protected-dirs-sweep", StateApplied, "removed what the command created: " + strings.Join(removed, ":")}
-}
-
-// hostPath resolves the symlinks of the host path p as the host would
-// (absolute targets from the host's root), reading the host tree mounted
-// at root. plain (if not nil) holds the paths found not to be symlinks by
-// earlier calls, which are not looked at again (the protected paths of
-// one writable root share all but their last components), and takes the
-// ones this call finds.
-func hostPath(root, p string, plain map[string]bool) (string, error) {
-	parts := strings.Split(filepath.Clean(p), "/")
-	cur := "/"
-	for hops := 0; len(parts) > 0; {
-		c := parts[0]
-		parts = parts[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		if plain[next] {
-			cur = next
-			continue
-		}
-		var st unix.Stat_t
-		if err := unix.Lstat(root+next, &st); err != nil {
-			return "", &os.PathError{Op: "lstat", Path: root + next, Err: err}
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			if plain != nil {
-				plain[next] = true
-			}
-			cur = next
-			continue
-		}
-		if hops++; hops > 40 {
-			return "", unix.ELOOP
-		}
-		t, err := os.Readlink(root + next)
-		if err != nil {
-			return "", err
-		}
-		if filepath.IsAbs(t) {
-			cur = "/"
-		}
-		parts = append(strings.Split(t, "/"), parts...)
-	}
-	return cur, nil
 }
 
 func inAny(p string, roots []string) bool {

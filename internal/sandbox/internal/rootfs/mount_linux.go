@@ -1,7 +1,8 @@
 // Package rootfs holds the mount steps the linux tier's private root is
 // built from (mount points made without probing, binds, read-only
-// binds, masks bound from a sealed source, recursive mount attributes)
-// and the format of a warm stage's root hint. It knows nothing of a run:
+// binds, masks bound from a sealed source, recursive mount attributes,
+// a host path resolved as the host would below a root) and the format
+// of a warm stage's root hint. It knows nothing of a run:
 // internal/sandbox decides which path is bound, masked or sealed, and
 // whether a root bound from a hint fits the run.
 package rootfs
@@ -166,4 +167,54 @@ func SetMountAttr(p string, attr uint64) error {
 		}
 	}
 	return unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND|keep|extra, "")
+}
+
+// Resolve resolves the symlinks of the host path p as the host would
+// (absolute targets from the host's root), reading the host tree mounted
+// at root. plain (if not nil) holds the paths found not to be symlinks by
+// earlier calls, which are not looked at again (the protected paths of
+// one writable root share all but their last components), and takes the
+// ones this call finds.
+func Resolve(root, p string, plain map[string]bool) (string, error) {
+	parts := strings.Split(filepath.Clean(p), "/")
+	cur := "/"
+	for hops := 0; len(parts) > 0; {
+		c := parts[0]
+		parts = parts[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if plain[next] {
+			cur = next
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(root+next, &st); err != nil {
+			return "", &os.PathError{Op: "lstat", Path: root + next, Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			if plain != nil {
+				plain[next] = true
+			}
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", unix.ELOOP
+		}
+		t, err := os.Readlink(root + next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		parts = append(strings.Split(t, "/"), parts...)
+	}
+	return cur, nil
 }
