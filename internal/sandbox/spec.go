@@ -283,6 +283,7 @@ func (s *Spec) validate() (*Spec, error) {
 		return nil, fmt.Errorf("working directory %q: %w", c.Dir, err)
 	}
 	c.Dir = abs
+	c.View.Read = readOutsideOwnRoots(c.View.Read, c.ownRoots()) // view.go
 	if _, err := checkEnv(c.Env); err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func TestTierContainmentOtherModes(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			argv := []string{bin, "-test.run", "^(TestTierContainment|TestTierViewIsWhatIsRead|TestTierHostRunNamesWithoutViewNames|TestTierSelection|TestTierNetProxy|TestTierNetProxyGoModDownload|TestNetProxyMechanisms|TestLandlockProtectedDirs|TestContainCPUCapUnderLoad|TestTierGoCacheScratch|TestHintUnseenInside|TestLandlockMetadata|TestEtcUnreadableLeftOut|TestSpecProtectedPaths|TestTierNetworkOnHostSockets|TestTierSysVIPC|TestContainMemoryShared|TestBinariesDirProtected|TestSparePrivateDirLeftovers)$", "-test.count=1", "-test.v"}
+			argv := []string{bin, "-test.run", "^(TestTierContainment|TestTierViewIsWhatIsRead|TestTierHostRunNamesWithoutViewNames|TestTierToolchainLinkInWorkspace|TestTierSelection|TestTierNetProxy|TestTierNetProxyGoModDownload|TestNetProxyMechanisms|TestLandlockProtectedDirs|TestContainCPUCapUnderLoad|TestTierGoCacheScratch|TestHintUnseenInside|TestLandlockMetadata|TestEtcUnreadableLeftOut|TestSpecProtectedPaths|TestTierNetworkOnHostSockets|TestTierSysVIPC|TestContainMemoryShared|TestBinariesDirProtected|TestSparePrivateDirLeftovers)$", "-test.count=1", "-test.v"}
 			env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp",
 				"CI=" + os.Getenv("CI"), "IOH_CONTAIN_COUNTS=" + os.Getenv("IOH_CONTAIN_COUNTS"), asUserEnv + "=1"}
 			if m.noUserns {

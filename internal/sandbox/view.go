@@ -69,6 +69,50 @@ func protectedNamesIn(names, writable []string) []string {
 	return out
 }
 
+// ownRoots are the run's own roots: its working directory (as given and
+// resolved), its writable roots (resolved by validate) and its stage's
+// lower tree.
+func (s *Spec) ownRoots() []string {
+	own := append([]string{s.Dir}, s.Writable...)
+	if real, err := filepath.EvalSymlinks(s.Dir); err == nil {
+		own = append(own, real)
+	}
+	if s.Stage != nil {
+		own = append(own, s.Stage.lower)
+	}
+	return own
+}
+
+// readOutsideOwnRoots drops the view's Read entries that lie in one of
+// the run's own roots, as written or once their symlinks are resolved.
+// Those are readable there already, and a command may write there: a
+// toolchain directory the environment names inside the workspace
+// (VIRTUAL_ENV=<workspace>/.venv) would otherwise let one run plant
+// .venv/lib -> /anywhere and the next run's view follow the link to
+// /anywhere. Inside an own root, a symlink is only a symlink: the
+// command follows it within the view, never the mechanism.
+func readOutsideOwnRoots(read, own []string) []string {
+	in := func(p string) bool {
+		for _, r := range own {
+			if r != "" && r != "/" && within(p, r) {
+				return true
+			}
+		}
+		return false
+	}
+	out := read[:0:0]
+	for _, p := range read {
+		if in(p) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil && in(real) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // viewKey is what a cache of a view's resolved or carved form depends on
 // besides the file tree: the view itself.
 func viewKey(v View) string { return keyOf(v.Read, v.Masked) } // pool.go
