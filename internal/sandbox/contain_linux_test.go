@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -179,11 +180,14 @@ func TestContainSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer unix.Close(fd)
-		if err := unix.Dup2(fd, 100); err != nil {
+		// A free number (F_DUPFD): a Dup2 onto a fixed one could replace
+		// a descriptor this process holds, as the init program's (100 and up).
+		leaked, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD, 200)
+		if err != nil {
 			t.Fatal(err)
 		}
-		defer unix.Close(100)
-		argv := []string{"sh", "-c", "cat /proc/self/fd/100"}
+		defer unix.Close(leaked)
+		argv := []string{"sh", "-c", "cat /proc/self/fd/" + strconv.Itoa(leaked)}
 		out, output := run(t, Spec{Argv: argv})
 		if strings.Contains(output, "TOP-SECRET") {
 			t.Errorf("inherited descriptor leaked the secret:\n%s", output)

@@ -69,6 +69,15 @@ func selfPath(t *testing.T) string {
 // binary once, and returns it.
 func helperFiles(t *testing.T) string {
 	t.Helper()
+	dir, err := helperFilesErr()
+	if err != nil {
+		t.Fatalf("helper binaries: %v", err)
+	}
+	return dir
+}
+
+// helperFilesErr is helperFiles for TestMain, before any test runs.
+func helperFilesErr() (string, error) {
 	helperOnce.Do(func() {
 		if !rerun() {
 			helperDir, helperErr = makeHelperFiles()
@@ -78,10 +87,7 @@ func helperFiles(t *testing.T) string {
 		self, err := os.Executable()
 		helperDir, helperErr = filepath.Dir(self), err
 	})
-	if helperErr != nil {
-		t.Fatalf("helper binaries: %v", helperErr)
-	}
-	return helperDir
+	return helperDir, helperErr
 }
 
 // rerun reports whether this test binary is a re-run of the suite (as

@@ -8,3 +8,6 @@ const helperArg = "__ioh_test_helper"
 func helperMain([]string) int { return 2 }
 
 func cleanupHelper() {}
+
+// useSmallInitByDefault: the small init program is Linux's.
+func useSmallInitByDefault() error { return nil }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -42,7 +43,19 @@ func smallInit(t *testing.T) (dir, hash string) {
 		}
 		return dir, sha256Hex(body)
 	}
-	dir = helperFiles(t)
+	dir, hash, err := buildSmallInit()
+	if err != nil {
+		t.Fatalf("build the init program: %v", err)
+	}
+	return dir, hash
+}
+
+// buildSmallInit builds the init program into the helper directory once
+// per test binary and returns the directory and the program's SHA-256.
+func buildSmallInit() (dir, hash string, err error) {
+	if dir, err = helperFilesErr(); err != nil {
+		return "", "", err
+	}
 	smallInitOnce.Do(func() {
 		p := filepath.Join(dir, InitProgramName)
 		if smallInitErr = goBuild(p, "./cmd/ioh-sandbox-init"); smallInitErr != nil {
@@ -51,10 +64,32 @@ func smallInit(t *testing.T) (dir, hash string) {
 		body, err := os.ReadFile(p)
 		smallInitHash, smallInitErr = sha256Hex(body), err
 	})
-	if smallInitErr != nil {
-		t.Fatalf("build the init program: %v", smallInitErr)
+	return dir, smallInitHash, smallInitErr
+}
+
+// useSmallInitByDefault makes the small init program, built once without
+// the race detector, the stage program of every test that does not choose
+// one: a stage of the race-built test binary takes ~37 ms to start, the
+// init program's a few. The tests of the re-executed path, and those that
+// keep the race detector on the stage code (TestTierContainment's full
+// table in each tier, the pool's and warm stages' tests), call useReexec.
+// A re-run of the suite (as another user, without user namespaces) keeps
+// re-executing itself: there the parent's init program may rightly be
+// refused, and useSmallInit copies it where a test asks for it.
+func useSmallInitByDefault() error {
+	if rerun() {
+		return nil
 	}
-	return dir, smallInitHash
+	dir, hash, err := buildSmallInit()
+	if err != nil {
+		return fmt.Errorf("build the init program: %v", err)
+	}
+	p := findInitProgram(dir, hash)
+	if !p.small {
+		return fmt.Errorf("the init program built for the tests is refused: %s", p.why)
+	}
+	stageProgram = func() *initProgram { return p }
+	return nil
 }
 
 func sha256Hex(b []byte) string {
@@ -108,7 +143,9 @@ func useSmallInit(t *testing.T) {
 }
 
 // useReexec runs the test's sandbox stages in this binary, as one built
-// without `make build` does.
+// without `make build` does, with the race detector on the stage code
+// under -race (the tests' default is the small init program:
+// useSmallInitByDefault).
 func useReexec(t *testing.T) {
 	t.Helper()
 	useProgram(t, findInitProgram(t.TempDir(), ""))

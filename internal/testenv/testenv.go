@@ -105,8 +105,9 @@ func Isolate() (cleanup func(), err error) {
 // quietRace sets GORACE=atexit_sleep_ms=0 unless GORACE is set: the race
 // runtime otherwise sleeps a second at the exit of every race-built
 // process, and these tests start the test binary itself many times (as a
-// helper, as the sandbox's stages, as the probe inside). The sandbox
-// passes GORACE on to its stages and to contained commands.
+// helper, as the sandbox's stages where a test re-executes it, as a
+// re-run of a suite). The sandbox passes GORACE on to its stages and to
+// contained commands.
 func quietRace() {
 	if _, ok := os.LookupEnv("GORACE"); !ok {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
