@@ -20,7 +20,8 @@ import (
 //     the old target), and
 //   - every symlink among the entries still holds the same target text
 //     (one readlink each: one retargeted to a secret is dropped at once,
-//     as without the cache), and
+//     as without the cache), and no other entry has become a symlink
+//     (one lstat each), and
 //   - the view (its masks among it: what the policy found others may not
 //     read in /etc, the credential files in the toolchain directories)
 //     is the same.
@@ -63,7 +64,7 @@ func runViewFor(c *viewCaches, vs *Spec, writable, present []string) *landlockRu
 	r := &c.runs
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if v := r.v; v != nil && r.key == key && time.Since(r.at) <= viewCacheTTL && linksHold(v.links) {
+	if v := r.v; v != nil && r.key == key && time.Since(r.at) <= viewCacheTTL && linksHold(v.links) && noNewLinks(v) {
 		return v
 	}
 	v := makeRunView(c, vs, writable, present)
@@ -135,6 +136,23 @@ func linkTargets(ps []string) map[string]string {
 		out[p] = t
 	}
 	return out
+}
+
+// noNewLinks reports whether no entry of a cached view that was not a
+// symlink has become one (one lstat each): the runner opens an entry
+// following its links, so an entry swapped for a link to a home on the
+// host (a patch applied, a checkout) would otherwise give the home the
+// entry's rights, read and write for a carved writable root's, until the
+// cache expired; a fresh view drops it (dropLinksToDenied, carvedWithin).
+func noNewLinks(v *landlockRunView) bool {
+	for _, list := range [][]string{v.view, v.writable} {
+		for _, p := range list {
+			if _, was := v.links[p]; !was && isSymlink(p) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // linksHold reports whether every symlink of a cached view still holds

@@ -142,3 +142,40 @@ func TestLandlockCarvedRootLinks(t *testing.T) {
 		t.Fatalf("uncontained control did not have the effect, so the case proves nothing: %v %q\n%s", err, b, ctlOut)
 	}
 }
+
+// TestRunViewEntrySwappedForLink: a carved writable root's entry (the
+// root holds a protected .git, so it is carved into its entries) swapped
+// on the host for a symlink to a directory outside every root is dropped
+// from a pool's cached view at once, as from a fresh one: the runner
+// would put the entry's read and write rule on the link's target. The
+// control: before the swap the entry is writable through the cache.
+func TestRunViewEntrySwappedForLink(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base := t.TempDir()
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(ws, ".git"), filepath.Join(ws, "src"), outside} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	present := []string{filepath.Join(ws, ".git")}
+	spec := func() *Spec { return &Spec{Dir: ws, Writable: []string{ws}, View: testView()} }
+	c := &viewCaches{} // a pool's
+	src := filepath.Join(ws, "src")
+	if v := runViewFor(c, spec(), []string{ws}, present); !slices.Contains(v.writable, src) {
+		t.Fatalf("control: %s is not among the carved writable entries %v", src, v.writable)
+	}
+	if err := os.Remove(src); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, src); err != nil {
+		t.Fatal(err)
+	}
+	got, fresh := runViewFor(c, spec(), []string{ws}, present), runViewFor(nil, spec(), []string{ws}, present)
+	if slices.Contains(fresh.writable, src) {
+		t.Fatalf("the fresh view keeps the link %s writable: %v", src, fresh.writable)
+	}
+	if slices.Contains(got.writable, src) {
+		t.Errorf("the pool's cached view keeps %s, now a link to %s, writable: %v", src, outside, got.writable)
+	}
+}
