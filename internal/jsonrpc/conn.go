@@ -66,8 +66,8 @@ type Conn struct {
 
 	nextID   atomic.Int64
 	mu       sync.Mutex
-	pending  map[ID]chan *envelope     // our calls waiting for answers
-	inflight map[ID]context.CancelFunc // the peer's requests being handled
+	pending  map[ID]chan *envelope          // our calls waiting for answers
+	inflight map[ID]context.CancelCauseFunc // the peer's requests being handled
 	closed   bool
 	done     chan struct{}
 }
@@ -86,7 +86,7 @@ func NewConn(fr Framer, o Options) *Conn {
 	}
 	c := &Conn{
 		fr: fr, opts: o, log: o.Logger,
-		pending: map[ID]chan *envelope{}, inflight: map[ID]context.CancelFunc{},
+		pending: map[ID]chan *envelope{}, inflight: map[ID]context.CancelCauseFunc{},
 		done: make(chan struct{}),
 	}
 	c.out = newWriter(fr, o.Logger)
@@ -132,6 +132,11 @@ func (c *Conn) readLoop(ctx context.Context, h Handler, wg *sync.WaitGroup) erro
 			c.reject(fe.ID, fe.Code, fe.Message)
 			continue
 		case err == nil:
+			if ctx.Err() != nil {
+				// Ended (exit, a signal): what was read behind it
+				// stays unanswered, never started on a closing server.
+				return nil
+			}
 			c.dispatch(ctx, body, h, wg)
 			continue
 		}
@@ -157,9 +162,15 @@ func (c *Conn) Cancel(id ID) {
 	cancel := c.inflight[id]
 	c.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(errPeerCancelled)
 	}
 }
+
+// errPeerCancelled is the cause of a request's context that Cancel
+// ended: only such a request is answered RequestCancelled for ending
+// early; one whose connection ended (exit after shutdown) keeps its own
+// answer.
+var errPeerCancelled = errors.New("jsonrpc: the request was cancelled by its sender")
 
 // Notify sends a notification (params nil: none).
 func (c *Conn) Notify(method string, params any) error {
@@ -270,7 +281,7 @@ func (c *Conn) dispatch(ctx context.Context, body []byte, h Handler, wg *sync.Wa
 		if c.opts.Admit != nil {
 			c.opts.Admit(req)
 		}
-		rctx, cancel := context.WithCancel(ctx)
+		rctx, cancel := context.WithCancelCause(ctx)
 		c.mu.Lock()
 		c.inflight[id] = cancel
 		c.mu.Unlock()
@@ -292,11 +303,11 @@ func (c *Conn) dispatch(ctx context.Context, body []byte, h Handler, wg *sync.Wa
 	}
 }
 
-func (c *Conn) endRequest(id ID, cancel context.CancelFunc) {
+func (c *Conn) endRequest(id ID, cancel context.CancelCauseFunc) {
 	c.mu.Lock()
 	delete(c.inflight, id)
 	c.mu.Unlock()
-	cancel()
+	cancel(nil)
 }
 
 // call runs a request's handler and answers it.
@@ -306,7 +317,12 @@ func (c *Conn) call(ctx context.Context, h Handler, req *Request) {
 	if t, ok := res.(Then); ok {
 		res, after = t.Result, t.After
 	}
-	if ctx.Err() != nil && (err != nil || isNil(res)) {
+	switch {
+	case context.Cause(ctx) == errPeerCancelled && (err != nil || isNil(res)):
+		err = &Error{Code: RequestCancelled, Message: "request cancelled"}
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// The connection ended under it: a handler's own result (a
+		// shutdown's null) stands, its context's error is a cancel.
 		err = &Error{Code: RequestCancelled, Message: "request cancelled"}
 	}
 	if err != nil {

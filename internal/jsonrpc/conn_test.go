@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -531,4 +532,40 @@ func TestAdmitRunsBeforeTheMessagesBehind(t *testing.T) {
 			t.Fatalf("order %v: want the prompt admitted before the cancel behind it", order)
 		}
 	})
+}
+
+// TestNothingStartsAfterTheEnd: messages already read behind one that
+// ends the connection's context (LSP's exit, a signal) are not
+// dispatched, so no run starts on a closing server; the one before it
+// was. And a request still running then keeps its own answer (a
+// shutdown's null), not RequestCancelled, which only a Cancel gives.
+func TestNothingStartsAfterTheEnd(t *testing.T) {
+	in := "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"shutdown\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}\n{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"run\"}\n"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{})
+	var out strings.Builder
+	var ran atomic.Int32
+	c := jsonrpc.NewConn(jsonrpc.LineFramer(io.NopCloser(strings.NewReader(in)), &out, 1<<20), jsonrpc.Options{})
+	err := c.Serve(ctx, func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+		switch r.Method {
+		case "exit":
+			cancel()
+			close(release)
+		case "shutdown":
+			<-release
+		default:
+			ran.Add(1)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("%d request(s) read behind exit were started", n)
+	}
+	if got := out.String(); !strings.Contains(got, `"id":8,"result":null`) || strings.Contains(got, "-32800") {
+		t.Errorf("shutdown's answer: %s, want its null result", got)
+	}
 }

@@ -80,6 +80,11 @@ func (m *envelope) set(key string, v []byte) error {
 		}
 		return json.Unmarshal(v, m.Error) // a repeated member merges, as in json.Unmarshal
 	default:
+		for i := 0; i < len(key); i++ {
+			if key[i] >= 0x80 {
+				return errSlowPath // encoding/json folds some non-ASCII letters too ("ſ" is "s")
+			}
+		}
 		for _, k := range []string{"jsonrpc", "method", "id", "params", "result", "error", "data"} {
 			if len(key) == len(k) && bytes.EqualFold([]byte(key), []byte(k)) {
 				return errSlowPath // encoding/json matches keys in any case

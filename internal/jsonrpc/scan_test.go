@@ -16,6 +16,8 @@ func FuzzEnvelopeScan(f *testing.F) {
 		`{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"m","data":[1]}}`,
 		`{"Method":"x","ID":3}`, `{"jsonrpc":2}`, `{"method":7}`, `{}`, `[]`, `null`, `"s"`, ` { "id" : 1 , "method" : "m" } `,
 		`{"id":1,"id":2,"method":"a","method":"b"}`, `{"x":{"method":"no"},"method":"yes"}`, `{"error":{"code":1},"error":{"message":"m"}}`,
+		// encoding/json folds some non-ASCII letters into ASCII keys.
+		`{"jsonrpc":"2.0","id":1,"reſult":1}`, `{"jſonrpc":"2.0","method":"m"}`, `{"id":1,"Key":1,"method":"m"}`,
 	} {
 		f.Add([]byte(s))
 	}
