@@ -247,7 +247,7 @@ func TestPackageTestsIgnoreAHostileUserConfig(t *testing.T) {
 	if raceFlag != "" {
 		args = append(args, raceFlag)
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "./lsp", "./cmd/ioh-lsp")...)
+	cmd := exec.CommandContext(ctx, "go", append(args, "./internal/lsp", "./cmd/ioh-lsp")...)
 	cmd.Dir = "../.."
 	var env []string
 	for _, kv := range os.Environ() {
