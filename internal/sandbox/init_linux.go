@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/gocache"
 )
 
 // Hidden first arguments that make this binary act as a Linux sandbox
@@ -33,7 +35,7 @@ func stageMain(name string) int {
 	case landlockArg:
 		return landlockMain()
 	case gocacheArg:
-		return gocacheMain(os.Args[2:]) // gocache.go
+		return gocache.Main(os.Args[2:]) // internal/gocache
 	}
 	return 2
 }

@@ -35,12 +35,20 @@ func cleanScratch(dirs, writable []string) ([]string, error) {
 	return out, nil
 }
 
+// gocacheArg is the stage the go command starts inside a landlock or floor
+// run as its GOCACHEPROG (goCacheScratch): a build cache that reads the
+// host's Go build cache in place, never writing it, and keeps what the run
+// stores in a private directory (internal/gocache, dispatched in
+// init_linux.go). It is the scratch layer of the tiers that have no mount
+// namespace for an overlay.
+const gocacheArg = stagePrefix + "gocache"
+
 // goCacheScratch is the scratch layer of the tiers that cannot mount an
 // overlay (landlock, floor), for the one scratch directory that needs it
 // most: the Go build cache the run's environment names (GOCACHE), which
 // `go list -export` and the go/packages tools must be able to store into.
 // The go command gets a private GOCACHE under private and, as its
-// GOCACHEPROG, prog's gocache stage (gocache.go), which answers from the
+// GOCACHEPROG, prog's gocache stage (internal/gocache), which answers from the
 // private directory first and then from the host cache read in place, and
 // stores only in the private one: hits are reused, nothing is copied, and
 // the host cache is never written. prog must be in the run's read view

@@ -81,7 +81,7 @@ type Spec struct {
 	// command reads what is there and may write, and its writes are
 	// discarded with the run (scratch_linux.go). The landlock and floor
 	// tiers give the one that is the run's Go build cache (GOCACHE) a
-	// private layer through the go command's GOCACHEPROG (gocache.go) and
+	// private layer through the go command's GOCACHEPROG (internal/gocache) and
 	// leave the others read-only (landlock) or as they are (floor).
 	Scratch []string
 	// Backend names the backend to use; "" picks the strongest that works.

@@ -1,4 +1,4 @@
-package sandbox
+package gocache
 
 import (
 	"bufio"
@@ -11,12 +11,11 @@ import (
 	"testing"
 )
 
-// TestGoCacheProtocol drives the gocache stage's GOCACHEPROG server with
-// the go command's messages: a get of an action the host cache holds
-// answers with the host's own output file; a put lands in the private
-// cache only, and a later get finds it there; an unknown action, a
-// truncated entry and an entry whose output file has the wrong size are
-// misses; the host cache is left as it was.
+// TestGoCacheProtocol drives Serve with the go command's messages: a get
+// of an action the host cache holds answers with the host's own output
+// file; a put lands in the private cache only, and a later get finds it
+// there; an unknown action, a truncated entry and an entry whose output
+// file has the wrong size are misses; the host cache is left as it was.
 func TestGoCacheProtocol(t *testing.T) {
 	host, private := t.TempDir(), t.TempDir()
 	id := bytes.Repeat([]byte{0xab}, 32)
@@ -48,7 +47,7 @@ func TestGoCacheProtocol(t *testing.T) {
 	enc.Encode(cacheRequest{ID: 6, Command: "get", ActionID: wrongSize})
 	enc.Encode(cacheRequest{ID: 7, Command: "close"})
 	var outBuf bytes.Buffer
-	if err := serveGoCache(&in, &outBuf, host, private); err != nil {
+	if err := Serve(&in, &outBuf, host, private); err != nil {
 		t.Fatal(err)
 	}
 	got := map[int64]cacheResponse{}

@@ -1,4 +1,12 @@
-package sandbox
+// Package gocache is the Go build cache the go command inside a landlock
+// or floor run uses as its GOCACHEPROG (cmd/go/internal/cacheprog): it
+// reads the host's Go build cache in place, never writing it, and keeps
+// what the run stores in a private directory, in the go command's own
+// on-disk layout. It is the scratch layer of the tiers that have no mount
+// namespace for an overlay. The sandbox runs it as a re-executed stage
+// (Main) and decides when a run gets it (goCacheScratch in
+// internal/sandbox); this package knows nothing of a run.
+package gocache
 
 import (
 	"bufio"
@@ -13,13 +21,6 @@ import (
 	"strings"
 	"time"
 )
-
-// gocacheArg is the stage the go command starts inside a landlock or floor
-// run as its GOCACHEPROG (goCacheScratch): a build cache that reads the
-// host's Go build cache in place, never writing it, and keeps what the run
-// stores in a private directory. It is the scratch layer of the tiers that
-// have no mount namespace for an overlay.
-const gocacheArg = stagePrefix + "gocache"
 
 // cacheRequest and cacheResponse are the GOCACHEPROG protocol's messages
 // (cmd/go/internal/cacheprog): one JSON object a line each way; a put
@@ -43,26 +44,27 @@ type cacheResponse struct {
 	DiskPath      string     `json:",omitempty"`
 }
 
-// gocacheMain serves the protocol on stdin and stdout: args are the host
-// cache (read only) and the private one (read and written).
-func gocacheMain(args []string) int {
+// Main serves the protocol on stdin and stdout: args are the host cache
+// (read only) and the private one (read and written). It returns the
+// stage's exit code.
+func Main(args []string) int {
 	if len(args) != 2 {
 		fmt.Fprintln(os.Stderr, "ioh-lsp sandbox: gocache: want the host and the private cache directories")
 		return 2
 	}
-	if err := serveGoCache(os.Stdin, os.Stdout, args[0], args[1]); err != nil {
+	if err := Serve(os.Stdin, os.Stdout, args[0], args[1]); err != nil {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: gocache: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// serveGoCache answers the go command's requests until close or the end
-// of its input. A get looks in the private cache, then in the host's; a
+// Serve answers the go command's requests on in and out until close or
+// the end of in. A get looks in the private cache, then in the host's; a
 // put stores in the private cache, in the go command's own on-disk layout
 // (so a later go command of the same run that uses the private directory
 // as its GOCACHE finds it too).
-func serveGoCache(in io.Reader, out io.Writer, host, private string) error {
+func Serve(in io.Reader, out io.Writer, host, private string) error {
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	send := func(r cacheResponse) error {
