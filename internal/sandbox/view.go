@@ -84,17 +84,29 @@ func (s *Spec) ownRoots() []string {
 }
 
 // readOutsideOwnRoots drops the view's Read entries that lie in one of
-// the run's own roots, as written or once their symlinks are resolved.
-// Those are readable there already, and a command may write there: a
-// toolchain directory the environment names inside the workspace
-// (VIRTUAL_ENV=<workspace>/.venv) would otherwise let one run plant
-// .venv/lib -> /anywhere and the next run's view follow the link to
-// /anywhere. Inside an own root, a symlink is only a symlink: the
-// command follows it within the view, never the mechanism.
+// the run's own roots, as written, once resolved, or through any of
+// their ancestors once that ancestor is resolved. Those are readable
+// there already, and a command may write there: a toolchain directory
+// the environment names inside the workspace (VIRTUAL_ENV=<workspace>/.venv,
+// or the workspace through a link, /alias/ws/.venv with /alias -> /real)
+// would otherwise let one run plant .venv/lib -> /anywhere and the next
+// run's view follow the link to /anywhere. Inside an own root, a symlink
+// is only a symlink: the command follows it within the view, never the
+// mechanism.
 func readOutsideOwnRoots(read, own []string) []string {
+	var roots []string
+	for _, r := range own {
+		if r == "" || r == "/" {
+			continue
+		}
+		roots = append(roots, r)
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+			roots = append(roots, real)
+		}
+	}
 	in := func(p string) bool {
-		for _, r := range own {
-			if r != "" && r != "/" && within(p, r) {
+		for _, r := range roots {
+			if within(p, r) {
 				return true
 			}
 		}
@@ -102,15 +114,29 @@ func readOutsideOwnRoots(read, own []string) []string {
 	}
 	out := read[:0:0]
 	for _, p := range read {
-		if in(p) {
-			continue
+		if !reachesOwnRoot(filepath.Clean(p), in) {
+			out = append(out, p)
 		}
-		if real, err := filepath.EvalSymlinks(p); err == nil && in(real) {
-			continue
-		}
-		out = append(out, p)
 	}
 	return out
+}
+
+// reachesOwnRoot reports whether p, or any of its ancestors once its
+// symlinks are resolved, lies where in says: the path is walked from
+// the root down, each prefix resolved in turn, so a link anywhere above
+// p into an own root is caught as well as a link at p itself.
+func reachesOwnRoot(p string, in func(string) bool) bool {
+	if in(p) {
+		return true
+	}
+	for a := p; ; a = filepath.Dir(a) {
+		if real, err := filepath.EvalSymlinks(a); err == nil && in(real) {
+			return true
+		}
+		if a == filepath.Dir(a) {
+			return false
+		}
+	}
 }
 
 // viewKey is what a cache of a view's resolved or carved form depends on

@@ -64,7 +64,8 @@ func TestTierViewIsWhatIsRead(t *testing.T) {
 }
 
 // TestTierToolchainLinkInWorkspace: a toolchain directory the
-// environment names inside the writable workspace (VIRTUAL_ENV=<ws>/.venv)
+// environment names inside the writable workspace (VIRTUAL_ENV=<ws>/.venv,
+// or the same through a link to the workspace, as /tmp is on macOS)
 // cannot widen the next run's view. The first run plants .venv/lib ->
 // a directory outside every root; the second run, whose view is built
 // from the same environment, cannot read through it, in both Linux
@@ -72,51 +73,72 @@ func TestTierViewIsWhatIsRead(t *testing.T) {
 // venv's own files are read inside (the workspace holds them).
 func TestTierToolchainLinkInWorkspace(t *testing.T) {
 	for _, tier := range tiersHere(t) {
-		t.Run(tier, func(t *testing.T) {
-			ws, outside := outsideDir(t), outsideDir(t)
-			mark := fmt.Sprintf("VENV-SECRET-%d", os.Getpid())
-			if err := os.WriteFile(filepath.Join(outside, "secret"), []byte(mark), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			venv := filepath.Join(ws, ".venv")
-			if err := os.MkdirAll(filepath.Join(venv, "bin"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(venv, "bin", "own"), []byte("VENV-OWN"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			env := []string{"VIRTUAL_ENV=" + venv}
-			spec := func(argv ...string) Spec {
-				return Spec{Argv: argv, Dir: ws, Writable: []string{ws}, Env: env, Backend: tier, View: testViewEnv(env)}
-			}
-			runTier(t, spec("ln", "-s", outside, filepath.Join(venv, "lib")))
-			if _, err := os.Readlink(filepath.Join(venv, "lib")); err != nil {
-				t.Fatalf("the first run did not plant the link: %v", err)
-			}
-			_, got := runTier(t, spec("cat", filepath.Join(venv, "lib", "secret"), filepath.Join(venv, "bin", "own")))
-			if strings.Contains(got, mark) {
-				t.Errorf("the second run read %s through the planted .venv/lib:\n%s", outside, got)
-			}
-			if !strings.Contains(got, "VENV-OWN") {
-				t.Errorf("control: the venv's own file was not read inside:\n%s", got)
-			}
-			if b, err := exec.Command("cat", filepath.Join(venv, "lib", "secret")).Output(); err != nil || !strings.Contains(string(b), mark) {
-				t.Errorf("uncontained control: %v %q", err, b)
-			}
-		})
+		for _, named := range []string{"as-is", "through-a-link"} {
+			t.Run(tier+"/"+named, func(t *testing.T) {
+				ws, outside := outsideDir(t), outsideDir(t)
+				mark := fmt.Sprintf("VENV-SECRET-%d", os.Getpid())
+				if err := os.WriteFile(filepath.Join(outside, "secret"), []byte(mark), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				venv := filepath.Join(ws, ".venv")
+				if err := os.MkdirAll(filepath.Join(venv, "bin"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(venv, "bin", "own"), []byte("VENV-OWN"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				seen := venv // the venv as the environment names it
+				if named == "through-a-link" {
+					alias := filepath.Join(outsideDir(t), "ws")
+					if err := os.Symlink(ws, alias); err != nil {
+						t.Fatal(err)
+					}
+					seen = filepath.Join(alias, ".venv")
+				}
+				env := []string{"VIRTUAL_ENV=" + seen}
+				spec := func(argv ...string) Spec {
+					return Spec{Argv: argv, Dir: ws, Writable: []string{ws}, Env: env, Backend: tier, View: testViewEnv(env)}
+				}
+				runTier(t, spec("ln", "-s", outside, filepath.Join(venv, "lib")))
+				if _, err := os.Readlink(filepath.Join(venv, "lib")); err != nil {
+					t.Fatalf("the first run did not plant the link: %v", err)
+				}
+				_, got := runTier(t, spec("cat", filepath.Join(seen, "lib", "secret"), filepath.Join(venv, "lib", "secret"), filepath.Join(venv, "bin", "own")))
+				if strings.Contains(got, mark) {
+					t.Errorf("the second run read %s through the planted .venv/lib:\n%s", outside, got)
+				}
+				if !strings.Contains(got, "VENV-OWN") {
+					t.Errorf("control: the venv's own file was not read inside:\n%s", got)
+				}
+				if b, err := exec.Command("cat", filepath.Join(seen, "lib", "secret")).Output(); err != nil || !strings.Contains(string(b), mark) {
+					t.Errorf("uncontained control: %v %q", err, b)
+				}
+			})
+		}
 	}
 }
 
-// TestReadOutsideOwnRoots: view entries in a run's own roots, as written
-// or resolved, are dropped; the rest are kept in order.
+// TestReadOutsideOwnRoots: view entries in a run's own roots, as written,
+// resolved, or through an ancestor once resolved, are dropped; the rest
+// (a sibling sharing the root's prefix too) are kept in order.
 func TestReadOutsideOwnRoots(t *testing.T) {
 	ws, other := t.TempDir(), t.TempDir()
 	link := filepath.Join(other, "to-ws")
 	if err := os.Symlink(ws, link); err != nil {
 		t.Fatal(err)
 	}
-	got := readOutsideOwnRoots([]string{"/usr", filepath.Join(ws, ".venv", "lib"), link, other, "/bin"}, []string{ws, "/"})
-	if want := []string{"/usr", other, "/bin"}; strings.Join(got, " ") != strings.Join(want, " ") {
+	// An entry below a link to the workspace, whose own last part is a
+	// link out (planted by an earlier run): neither it as written nor it
+	// resolved is in ws, but its parent resolved is.
+	if err := os.MkdirAll(filepath.Join(ws, ".venv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(ws, ".venv", "lib")); err != nil {
+		t.Fatal(err)
+	}
+	viaLink := filepath.Join(link, ".venv", "lib")
+	got := readOutsideOwnRoots([]string{"/usr", filepath.Join(ws, ".venv", "lib"), link, viaLink, other, "/bin", ws + "foo"}, []string{ws, "/"})
+	if want := []string{"/usr", other, "/bin", ws + "foo"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
