@@ -53,8 +53,12 @@ func (s *Server) methods() jsonrpc.Methods {
 //
 //   - "$/cancelRequest" is handled on the read loop, ahead of anything
 //     queued after it, and cancels the named request's context;
-//   - a request whose context was cancelled answers -32800
-//     (protocol.ErrRequestCancelled);
+//   - a request the client cancelled, or that failed with the
+//     connection's end (context.Canceled), answers -32800
+//     (protocol.ErrRequestCancelled); a result a handler returned stands
+//     even when the connection ended meanwhile (a shutdown's null while
+//     exit arrives): internal/jsonrpc answers -32800 for a peer's
+//     $/cancelRequest itself, by the context's cause;
 //   - an error with a JSON-RPC code keeps it; any other error of a
 //     request is InternalError with the method and its message.
 func newHandler(log *slog.Logger, conn *jsonrpc.Conn, next jsonrpc.Handler) jsonrpc.Handler {
@@ -67,7 +71,7 @@ func newHandler(log *slog.Logger, conn *jsonrpc.Conn, next jsonrpc.Handler) json
 		if !req.IsCall() {
 			return nil, err
 		}
-		if errors.Is(err, protocol.ErrRequestCancelled) || ctx.Err() != nil && (err != nil || result == nil) {
+		if errors.Is(err, protocol.ErrRequestCancelled) || ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return nil, errRequestCancelled
 		}
 		if err != nil {

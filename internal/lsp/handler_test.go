@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -143,5 +144,73 @@ func TestCancelledCallAnswersRequestCancelled(t *testing.T) {
 	var we *jsonrpc2.Error
 	if !ok || !errors.As(resp.Err(), &we) || we.Code != -32800 {
 		t.Fatalf("answer %#v, want -32800", msg)
+	}
+}
+
+// TestCancelledCallWithNilResultAnswersRequestCancelled: a handler that
+// ignores its context and returns a null result after the client's
+// $/cancelRequest is still answered -32800 (the connection knows the
+// cancel by the context's cause), not a null the client would take
+// for the method's answer.
+func TestCancelledCallWithNilResultAnswersRequestCancelled(t *testing.T) {
+	started := make(chan struct{})
+	a, b := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := serveHandler(ctx, a, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, nil
+	})
+	defer func() { cancel(); <-srv.Done() }()
+	stream := jsonrpc2.NewHeaderStream(b)
+	defer b.Close()
+	if _, err := stream.Write(ctx, jsonrpc2.NewCall(jsonrpc2.NewNumberID(7), "wait", nil)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if _, err := stream.Write(ctx, jsonrpc2.NewNotification("$/cancelRequest", jsonrpc2.RawMessage(`{"id":7}`))); err != nil {
+		t.Fatal(err)
+	}
+	msg, _, err := stream.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, ok := msg.(*jsonrpc2.Response)
+	var we *jsonrpc2.Error
+	if !ok || !errors.As(resp.Err(), &we) || we.Code != -32800 {
+		t.Fatalf("answer %#v, want -32800", msg)
+	}
+}
+
+// TestResultStandsAfterTheConnectionEnds: when the connection's context
+// ends while a request runs (exit arriving while shutdown drains), a
+// result the handler returned stands (a shutdown's null is its answer,
+// not a cancellation), and a handler that failed with the end itself
+// answers -32800.
+func TestResultStandsAfterTheConnectionEnds(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel() // the connection's end, not a $/cancelRequest
+	for _, c := range []struct {
+		name    string
+		res     any
+		err     error
+		wantErr bool
+	}{
+		{"null result", nil, nil, false},
+		{"a result", map[string]int{"n": 1}, nil, false},
+		{"failed with the end", nil, context.Canceled, true},
+	} {
+		h := newHandler(slog.New(slog.DiscardHandler), nil, func(context.Context, *jsonrpc.Request) (any, error) { return c.res, c.err })
+		res, err := h(ended, &jsonrpc.Request{ID: jsonrpc.NumberID(1), Method: "shutdown"})
+		var we *jsonrpc.Error
+		switch {
+		case c.wantErr && (!errors.As(err, &we) || we.Code != jsonrpc.RequestCancelled):
+			t.Errorf("%s: answered %v, want -32800", c.name, err)
+		case !c.wantErr && err != nil:
+			t.Errorf("%s: answered %v, want the handler's result %v", c.name, err, c.res)
+		case !c.wantErr && fmt.Sprint(res) != fmt.Sprint(c.res):
+			t.Errorf("%s: result %v, want %v", c.name, res, c.res)
+		}
 	}
 }
