@@ -1,10 +1,11 @@
 package sandbox
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // landlockRunView is the landlock tier's per-run read view and writable
@@ -64,7 +65,7 @@ func runViewFor(c *viewCaches, vs *Spec, writable, present []string) *landlockRu
 	r := &c.runs
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if v := r.v; v != nil && r.key == key && time.Since(r.at) <= viewCacheTTL && linksHold(v.links) && noNewLinks(v) {
+	if v := r.v; v != nil && r.key == key && time.Since(r.at) <= viewCacheTTL && view.LinksHold(v.links) && view.NoNewLinks(v.links, v.view, v.writable) {
 		return v
 	}
 	v := makeRunView(c, vs, writable, present)
@@ -76,92 +77,13 @@ func runViewFor(c *viewCaches, vs *Spec, writable, present []string) *landlockRu
 // (nil: none).
 func makeRunView(c *viewCaches, vs *Spec, writable, present []string) *landlockRunView {
 	k := c.kinds().orFresh()                                   // tier_landlock_rules_linux.go
-	view, deny, masked := landlockView(c.landlockStatic(), vs) // readview.go
+	read, deny, masked := landlockView(c.landlockStatic(), vs) // readview.go
 	// No entry may be a symlink to a secret: its rule would land on the
 	// secret (tier_landlock_rules_linux.go).
-	view = k.dropLinksToDenied(view, deny)
+	read = k.dropLinksToDenied(read, deny)
 	wdeny := append(append([]string{}, deny...), present...)
-	v := &landlockRunView{view: view, types: k.viewTypes(view), masked: masked,
-		writable: carvedWithin(k.dropLinksToDenied(carve(writable, wdeny), wdeny), writable)}
-	v.links = linkTargets(append(append([]string{}, v.view...), v.writable...))
+	v := &landlockRunView{view: read, types: k.viewTypes(read), masked: masked,
+		writable: view.CarvedWithin(k.dropLinksToDenied(view.Carve(writable, wdeny), wdeny), writable)}
+	v.links = view.LinkTargets(append(append([]string{}, v.view...), v.writable...))
 	return v
-}
-
-// carvedWithin drops the entries carved out of a writable root that
-// resolve outside every writable root: a symlink the workspace holds
-// (git stores them), or one on the way to the entry. Landlock puts a
-// rule on what the path resolves to, so such an entry would make its
-// target writable (`link -> ~/.bashrc` in a repository with a .git, which
-// is carved into its entries). The roots themselves are kept as the
-// caller named them.
-func carvedWithin(entries, roots []string) []string {
-	var real []string
-	for _, r := range roots {
-		if q, err := filepath.EvalSymlinks(r); err == nil {
-			real = append(real, q)
-		}
-	}
-	out := entries[:0:0]
-	for _, p := range entries {
-		if contains(roots, p) {
-			out = append(out, p)
-			continue
-		}
-		t, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			continue
-		}
-		for _, r := range real {
-			if under(t, r) {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// linkTargets maps the paths among ps that are symlinks to their target
-// text now.
-func linkTargets(ps []string) map[string]string {
-	out := map[string]string{}
-	for _, p := range ps {
-		if !isSymlink(p) { // tier_landlock_rules_linux.go
-			continue
-		}
-		t, err := os.Readlink(p)
-		if err != nil {
-			t = "\x00" + err.Error()
-		}
-		out[p] = t
-	}
-	return out
-}
-
-// noNewLinks reports whether no entry of a cached view that was not a
-// symlink has become one (one lstat each): the runner opens an entry
-// following its links, so an entry swapped for a link to a home on the
-// host (a patch applied, a checkout) would otherwise give the home the
-// entry's rights, read and write for a carved writable root's, until the
-// cache expired; a fresh view drops it (dropLinksToDenied, carvedWithin).
-func noNewLinks(v *landlockRunView) bool {
-	for _, list := range [][]string{v.view, v.writable} {
-		for _, p := range list {
-			if _, was := v.links[p]; !was && isSymlink(p) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// linksHold reports whether every symlink of a cached view still holds
-// the target text it had.
-func linksHold(links map[string]string) bool {
-	for p, t := range links {
-		if got, err := os.Readlink(p); err != nil || got != t {
-			return false
-		}
-	}
-	return true
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // TestRunViewFollowsChanges: the landlock tier's per-run view is reused
@@ -58,7 +60,7 @@ func TestRunViewFollowsChanges(t *testing.T) {
 			t.Errorf("%s: writable (-cached +fresh):\n%s", step, diff)
 		}
 		for _, p := range append(got.view, got.writable...) {
-			if under(p, secret) || under(secret, p) {
+			if view.Under(p, secret) || view.Under(secret, p) {
 				t.Errorf("%s: %s reaches the secret %s", step, p, secret)
 			}
 		}

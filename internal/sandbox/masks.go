@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // The masks of a run are its view's (View.Masked, built by the policy),
@@ -18,23 +20,13 @@ import (
 func existing(ps []string) []string {
 	var out []string
 	for _, p := range ps {
-		for _, q := range []string{p, resolved(p)} {
+		for _, q := range []string{p, view.Resolved(p)} {
 			if _, err := os.Lstat(q); q != "" && err == nil {
 				out = append(out, q)
 			}
 		}
 	}
 	return out
-}
-
-// resolved is p with its symlinks resolved, or "" where that is p itself
-// or p is missing.
-func resolved(p string) string {
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil || r == p {
-		return ""
-	}
-	return r
 }
 
 // maxSocketMasks bounds the listening sockets a run hides one by one.
@@ -73,14 +65,14 @@ func hostUnixSockets() []string {
 	return out
 }
 
-// dropMasked removes from view, a private copy of the directory lower
+// dropMasked removes from copyDir, a private copy of the directory lower
 // (the landlock tier's copy stage), every masked path that lies in lower:
 // the copy is not under the masks' paths, so a mask would not hide it.
 // It returns how many it removed.
-func dropMasked(view, lower string, masked []string) (int, error) {
+func dropMasked(copyDir, lower string, masked []string) (int, error) {
 	n := 0
 	for _, m := range masked {
-		for _, p := range []string{m, resolved(m)} {
+		for _, p := range []string{m, view.Resolved(m)} {
 			if p == "" || p == lower || !within(p, lower) {
 				continue
 			}
@@ -88,7 +80,7 @@ func dropMasked(view, lower string, masked []string) (int, error) {
 			if err != nil {
 				continue
 			}
-			q := filepath.Join(view, rel)
+			q := filepath.Join(copyDir, rel)
 			if _, err := os.Lstat(q); err != nil {
 				continue
 			}

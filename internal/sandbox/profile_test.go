@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 func TestMacProfileText(t *testing.T) {
@@ -262,7 +264,7 @@ func sbplFilter(f []any, params map[string]string) (func(string) bool, error) {
 	case sym("literal"):
 		return func(p string) bool { return p == arg }, nil
 	case sym("subpath"):
-		return func(p string) bool { return under(p, arg) }, nil
+		return func(p string) bool { return view.Under(p, arg) }, nil
 	case sym("regex"):
 		rx, err := regexp.Compile(arg)
 		if err != nil {

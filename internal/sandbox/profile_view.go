@@ -2,6 +2,8 @@
 
 package sandbox
 
+import "github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
+
 // macReadView is a macOS run's view, from the same computation as the
 // Linux tiers' read view (readview.go): the Spec's View (the policy's
 // macOS system directories, toolchains, readable paths), the working
@@ -16,7 +18,7 @@ func macReadView(s *Spec, tmp string, extra ...string) macView {
 	v := s.View
 	v.Read = append(append([]string{}, v.Read...), extra...)
 	read, _ := readViewRoots(&Spec{Dir: s.Dir, Writable: writable, Stage: s.Stage, View: v})
-	return macView{Read: read, Deny: minimalCover(withResolved(s.View.Masked)), Writable: withResolved(writable), Network: s.Network}
+	return macView{Read: read, Deny: view.MinimalCover(withResolved(s.View.Masked)), Writable: withResolved(writable), Network: s.Network}
 }
 
 // withResolved is ps with, after each, the path it resolves to where that
@@ -26,7 +28,7 @@ func withResolved(ps []string) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p)
-		if r := resolved(p); r != "" {
+		if r := view.Resolved(p); r != "" {
 			out = append(out, r)
 		}
 	}

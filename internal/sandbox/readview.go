@@ -3,12 +3,10 @@
 package sandbox
 
 import (
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // The read view is what contained code may read, deny by default: the
@@ -40,7 +38,7 @@ type landlockViewCache struct {
 // (the cold path) on every call. The working directory, the writable
 // roots and the stage are carved per run. It returns the view, the deny
 // list (for carving the writable roots) and how many masks apply.
-func landlockView(c *landlockViewCache, s *Spec) (view, deny []string, masked int) {
+func landlockView(c *landlockViewCache, s *Spec) (read, deny []string, masked int) {
 	if c == nil {
 		c = &landlockViewCache{}
 	}
@@ -48,15 +46,15 @@ func landlockView(c *landlockViewCache, s *Spec) (view, deny []string, masked in
 	c.mu.Lock()
 	if c.at.IsZero() || c.key != key || time.Since(c.at) > viewCacheTTL {
 		c.deny = append([]string{}, s.View.Masked...)
-		roots, _ := resolveRoots(s.View.Read)
-		c.static = carve(roots, c.deny)
+		roots, _ := view.ResolveRoots(s.View.Read)
+		c.static = view.Carve(roots, c.deny)
 		c.masked = len(c.deny)
 		c.key, c.at = key, time.Now()
 	}
 	static, deny, masked := c.static, c.deny, c.masked
 	c.mu.Unlock()
-	dyn, _ := resolveRoots(append(append([]string{s.Dir}, s.Writable...), stageLower(s)))
-	return minimalCover(append(append([]string{}, static...), carve(dyn, deny)...)), deny, masked
+	dyn, _ := view.ResolveRoots(append(append([]string{s.Dir}, s.Writable...), stageLower(s)))
+	return view.MinimalCover(append(append([]string{}, static...), view.Carve(dyn, deny)...)), deny, masked
 }
 
 func stageLower(s *Spec) string {
@@ -81,139 +79,5 @@ func readViewRoots(s *Spec) ([]string, map[string]string) {
 	if s.Stage != nil {
 		roots = append(roots, s.Stage.lower)
 	}
-	return resolveRoots(roots)
-}
-
-// resolveRoots resolves roots (dropping missing ones, taking "/" apart),
-// keeps none under another, and notes the symlinks among them.
-func resolveRoots(roots []string) ([]string, map[string]string) {
-	links := map[string]string{}
-	var out []string
-	for _, r := range roots {
-		if !filepath.IsAbs(r) {
-			continue
-		}
-		p := filepath.Clean(r)
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			continue // missing: nothing to read there
-		}
-		if real != p {
-			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				links[p] = real
-			}
-		}
-		if real == "/" {
-			// The whole root is never a view root: take it apart.
-			ents, err := os.ReadDir("/")
-			if err != nil {
-				continue
-			}
-			for _, e := range ents {
-				if n := "/" + e.Name(); n != "/tmp" && n != "/run" && n != "/home" && n != "/root" && e.Type()&os.ModeSymlink == 0 {
-					out = append(out, n)
-				}
-			}
-			continue
-		}
-		out = append(out, real)
-	}
-	return minimalCover(out), links
-}
-
-// carve drops the roots inside a denied path and replaces each root that
-// contains a denied path by its entries (recursively), so the view never
-// reaches a denied path.
-func carve(roots, deny []string) []string {
-	var realDeny []string
-	for _, d := range deny {
-		for _, q := range []string{filepath.Clean(d), resolved(d)} {
-			if q != "" && q != "." {
-				realDeny = append(realDeny, q)
-			}
-		}
-	}
-	seen := map[string]bool{}
-	var out []string
-	var add func(p string, depth int)
-	add = func(p string, depth int) {
-		for _, d := range realDeny {
-			if under(p, d) {
-				return
-			}
-		}
-		inside := false
-		for _, d := range realDeny {
-			if d != p && under(d, p) {
-				inside = true
-				break
-			}
-		}
-		if !inside {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
-			return
-		}
-		if depth > 8 {
-			return // too deep to carve: leave it out rather than expose a secret
-		}
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return // not listable: leave it out rather than expose a secret
-		}
-		for _, e := range ents {
-			add(filepath.Join(p, e.Name()), depth+1)
-		}
-	}
-	for _, r := range roots {
-		add(r, 0)
-	}
-	return minimalCover(out)
-}
-
-// minimalCover sorts paths and drops those under another path in the set.
-// Ordered component by component first (pathLess), every path's
-// descendants follow it directly, so one comparison with the last path
-// kept decides: n log n, not n² (the view has ~150 entries).
-func minimalCover(ps []string) []string {
-	sort.Slice(ps, func(i, j int) bool { return pathLess(ps[i], ps[j]) })
-	var out []string
-	for _, p := range ps {
-		if n := len(out); n > 0 && under(p, out[n-1]) {
-			continue
-		}
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// pathLess orders paths with '/' before every other byte: "/a", "/a/b",
-// "/a-b", where plain string order puts "/a-b" between the other two.
-func pathLess(a, b string) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		ca, cb := a[i], b[i]
-		switch {
-		case ca == cb:
-			continue
-		case ca == '/':
-			return true
-		case cb == '/':
-			return false
-		}
-		return ca < cb
-	}
-	return len(a) < len(b)
-}
-
-// under reports whether the clean absolute path p is root or lies below
-// it: within without filepath.Rel's allocations, for the view's many
-// comparisons.
-func under(p, root string) bool {
-	if root == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == root || (len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root)
+	return view.ResolveRoots(roots)
 }

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // staticRootsCache is a pool's last resolution of the part of the linux
@@ -33,23 +35,23 @@ func linuxViewRoots(c *staticRootsCache, s *Spec) ([]string, map[string]string) 
 	if s.Stage != nil {
 		dyn = append(dyn, s.Stage.lower)
 	}
-	dynRoots, dynLinks := resolveRoots(dyn)
+	dynRoots, dynLinks := view.ResolveRoots(dyn)
 	maps.Copy(links, dynLinks)
-	return minimalCover(append(roots, dynRoots...)), links
+	return view.MinimalCover(append(roots, dynRoots...)), links
 }
 
 // resolve returns v's roots resolved and the symlinks among them, copies
 // the caller may change; from c while it holds them for v.
 func (c *staticRootsCache) resolve(v View) ([]string, map[string]string) {
 	if c == nil {
-		return resolveRoots(append([]string{}, v.Read...))
+		return view.ResolveRoots(append([]string{}, v.Read...))
 	}
 	key := viewKey(v)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.at.IsZero() || c.key != key || time.Since(c.at) > viewCacheTTL {
-		c.roots, c.links = resolveRoots(append([]string{}, v.Read...))
+		c.roots, c.links = view.ResolveRoots(append([]string{}, v.Read...))
 		c.key, c.at = key, time.Now()
 	}
-	return append([]string{}, c.roots...), maps.Clone(c.links) // resolveRoots's map is never nil
+	return append([]string{}, c.roots...), maps.Clone(c.links) // ResolveRoots's map is never nil
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // TestToolchainRootsNotWhole: fake toolchains under the test's own home
@@ -121,7 +123,7 @@ func TestToolchainSecretsCarvedAtOnce(t *testing.T) {
 	s.View = testViewEnv(s.Env)
 	v := runViewFor(nil, s, s.Writable, nil)
 	for _, p := range v.view {
-		if under(filepath.Join(lib, "credentials"), p) {
+		if view.Under(filepath.Join(lib, "credentials"), p) {
 			t.Errorf("the view still reaches the new credential file through %s", p)
 		}
 	}

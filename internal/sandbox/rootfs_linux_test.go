@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // mountEntry is one line of /proc/PID/mountinfo.
@@ -49,7 +51,7 @@ func hiddenMounts(ms []mountEntry) []string {
 			if n.parent == m.id && n.point == m.point {
 				return true
 			}
-			if n.parent == m.parent && n.point != m.point && under(m.point, n.point) {
+			if n.parent == m.parent && n.point != m.point && view.Under(m.point, n.point) {
 				return true
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // Landlock has no access right for a file's mode, owner, times or
@@ -407,7 +409,7 @@ func metaAllowed(fd int, roots []string) bool {
 		return false
 	}
 	for _, root := range roots {
-		if under(p, root) {
+		if view.Under(p, root) {
 			return true
 		}
 	}

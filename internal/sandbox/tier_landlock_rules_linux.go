@@ -12,6 +12,8 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // Entry types in initConfig.ReadViewTypes, one byte per ReadView entry.
@@ -206,7 +208,7 @@ func (k *viewKindCache) dropLinksToDenied(entries, deny []string) []string {
 	defer k.mu.Unlock()
 	var out []string
 	for _, p := range entries {
-		if isSymlink(p) {
+		if view.IsSymlink(p) {
 			t, err := filepath.EvalSymlinks(p)
 			if err != nil || k.linkDenied(t, deny) {
 				continue
@@ -224,11 +226,11 @@ func (k *viewKindCache) linkDenied(target string, deny []string) bool {
 	for _, d := range deny {
 		r, ok := k.deny[d]
 		if !ok {
-			r = resolved(d) // masks.go
+			r = view.Resolved(d)
 			k.deny[d] = r
 		}
 		for _, q := range []string{filepath.Clean(d), r} {
-			if q != "" && filepath.IsAbs(q) && (under(target, q) || under(q, target)) {
+			if q != "" && filepath.IsAbs(q) && (view.Under(target, q) || view.Under(q, target)) {
 				return true
 			}
 		}
@@ -252,12 +254,6 @@ func (k *viewKindCache) orFresh() *viewKindCache {
 		return &viewKindCache{}
 	}
 	return k
-}
-
-// isSymlink reports whether p itself is a symlink now.
-func isSymlink(p string) bool {
-	fi, err := os.Lstat(p)
-	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 
 // expire empties k once its entries are viewCacheTTL old. The caller

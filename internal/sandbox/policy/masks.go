@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 )
 
 // DefaultMasked are the secrets hidden in every run, relative to each home
@@ -60,7 +62,7 @@ func (c *Cache) maskTargets(extra []string) []string {
 // addMask appends p and its resolved target to out, each once and only
 // if it exists.
 func addMask(out []string, seen map[string]bool, p string) []string {
-	for _, q := range []string{p, resolved(p)} {
+	for _, q := range []string{p, view.Resolved(p)} {
 		if q != "" && !seen[q] {
 			if _, err := os.Lstat(q); err == nil {
 				seen[q] = true
@@ -134,7 +136,7 @@ func (c *Cache) homeMaskTargets() []string {
 // time.
 func expandStamped(paths []string, stamps map[string]int64) (out []string, reusable bool) {
 	for _, p := range paths {
-		for _, q := range []string{p, resolved(p)} {
+		for _, q := range []string{p, view.Resolved(p)} {
 			if d := filepath.Dir(q); q != "" && stamps[d] == 0 {
 				stamps[d] = mtime(d)
 			}
@@ -172,14 +174,4 @@ func stampsHold(stamps map[string]int64) bool {
 		}
 	}
 	return true
-}
-
-// resolved is p with its symlinks resolved, or "" where that is p itself
-// or p is missing.
-func resolved(p string) string {
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil || r == p {
-		return ""
-	}
-	return r
 }

@@ -2,7 +2,11 @@
 // what a run may read of the host. Package internal/sandbox/policy builds
 // the product's (policy.Default); internal/sandbox applies it as is
 // (sandbox.View is this type). It is a package of its own so that neither
-// side imports the other.
+// side imports the other. It also holds the path algebra both sides use
+// on a view's lists (paths.go, links.go: Under, MinimalCover, Carve,
+// ResolveRoots, Resolved, CarvedWithin and the symlink checks of a cached
+// view), so that the policy's check and the mechanism's action are one
+// function. It imports nothing of the module.
 package view
 
 // View is what one run may see of the host besides its own working
