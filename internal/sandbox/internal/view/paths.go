@@ -71,11 +71,12 @@ func pathLess(a, b string) bool {
 // it resolves (Resolved): a denied path that is a symlink denies its
 // target too. Where carving cannot go on (a directory it cannot list,
 // more than 8 levels below a root) it leaves that part out rather than
-// reach a denied path. The comparison is of names: the roots must be
-// clean and resolved (as ResolveRoots returns them; a root that is a
-// symlink is compared as named), and an entry that is a symlink is kept
-// as named, wherever it leads (the landlock tier drops those that lead
-// to a denied path). The denied paths may be unclean.
+// reach a denied path. The comparison is of names, cleaned
+// (filepath.Clean: a root "/home/u/" holding "/home/u/.ssh" is carved as
+// "/home/u" is): the roots must be resolved (as ResolveRoots returns
+// them; a root that is a symlink is compared as named), and an entry
+// that is a symlink is kept as named, wherever it leads (the landlock
+// tier drops those that lead to a denied path).
 func Carve(roots, deny []string) []string {
 	var realDeny []string
 	for _, d := range deny {
@@ -120,7 +121,7 @@ func Carve(roots, deny []string) []string {
 		}
 	}
 	for _, r := range roots {
-		add(r, 0)
+		add(filepath.Clean(r), 0)
 	}
 	return MinimalCover(out)
 }

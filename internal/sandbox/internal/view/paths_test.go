@@ -190,6 +190,9 @@ func TestCarveHostile(t *testing.T) {
 		{"a missing denied path still takes its root apart", j("home"), j("home/nope"), j("home/.ssh", "home/notes.txt", "home/src")},
 		{"a denied path too deep to carve around leaves its branch out", j("deep"), j(deep + "secret"), j("deep/1/sib")},
 		{"denying / leaves nothing", j("home", "etc"), []string{"/"}, nil},
+		{"a root with a trailing slash is carved as cleaned", []string{base + "/home/"}, j("home/.ssh"), j("home/notes.txt", "home/src")},
+		{"a root with .. is carved as cleaned", []string{base + "/etc/../home"}, j("home/.ssh"), j("home/notes.txt", "home/src")},
+		{"a root equal to a denied path but for a trailing slash", []string{base + "/home/.ssh/"}, j("home/.ssh"), nil},
 	} {
 		got := Carve(slices.Clone(c.roots), c.deny)
 		if diff := cmp.Diff(got, c.want); diff != "" {
