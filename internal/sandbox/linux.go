@@ -28,8 +28,8 @@ func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 		cfg.NetProxyPort, cfg.NetProxySocket = proxyPort(s.NetProxy), s.NetProxy.Socket
 	}
 	// The view's masks as the policy found them, and the host's sockets.
-	cfg.Masked = view.Merge(append([]string{}, s.View.Masked...), existing(maskedFor(s))) // masks.go
-	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s.pool.caches().staticRoots(), s)        // readview_cache.go
+	cfg.Masked = view.Merge(append([]string{}, s.View.Masked...), view.Existing(maskedFor(s)))
+	cfg.ReadView, cfg.ViewLinks = linuxViewRoots(s.pool.caches().staticRoots(), s) // readview_cache.go
 	if len(cfg.ReadView) == 0 {
 		// An empty view would be read as the probe's whole host root
 		// (mountRoot): refuse instead.
@@ -98,7 +98,7 @@ func maskedFor(s *Spec) []string {
 func (b linuxBackend) probe(ctx context.Context) ([]Mechanism, error) {
 	cfg := &initConfig{
 		Argv: []string{"true"}, Dir: "/", Probe: true,
-		Masked: existing([]string{"/run"}), Limits: probeLimits,
+		Masked: view.Existing([]string{"/run"}), Limits: probeLimits,
 		Env: BuildEnv(nil, privateHome, nil),
 	}
 	return probeOutcome(b.spawn(ctx, cfg, &Spec{}))

@@ -15,20 +15,6 @@ import (
 // linux.go). This file holds the mechanism's side: finding the sockets,
 // and dropping masked paths from a staged copy.
 
-// existing are the paths of ps that exist, each followed by its symlink's
-// target where that differs.
-func existing(ps []string) []string {
-	var out []string
-	for _, p := range ps {
-		for _, q := range []string{p, view.Resolved(p)} {
-			if _, err := os.Lstat(q); q != "" && err == nil {
-				out = append(out, q)
-			}
-		}
-	}
-	return out
-}
-
 // maxSocketMasks bounds the listening sockets a run hides one by one.
 const maxSocketMasks = 4096
 

@@ -54,17 +54,8 @@ func (c *Cache) maskTargets(extra []string) []string {
 			out = append(out, m)
 			continue
 		}
-		out = addMask(out, seen, m)
-	}
-	return out
-}
-
-// addMask appends p and its resolved target to out, each once and only
-// if it exists.
-func addMask(out []string, seen map[string]bool, p string) []string {
-	for _, q := range []string{p, view.Resolved(p)} {
-		if q != "" && !seen[q] {
-			if _, err := os.Lstat(q); err == nil {
+		for _, q := range view.Existing([]string{m}) {
+			if !seen[q] {
 				seen[q] = true
 				out = append(out, q)
 			}
@@ -142,10 +133,7 @@ func expandStamped(paths []string, stamps map[string]int64) (out []string, reusa
 			}
 		}
 	}
-	seen := map[string]bool{}
-	for _, p := range paths {
-		out = addMask(out, seen, p)
-	}
+	out = view.Existing(paths)
 	recent := time.Now().Add(-stampGrain).UnixNano()
 	for _, t := range stamps {
 		if t > recent {

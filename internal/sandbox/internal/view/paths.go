@@ -179,6 +179,27 @@ func Resolved(p string) string {
 	return r
 }
 
+// Existing returns the paths of ps that exist (os.Lstat: a dangling
+// symlink exists), each followed by its target (Resolved) where that
+// differs and exists, each path once, in that order: what a mask names,
+// since a mount or a rule on a symlink lands on its target.
+func Existing(ps []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range ps {
+		for _, q := range []string{p, Resolved(p)} {
+			if q == "" || seen[q] {
+				continue
+			}
+			if _, err := os.Lstat(q); err == nil {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
 // IsSymlink reports whether p itself (not its target) is a symlink now.
 func IsSymlink(p string) bool {
 	fi, err := os.Lstat(p)

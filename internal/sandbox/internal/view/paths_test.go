@@ -263,3 +263,15 @@ func TestResolved(t *testing.T) {
 		}
 	}
 }
+
+// TestExisting: what exists, each followed by its differing target, each
+// once; a dangling link is kept (it exists), its missing target is not.
+func TestExisting(t *testing.T) {
+	base := tree(t, []string{"home/", "f"}, map[string]string{"homelink": "home", "dangling": "nope"})
+	j := func(p string) string { return filepath.Join(base, p) }
+	got := Existing([]string{j("nope"), j("homelink"), j("home"), j("f"), j("dangling"), j("f"), "relative"})
+	want := []string{j("homelink"), j("home"), j("f"), j("dangling")}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("Existing (-got +want):\n%s", diff)
+	}
+}

@@ -4,9 +4,9 @@
 // (sandbox.View is this type). It is a package of its own so that neither
 // side imports the other. It also holds the path algebra both sides use
 // on a view's lists (paths.go, links.go: Under, MinimalCover, Carve,
-// ResolveRoots, Resolved, CarvedWithin and the symlink checks of a cached
-// view), so that the policy's check and the mechanism's action are one
-// function. It imports nothing of the module.
+// ResolveRoots, Resolved, Existing, CarvedWithin and the symlink checks
+// of a cached view), so that the policy's check and the mechanism's
+// action are one function. It imports nothing of the module.
 package view
 
 // View is what one run may see of the host besides its own working
