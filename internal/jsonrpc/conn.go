@@ -15,8 +15,9 @@
 //
 // Malformed input is answered (-32700 for bytes that are not JSON, -32600
 // for JSON that is not a JSON-RPC 2.0 message or a frame over the limit)
-// and logged, and the connection goes on; a panic in a handler becomes an
-// InternalError answer. The package is a leaf: it imports nothing of the
+// and logged, and the connection goes on; an answer to one of our calls
+// that is not a valid response fails that call with ErrBadAnswer (and is
+// not answered); a panic in a handler becomes an InternalError answer. The package is a leaf: it imports nothing of the
 // module.
 package jsonrpc
 
@@ -57,6 +58,18 @@ type Options struct {
 // (or whose peer went away while the call waited).
 var ErrClosed = errors.New("json-rpc connection closed")
 
+// ErrBadAnswer is wrapped by the error of a Call whose answer came but
+// is not a JSON-RPC 2.0 response (an error object of the wrong shape,
+// both a result and an error, or neither); the connection goes on.
+var ErrBadAnswer = errors.New("the peer's answer is not a valid JSON-RPC 2.0 response")
+
+// answer is what a Call waiting for its id receives: the response, or
+// why it could not be read.
+type answer struct {
+	m   *envelope
+	err error
+}
+
 // Conn is one JSON-RPC connection over a Framer.
 type Conn struct {
 	fr   Framer
@@ -66,7 +79,7 @@ type Conn struct {
 
 	nextID   atomic.Int64
 	mu       sync.Mutex
-	pending  map[ID]chan *envelope          // our calls waiting for answers
+	pending  map[ID]chan answer             // our calls waiting for answers
 	inflight map[ID]context.CancelCauseFunc // the peer's requests being handled
 	closed   bool
 	done     chan struct{}
@@ -86,7 +99,7 @@ func NewConn(fr Framer, o Options) *Conn {
 	}
 	c := &Conn{
 		fr: fr, opts: o, log: o.Logger,
-		pending: map[ID]chan *envelope{}, inflight: map[ID]context.CancelCauseFunc{},
+		pending: map[ID]chan answer{}, inflight: map[ID]context.CancelCauseFunc{},
 		done: make(chan struct{}),
 	}
 	c.out = newWriter(fr, o.Logger)
@@ -191,7 +204,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return fmt.Errorf("encode %s params: %w", method, err)
 	}
 	id := NumberID(c.nextID.Add(1))
-	ch := make(chan *envelope, 1)
+	ch := make(chan answer, 1)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -213,15 +226,18 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			c.opts.CallCancelled(id)
 		}
 		return ctx.Err()
-	case m, ok := <-ch:
+	case a, ok := <-ch:
 		if !ok {
 			return ErrClosed
 		}
-		if m.Error != nil {
-			return m.Error
+		if a.err != nil {
+			return fmt.Errorf("%s: %w", method, a.err)
+		}
+		if a.m.Error != nil {
+			return a.m.Error
 		}
 		if result != nil {
-			if err := c.opts.Unmarshal(m.Result, result); err != nil {
+			if err := c.opts.Unmarshal(a.m.Result, result); err != nil {
 				return fmt.Errorf("decode %s result: %w", method, err)
 			}
 		}
@@ -272,6 +288,9 @@ func (c *Conn) answer(id ID, result []byte, e *Error) {
 func (c *Conn) dispatch(ctx context.Context, body []byte, h Handler, wg *sync.WaitGroup) {
 	m, id, fe := decode(body)
 	if fe != nil {
+		if fe.ID.IsValid() && isResponse(body) && c.deliver(fe.ID, answer{err: fmt.Errorf("%w: %s", ErrBadAnswer, fe.Message)}) {
+			return // never answer an answer
+		}
 		c.reject(fe.ID, fe.Code, fe.Message)
 		return
 	}
@@ -296,8 +315,16 @@ func (c *Conn) dispatch(ctx context.Context, body []byte, h Handler, wg *sync.Wa
 		if _, err := c.run(ctx, h, req); err != nil {
 			c.log.Warn("notification failed", "method", req.Method, "err", err)
 		}
+	case id.IsValid() && m.Result != nil && m.Error != nil:
+		if !c.deliver(id, answer{err: fmt.Errorf("%w: it has both a result and an error (%v)", ErrBadAnswer, m.Error)}) {
+			c.log.Warn("json-rpc input: an answer to no request of ours", "id", id.String())
+		}
 	case id.IsValid() && (m.Result != nil || m.Error != nil):
-		c.deliver(id, m)
+		if !c.deliver(id, answer{m: m}) {
+			c.log.Warn("json-rpc input: an answer to no request of ours", "id", id.String())
+		}
+	case id.IsValid() && c.deliver(id, answer{err: fmt.Errorf("%w: it has neither a result nor an error", ErrBadAnswer)}):
+		// The id is one of our calls: it is told, the peer is not answered.
 	default:
 		c.reject(id, InvalidRequest, "invalid request: neither a method nor a result")
 	}
@@ -369,17 +396,32 @@ func (c *Conn) run(ctx context.Context, h Handler, req *Request) (res any, err e
 	return h(ctx, req)
 }
 
-// deliver hands an answer to the Call waiting for it.
-func (c *Conn) deliver(id ID, m *envelope) {
+// deliver hands an answer to the Call waiting for id; false when no
+// Call of ours waits for it.
+func (c *Conn) deliver(id ID, a answer) bool {
 	c.mu.Lock()
 	ch := c.pending[id]
 	delete(c.pending, id)
 	c.mu.Unlock()
 	if ch == nil {
-		c.log.Warn("json-rpc input: an answer to no request of ours", "id", id.String())
-		return
+		return false
 	}
-	ch <- m
+	ch <- a // buffered, and only its one deliver sends
+	return true
+}
+
+// isResponse reports whether a body that is not a valid message is a
+// JSON object shaped as an answer: no "method" member, and a "result" or
+// an "error" one.
+func isResponse(body []byte) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return false
+	}
+	_, method := members["method"]
+	_, result := members["result"]
+	_, failed := members["error"]
+	return !method && (result || failed)
 }
 
 // decode reads a body as a JSON-RPC 2.0 message: -32700 when it is not

@@ -149,3 +149,40 @@ func TestBrokenPipeEndsTheConn(t *testing.T) {
 		}
 	})
 }
+
+// TestMalformedAnswerFailsItsCall: an answer to one of our calls that is
+// not a valid response (an error object of the wrong shape, both a result
+// and an error, neither) fails that call at once with ErrBadAnswer rather
+// than leaving it waiting; the peer is not answered (never answer an
+// answer) and the connection goes on.
+func TestMalformedAnswerFailsItsCall(t *testing.T) {
+	eachFraming(t, func(t *testing.T, f framing) {
+		l := serve(t, f, 1<<20, jsonrpc.Options{}, echo)
+		for _, tail := range []string{
+			`"error":{"code":"not a number","message":"x"}`,
+			`"error":"a string"`,
+			`"result":1,"error":{"code":-32603,"message":"both"}`,
+			`"result":null,"error":{"code":-32603,"message":"both"}`,
+			``,
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			waiting := make(chan error, 1)
+			go func() { waiting <- l.srv.Call(ctx, "client/q", nil, nil) }()
+			call := l.next()
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%v`, call.ID)
+			if tail != "" {
+				body += "," + tail
+			}
+			l.raw(f.frame(body + "}"))
+			err := <-waiting
+			cancel()
+			if !errors.Is(err, jsonrpc.ErrBadAnswer) || !strings.Contains(err.Error(), "client/q") {
+				t.Errorf("answer %s: Call = %v, want ErrBadAnswer naming the method", body, err)
+			}
+		}
+		// Nothing was sent back for the bad answers: the next message out
+		// is the answer to this request.
+		l.raw(f.frame(`{"jsonrpc":"2.0","id":"after","method":"echo","params":1}`))
+		l.expect("a request after the bad answers", "after", 0)
+	})
+}
