@@ -344,12 +344,11 @@ func (c *Conn) call(ctx context.Context, h Handler, req *Request) {
 	if t, ok := res.(Then); ok {
 		res, after = t.Result, t.After
 	}
-	switch {
-	case context.Cause(ctx) == errPeerCancelled && (err != nil || isNil(res)):
-		err = &Error{Code: RequestCancelled, Message: "request cancelled"}
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		// The connection ended under it: a handler's own result (a
-		// shutdown's null) stands, its context's error is a cancel.
+	// Cancelled by the peer with no result of its own, or the connection
+	// ended under it (a handler's own result, a shutdown's null, stands;
+	// its context's error is a cancel).
+	if context.Cause(ctx) == errPeerCancelled && (err != nil || isNil(res)) ||
+		ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = &Error{Code: RequestCancelled, Message: "request cancelled"}
 	}
 	if err != nil {
