@@ -45,7 +45,12 @@ func applyRlimits(cfg *initConfig) []Mechanism {
 	var set []string
 	var errs []string
 	lim := func(name string, res int, v uint64, hard uint64) {
-		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: hard}); err != nil {
+		if res < 0 {
+			errs = append(errs, fmt.Sprintf("%s: no such rlimit on %s", name, runtime.GOOS))
+			return
+		}
+		r := rlimitOf(v, hard)
+		if err := unix.Setrlimit(res, &r); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", name, err))
 			return
 		}
@@ -55,8 +60,8 @@ func applyRlimits(cfg *initConfig) []Mechanism {
 	if l.Files > 0 {
 		var cur unix.Rlimit
 		v := uint64(l.Files)
-		if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) == nil && cur.Max < v {
-			v = cur.Max
+		if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) == nil && rlimitMax(cur) < v {
+			v = rlimitMax(cur)
 		}
 		lim("nofile", unix.RLIMIT_NOFILE, v, v)
 	}
@@ -72,7 +77,7 @@ func applyRlimits(cfg *initConfig) []Mechanism {
 		}
 	}
 	if l.Procs > 0 && !cfg.CgroupPids {
-		lim("nproc", unix.RLIMIT_NPROC, uint64(l.Procs), uint64(l.Procs))
+		lim("nproc", rlimitNproc, uint64(l.Procs), uint64(l.Procs))
 	}
 	if len(errs) > 0 {
 		return []Mechanism{{"rlimits", StateFailed, strings.Join(errs, "; ")}}
@@ -93,12 +98,12 @@ func applyRlimits(cfg *initConfig) []Mechanism {
 // stack), which is what a process can actually fill; a reservation counts
 // once it is made writable, so a memory bomb still fails at the cap.
 // macOS enforces neither well; the floor keeps RLIMIT_AS there, which it
-// honours for some allocations.
+// honours for some allocations. OpenBSD has no RLIMIT_AS: RLIMIT_DATA.
 func memoryRlimit() (name string, resource int) {
-	if runtime.GOOS == "linux" {
+	if runtime.GOOS == "linux" || rlimitAS < 0 {
 		return "data", unix.RLIMIT_DATA
 	}
-	return "as", unix.RLIMIT_AS
+	return "as", rlimitAS
 }
 
 // addressSpaceFactor and minAddressSpace size the address-space backstop
@@ -143,7 +148,7 @@ func memoryRlimits(mem int64) []rlimitValue {
 	name, res := memoryRlimit()
 	rs := []rlimitValue{{name, res, uint64(mem)}}
 	if runtime.GOOS == "linux" {
-		rs = append(rs, rlimitValue{"as", unix.RLIMIT_AS, addressSpaceBackstop(mem)}, rlimitValue{"fsize", unix.RLIMIT_FSIZE, uint64(mem)})
+		rs = append(rs, rlimitValue{"as", rlimitAS, addressSpaceBackstop(mem)}, rlimitValue{"fsize", unix.RLIMIT_FSIZE, uint64(mem)})
 	}
 	return rs
 }
