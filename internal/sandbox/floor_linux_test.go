@@ -134,7 +134,7 @@ func TestRunnerBackends(t *testing.T) {
 	}
 	// A command that cannot be found is the command's failure (127), not
 	// a setup failure and not a downgrade.
-	out, err := r.Run(context.Background(), &Spec{Argv: []string{"no-such-command-ioh"}, Writable: []string{t.TempDir()}})
+	out, err := r.Run(context.Background(), &Spec{Argv: []string{"no-such-command-ioh"}, Writable: []string{t.TempDir()}, View: testView()})
 	if err != nil || out.ExitCode != 127 || out.Downgrade != "" {
 		t.Errorf("missing command: %+v, %v; want exit 127", out, err)
 	}

@@ -70,6 +70,9 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(s.View.Read) == 0 && appliesView(spec.Backend) {
+		return nil, fmt.Errorf("%w: the Spec's View reads nothing of the host (not even /usr: no shell or library loads), and the %s tier applies it as is; give it a view: policy.Default (internal/sandbox/policy), or ioh.DefaultView for an embedder", ErrBadSpec, tierOrAuto(spec.Backend))
+	}
 	spec.pool = r.pool
 	if spec.Backend != "" {
 		if tierRank(spec.Backend) < tierRank(spec.Require) {
@@ -137,6 +140,31 @@ func (r *Runner) Run(ctx context.Context, s *Spec) (*Outcome, error) {
 		return out, err
 	}
 	return nil, fmt.Errorf("%w: no backend works: %s", ErrBackendUnavailable, joinReasons(downgrade))
+}
+
+// appliesView reports whether the named tier ("": the automatic choice,
+// whatever this platform may pick) runs here and confines reads to
+// Spec.View: the linux, landlock and macOS tiers do; the floor and
+// Windows tiers bound resources only.
+func appliesView(name string) bool {
+	if name != "" {
+		return byName(name) != nil && (name == BackendLinux || name == BackendLandlock || name == BackendMacOS)
+	}
+	for _, b := range candidates() {
+		if appliesView(b.name()) {
+			return true
+		}
+	}
+	return false
+}
+
+// tierOrAuto names a Spec's tier in an error: its Backend, or the
+// automatic choice.
+func tierOrAuto(name string) string {
+	if name == "" {
+		return "automatically chosen"
+	}
+	return name
 }
 
 // tierRank orders the backends by how much they contain: the namespace

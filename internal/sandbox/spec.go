@@ -66,7 +66,9 @@ type Spec struct {
 	// writable roots and the stage, what stays hidden and what stays
 	// read-only in the writable roots: built by a policy
 	// (internal/sandbox/policy.Default is the product's), applied as is.
-	// The zero View reads nothing else: not even /usr.
+	// The zero View (no Read) reads nothing else, not even /usr: Run
+	// refuses it in the tiers that apply a view (linux, landlock, macOS;
+	// the floor and Windows tiers apply none).
 	View View
 	// Protected paths stay read-only inside the writable roots, as the
 	// view's protected names do (.git, .ioh, …; rootfs_protect): what
