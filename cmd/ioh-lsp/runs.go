@@ -35,6 +35,9 @@ type runSummary struct {
 	Limits  runLimits `json:"limits"`
 	Started string    `json:"started"`
 	Parent  *string   `json:"parent"`
+	// StateError says why the run's stored state does not decode and
+	// what to do (agent.StoredRun.StateErr); absent when it decodes.
+	StateError string `json:"state_error,omitempty"`
 
 	spend     agent.Spend
 	reviewing bool // an editor shows its change now (agent.StoredRun.Reviewing)
@@ -101,6 +104,11 @@ func cmdRuns(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	tw.Flush()
 	for _, r := range list {
+		if r.StateError != "" {
+			fmt.Fprintf(env.stderr, "ioh-lsp runs: WARNING: %s\n", r.StateError)
+		}
+	}
+	for _, r := range list {
 		if r.Parent == nil {
 			if hint := runHint(r); hint != "" {
 				fmt.Fprintln(env.stdout, hint)
@@ -147,6 +155,9 @@ func summarize(runs []*agent.StoredRun) []runSummary {
 		if r.Parent != "" {
 			p := r.Parent
 			s.Parent = &p
+		}
+		if r.StateErr != nil {
+			s.StateError = r.StateErr.Error()
 		}
 		out = append(out, s)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -57,11 +58,19 @@ func (h *Harness) History() *History {
 }
 
 // OpenHistory opens the trace store of workspace root under stateDir
-// (trace.DBPath; created when missing, as every command that names the
-// workspace does) for reading; Close closes it. Run's changes and Note
+// (trace.DBPath) for reading, read-only (trace.OpenReadOnly): nothing is
+// written, so it reads a store another process is writing and one whose
+// files it may not write. Only what reading cannot do opens it as a
+// writer does (trace.Open, docs/trace.md): a missing store is created,
+// as every command that names the workspace does, a corrupt one moved
+// aside, an older one migrated. Close closes it. Run's changes and Note
 // need a harness (the environment's secrets): use Harness.History.
 func OpenHistory(ctx context.Context, stateDir, root string) (*History, error) {
-	s, err := trace.Open(ctx, trace.DBPath(stateDir, root), nil)
+	path := trace.DBPath(stateDir, root)
+	s, err := trace.OpenReadOnly(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, trace.ErrCorrupt) || errors.Is(err, trace.ErrOlderSchema) {
+		s, err = trace.Open(ctx, path, nil)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +129,13 @@ type StoredRun struct {
 	Offered bool
 	// Updated is when the run last changed.
 	Updated time.Time
-	changes []byte
+	// StateErr: the run's stored resume state does not decode (written
+	// by another version of ioh-lsp, or damaged). The run is still
+	// listed, from its row, but it cannot be resumed, approved or
+	// rejected; the error names the run and what to do. nil when it
+	// decodes.
+	StateErr error
+	changes  []byte
 }
 
 // Runs lists every run of the workspace, oldest first.
@@ -208,11 +223,11 @@ func StoredRuns(rows []*trace.RunRow) []*StoredRun {
 // storedRunOf is row as an engine type, its outcome shown as at now.
 func storedRunOf(row *trace.RunRow, now time.Time) *StoredRun {
 	st, err := decodeState(row.State)
-	if err != nil {
-		st = nil
-	}
 	r := &StoredRun{Result: resultOf(row, st), Parent: row.Parent, Root: row.Root, Goal: row.Goal,
 		Shown: Outcome(row.Shown(now)), Reviewing: row.Reviewing, Updated: row.Updated, changes: row.Changes}
+	if err != nil {
+		r.StateErr = fmt.Errorf("run %s: %w: it cannot be resumed, approved or rejected; it was recorded by another version of ioh-lsp or its store is damaged: use the version that recorded it, or start the task again (ioh-lsp run)", row.ID, err)
+	}
 	if st != nil {
 		r.ContractPath, r.Offered = st.ContractPath, st.Phase == phaseProposal
 	}
