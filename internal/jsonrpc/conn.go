@@ -9,7 +9,9 @@
 // is read; requests run each on its own goroutine, so a request handler
 // may call back to the peer (Conn.Call) without deadlocking the read
 // loop. A notification handler must not wait on the peer: start a
-// goroutine for that. Everything written goes through one ordered queue
+// goroutine for that. At most Options.MaxInFlight requests are handled
+// at once: at the bound the read loop stops reading (backpressure, never
+// a dropped message) until one returns. Everything written goes through one ordered queue
 // drained by one writer, so an answer never overtakes what was sent
 // before it, and a slow peer never blocks the sender.
 //
@@ -52,7 +54,22 @@ type Options struct {
 	// CallCancelled, when set, is called when the context of a Call ends
 	// before the answer came (LSP sends $/cancelRequest).
 	CallCancelled func(id ID)
+	// MaxInFlight bounds the peer's requests handled at once (0:
+	// DefaultMaxInFlight). At the bound the connection stops reading
+	// until a handler returns: nothing is dropped, the peer's writes
+	// block once the stream's buffer fills. Each of our calls waiting
+	// for an answer raises the bound by one, so handlers that call back
+	// to the peer never stall the reading of their answers. A handler
+	// that waits for a notification (a cancel) keeps its place, and at
+	// the bound that notification is read only once another handler
+	// returns: the default is far above what a peer keeps open.
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is Options.MaxInFlight's default: far more requests
+// than an editor or an ACP client keeps open, few enough that a peer
+// flooding requests holds a bounded number of goroutines and messages.
+const DefaultMaxInFlight = 64
 
 // ErrClosed is the error of a Call or Notify on a connection that ended
 // (or whose peer went away while the call waited).
@@ -81,6 +98,8 @@ type Conn struct {
 	mu       sync.Mutex
 	pending  map[ID]chan answer             // our calls waiting for answers
 	inflight map[ID]context.CancelCauseFunc // the peer's requests being handled
+	running  int                            // handlers started and not returned
+	freed    *sync.Cond                     // on mu: running fell, pending grew or Serve is ending
 	closed   bool
 	done     chan struct{}
 }
@@ -97,11 +116,15 @@ func NewConn(fr Framer, o Options) *Conn {
 	if o.Unmarshal == nil {
 		o.Unmarshal = json.Unmarshal
 	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
 	c := &Conn{
 		fr: fr, opts: o, log: o.Logger,
 		pending: map[ID]chan answer{}, inflight: map[ID]context.CancelCauseFunc{},
 		done: make(chan struct{}),
 	}
+	c.freed = sync.NewCond(&c.mu)
 	c.out = newWriter(fr, o.Logger)
 	return c
 }
@@ -119,6 +142,11 @@ func (c *Conn) Serve(ctx context.Context, h Handler) error {
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer context.AfterFunc(ctx, func() { // a read loop waiting for room stops
+		c.mu.Lock()
+		c.freed.Broadcast()
+		c.mu.Unlock()
+	})()
 	var wg sync.WaitGroup
 	err := c.readLoop(ctx, h, &wg)
 	cancel() // the peer is gone: stop what runs, answer nothing more
@@ -211,6 +239,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return ErrClosed
 	}
 	c.pending[id] = ch
+	c.freed.Signal() // one more request of the peer may start (Options.MaxInFlight)
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -296,6 +325,9 @@ func (c *Conn) dispatch(ctx context.Context, body []byte, h Handler, wg *sync.Wa
 	}
 	switch {
 	case m.Method != "" && id.IsValid():
+		if !c.admit(ctx) {
+			return // ended while it waited: never started on a closing server
+		}
 		req := &Request{ID: id, Method: m.Method, Params: m.Params, unmarshal: c.opts.Unmarshal}
 		if c.opts.Admit != nil {
 			c.opts.Admit(req)
@@ -330,9 +362,29 @@ func (c *Conn) dispatch(ctx context.Context, body []byte, h Handler, wg *sync.Wa
 	}
 }
 
+// admit waits, on the read loop, until a request may start: fewer than
+// Options.MaxInFlight handlers run, plus one for each of our calls that
+// waits for an answer (a handler calling back to the peer needs the read
+// loop to read it). The wait stops reading: that is the backpressure.
+// false when ctx ended first.
+func (c *Conn) admit(ctx context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.running >= c.opts.MaxInFlight+len(c.pending) && ctx.Err() == nil {
+		c.freed.Wait()
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	c.running++
+	return true
+}
+
 func (c *Conn) endRequest(id ID, cancel context.CancelCauseFunc) {
 	c.mu.Lock()
 	delete(c.inflight, id)
+	c.running--
+	c.freed.Signal()
 	c.mu.Unlock()
 	cancel(nil)
 }

@@ -341,3 +341,100 @@ func TestAdmitRunsBeforeTheMessagesBehind(t *testing.T) {
 		}
 	})
 }
+
+// TestFloodOfRequestsIsBounded: a peer that floods requests gets at most
+// MaxInFlight handled at once; the connection stops reading meanwhile (a
+// notification behind them waits too) and drops nothing: once the
+// handlers return, every request is answered and the notification
+// handled.
+func TestFloodOfRequestsIsBounded(t *testing.T) {
+	eachFraming(t, func(t *testing.T, f framing) {
+		const limit, flood = 4, 40
+		var mu sync.Mutex
+		started, noted := 0, false
+		release := make(chan struct{})
+		l := serve(t, f, 1<<20, jsonrpc.Options{MaxInFlight: limit}, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if !req.IsCall() {
+				mu.Lock()
+				noted = true
+				mu.Unlock()
+				return nil, nil
+			}
+			mu.Lock()
+			started++
+			mu.Unlock()
+			<-release
+			return "done", nil
+		})
+		var frames strings.Builder
+		for i := range flood {
+			frames.WriteString(f.frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"block"}`, i)))
+		}
+		frames.WriteString(f.frame(`{"jsonrpc":"2.0","method":"note"}`))
+		l.raw(frames.String())
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			n := started
+			mu.Unlock()
+			if n >= limit || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // room for more to start, were reading on
+		mu.Lock()
+		n, seen := started, noted
+		mu.Unlock()
+		if n != limit || seen {
+			t.Fatalf("%d handlers started and the notification behind them handled: %v; want %d and not yet", n, seen, limit)
+		}
+		close(release)
+		answered := map[any]bool{}
+		for range flood {
+			m := l.next()
+			if m.Error != nil {
+				t.Fatalf("request %v answered %+v", m.ID, m.Error)
+			}
+			answered[m.ID] = true
+		}
+		if len(answered) != flood {
+			t.Fatalf("%d distinct answers of %d", len(answered), flood)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !noted {
+			t.Fatal("the notification behind the flood was not handled")
+		}
+	})
+}
+
+// TestCallBacksDoNotCountAgainstTheBound: with room for one request,
+// handlers that call back to the peer still all run: each call waiting
+// for its answer makes room for one more, so the read loop reads the
+// answers instead of waiting behind the next request.
+func TestCallBacksDoNotCountAgainstTheBound(t *testing.T) {
+	eachFraming(t, func(t *testing.T, f framing) {
+		var srv *jsonrpc.Conn
+		l := serve(t, f, 1<<20, jsonrpc.Options{MaxInFlight: 1}, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			var answer string
+			if err := srv.Call(ctx, "client/question", nil, &answer); err != nil {
+				return nil, err
+			}
+			return answer, nil
+		})
+		srv = l.srv
+		cli := l.peer(func(context.Context, *jsonrpc.Request) (any, error) { return "because", nil })
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() { errs <- cli.Call(ctx, "ask", nil, nil) }()
+		}
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatalf("ask: %v", err)
+			}
+		}
+	})
+}
