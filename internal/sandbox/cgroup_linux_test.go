@@ -162,7 +162,7 @@ func TestCgroupStaleSwept(t *testing.T) {
 // TestCommandBornInRunGroups: the command (and what it forks) is in the
 // run's v1 memory and pids groups from its first instruction, in both
 // tiers and through the spawn stage, although the caller never moves a
-// process (the stage's forking thread joins them itself, awaitGo). The
+// process (the stage's forking thread joins them itself, stagecfg.AwaitGo). The
 // control is the caller's own groups, which are not the run's.
 func TestCommandBornInRunGroups(t *testing.T) {
 	v1Groups(t)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
 // runExecStage starts the exec stage (a second re-exec of this binary,
@@ -36,7 +37,7 @@ func runExecStage(cfg *initConfig, mechs []Mechanism, report func(initStatus), f
 	}
 	report(initStatus{Mechanisms: mechs})
 	absent := absentProtected(cfg.Writable, cfg.Protected)
-	if err := awaitGo(); err != nil {
+	if err := stagecfg.AwaitGo(); err != nil {
 		report(initStatus{Error: err.Error()})
 		return 125
 	}

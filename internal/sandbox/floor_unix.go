@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
 func trueArgv() []string { return []string{"true"} }
@@ -28,7 +30,7 @@ func floorCommand(s *Spec, env []string) (*exec.Cmd, []Mechanism, func(), error)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := &initConfig{Argv: s.Argv, Env: env, Limits: s.Limits}
+	cfg := &initConfig{Argv: s.Argv, Env: env, Limits: stagecfg.Limits(s.Limits)}
 	go func() { // ends when the config is written or the stage is gone
 		_ = json.NewEncoder(w).Encode(cfg)
 		w.Close()

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
 var (
@@ -327,7 +329,7 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 				dir := outsideDir(t)
 				mark := filepath.Join(dir, "ran")
 				cfg := &initConfig{Argv: []string{"/bin/sh", "-c", ": > " + mark}, Dir: dir, Writable: []string{dir},
-					Env: BuildEnv(nil, privateHome, nil), Limits: probeLimits}
+					Env: BuildEnv(nil, privateHome, nil), Limits: stagecfg.Limits(probeLimits)}
 				var cmd *exec.Cmd
 				if tier == BackendLinux {
 					cfg.ReadView, cfg.ViewLinks = readViewRoots(&Spec{Dir: dir, Writable: []string{dir}, View: testView()})
@@ -346,11 +348,11 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 				}
 				cfgR.Close()
 				stW.Close()
-				if err := writeStageConfig(cfgW, cfg); err != nil {
+				if err := stagecfg.Write(cfgW, cfg); err != nil {
 					t.Fatal(err)
 				}
 				if confirm {
-					io.WriteString(cfgW, "go\n")
+					io.WriteString(cfgW, stagecfg.GoWord)
 				}
 				cfgW.Close()
 				status, _ := io.ReadAll(stR)

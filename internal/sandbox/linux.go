@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
 
 	"context"
@@ -21,7 +22,7 @@ func (linuxBackend) name() string { return BackendLinux }
 
 func (b linuxBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	cfg := &initConfig{
-		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Protected: s.Protected, Network: s.Network, Limits: s.Limits,
+		Argv: s.Argv, Dir: s.Dir, Writable: s.Writable, Protected: s.Protected, Network: s.Network, Limits: stagecfg.Limits(s.Limits),
 		Env: BuildEnv(parentEnv(), privateHome, s.Env),
 	}
 	if s.NetProxy != nil {
@@ -98,7 +99,7 @@ func maskedFor(s *Spec) []string {
 func (b linuxBackend) probe(ctx context.Context) ([]Mechanism, error) {
 	cfg := &initConfig{
 		Argv: []string{"true"}, Dir: "/", Probe: true,
-		Masked: view.Existing([]string{"/run"}), Limits: probeLimits,
+		Masked: view.Existing([]string{"/run"}), Limits: stagecfg.Limits(probeLimits),
 		Env: BuildEnv(nil, privateHome, nil),
 	}
 	return probeOutcome(b.spawn(ctx, cfg, &Spec{}))

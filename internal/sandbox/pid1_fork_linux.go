@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
 // PID 1 of the linux tier forks the command from a thread of its own,
@@ -52,7 +54,7 @@ type forkThread struct {
 	// joinPosted: the run's config has come and the command will be
 	// forked from this thread, which may join the run's cgroups now.
 	joinPosted atomic.Bool
-	// joined and joinErr: the thread joined the run's cgroups (awaitGo)
+	// joined and joinErr: the thread joined the run's cgroups (stagecfg.AwaitGo)
 	// while the main thread built the root; written and read on the
 	// thread only.
 	joined  bool
@@ -85,7 +87,7 @@ func (ft *forkThread) loop() {
 			return
 		}
 		if ft.joinPosted.Load() && !ft.joined {
-			ft.joinErr, ft.joined = awaitGo(), true // stage_handshake_linux.go
+			ft.joinErr, ft.joined = stagecfg.AwaitGo(), true // internal/stagecfg
 		}
 	}
 }
@@ -108,7 +110,7 @@ func (ft *forkThread) joinRun() error {
 		return ft.joinErr
 	}
 	ft.joined = true
-	ft.joinErr = awaitGo()
+	ft.joinErr = stagecfg.AwaitGo()
 	return ft.joinErr
 }
 

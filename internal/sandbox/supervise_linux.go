@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
 // stageRun is what differs between the Linux tiers' supervision of their
@@ -55,7 +57,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	start := time.Now()
 	cfg.HostUID = os.Getuid()
 	cfg.HostHome = hostHome() // env.go; the linux tier's PID 1 may put HOME there
-	cg, cgMechs := newCgroup(s.pool, cfg.Limits)
+	cg, cgMechs := newCgroup(s.pool, Limits(cfg.Limits))
 	stageGone := false // the stage was reaped, or will be in the background
 	defer func() {
 		if !stageGone {
@@ -92,9 +94,9 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	abort := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	// The config goes first, so the stage builds its root while a v2
 	// group is joined; "go" then lets it fork the command, which is born
-	// in the run's groups (awaitGo, stage_handshake_linux.go, joins the v1 groups
-	// from the forking thread).
-	if err := writeStageConfig(st.cfgW, cfg); err != nil { // stageconfig.go
+	// in the run's groups (stagecfg.AwaitGo joins the v1 groups from
+	// the forking thread).
+	if err := stagecfg.Write(st.cfgW, cfg); err != nil {
 		abort()
 		if st.warm {
 			return nil, errStageSilent
@@ -107,7 +109,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 	}
 	// A stage that starts no command (a probe, a command not found) may
 	// be gone already: the write then fails, and its status says why.
-	_, _ = io.WriteString(st.cfgW, "go\n")
+	_, _ = io.WriteString(st.cfgW, stagecfg.GoWord)
 	st.cfgW.Close()
 
 	done := make(chan struct{})
@@ -150,7 +152,7 @@ func superviseOnce(ctx context.Context, cfg *initConfig, s *Spec, r stageRun, wa
 			t.Stop()
 			cg.Remove()
 			sweepBases()
-			s.pool.makeSpareCgroup(cfg.Limits) // the next run's, mostly with the same limits
+			s.pool.makeSpareCgroup(Limits(cfg.Limits)) // the next run's, mostly with the same limits
 		}
 		if !s.pool.background(reap) { // closed meanwhile
 			reap()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
 // landlockArg is the landlock tier's runner stage: a child subreaper that
@@ -91,7 +93,7 @@ func (b landlockBackend) run(ctx context.Context, s *Spec) (*Outcome, error) {
 	rv := runViewFor(s.pool.caches(), &Spec{Dir: dir, Writable: writable, Stage: s.Stage, View: vw}, writable, present) // landlock_view_cache_linux.go
 	view, masked := rv.view, rv.masked
 	cfg := &initConfig{
-		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: s.Limits,
+		Tier: BackendLandlock, Argv: s.Argv, Dir: dir, Network: s.Network, Limits: stagecfg.Limits(s.Limits),
 		Writable: append(append([]string{}, rv.writable...), tmp),
 		ReadView: view, ReadViewTypes: rv.types, Env: env,
 		NetProxyPort: proxyPort(s.NetProxy),

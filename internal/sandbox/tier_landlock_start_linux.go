@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/ruleset"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 
 	"encoding/json"
 	"errors"
@@ -25,7 +26,7 @@ func startExecStage(cfg *initConfig, status *os.File) (int, error) {
 		return 0, fmt.Errorf("exec stage pipe: %w", err)
 	}
 	defer w.Close()
-	if err := awaitGo(); err != nil {
+	if err := stagecfg.AwaitGo(); err != nil {
 		return 0, err
 	}
 	cmd := exec.Command("/proc/self/exe", execArg)
@@ -151,7 +152,7 @@ func forkRestricted(cfg *initConfig, report func(initStatus), sub Mechanism) (in
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: working directory %s cannot be entered inside the sandbox (%v)\n", cfg.Dir, err)
 		return 0, &initStatus{Done: true, Exit: 126}, nil
 	}
-	if err := awaitGo(); err != nil {
+	if err := stagecfg.AwaitGo(); err != nil {
 		return 0, nil, err
 	}
 	pid, err := startCommand(path, cfg)

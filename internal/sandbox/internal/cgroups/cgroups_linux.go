@@ -312,8 +312,8 @@ func (c *Group) Join(pid int) error {
 // taskPaths are the v1 groups' "tasks" files. The stage opens them as
 // soon as it has its config (it still sees the host's /sys/fs/cgroup)
 // and writes "0" to each from the thread that then forks the command
-// (awaitGo): the kernel moves that one thread, and the command it forks
-// is born in the groups. Moving a whole process (cgroup.procs) takes the
+// (stagecfg.AwaitGo): the kernel moves that one thread, and the command
+// it forks is born in the groups. Moving a whole process (cgroup.procs) takes the
 // global cgroup_threadgroup_rwsem for writing, which waits for an RCU
 // grace period (6-15 ms per run here, 45 ms under load); a thread that
 // moves itself needs no such lock (kernel 6.0 and later; older kernels
