@@ -13,7 +13,7 @@ import (
 // beside it a command killed at a 1 s cap showed 0.81–0.98 s there (8 of
 // 10 runs below the old 0.95 s threshold), so the kill was reported as a
 // bare SIGKILL. The reapers now read the clock the kernel checks
-// (commandCPU) before reaping. Pair: the same spin uncontained completes.
+// (reaper.CPU) before reaping. Pair: the same spin uncontained completes.
 func TestContainCPUCapUnderLoad(t *testing.T) {
 	skipInShort(t, "the CPU cap under three busy loops")
 	h := helperPath(t)

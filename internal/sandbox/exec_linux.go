@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
@@ -141,8 +142,8 @@ func startCommand(path string, cfg *initConfig) (int, error) {
 // the command ended. Nothing of the run outlives that report: the caller
 // returns on it, before this process has exited.
 func reap(pid int, absent []string, report func(initStatus)) int {
-	st := reapUntil(pid) // reaper_linux.go
-	killRest()
+	st := endStatus(reaper.Until(pid))
+	reaper.KillRest()
 	if len(absent) > 0 {
 		if m := sweepProtected(absent); m != nil {
 			st.Mechanisms = append(st.Mechanisms, *m)
@@ -150,6 +151,11 @@ func reap(pid int, absent []string, report func(initStatus)) int {
 	}
 	report(st)
 	return st.Exit
+}
+
+// endStatus is the last status line of a command that ended so.
+func endStatus(e reaper.Ended) initStatus {
+	return initStatus{Done: true, Exit: e.Exit, Signal: e.Signal, CPU: int64(e.CPU)}
 }
 
 // execMain is the exec stage: it runs as the command's own process, so
@@ -187,7 +193,7 @@ func execMain() int {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: %s: %v\n", cfg.Argv[0], err)
 		return 127
 	}
-	if err := memLimit(&cfg); err != nil { // reaper_linux.go
+	if err := memLimit(&cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "ioh-lsp sandbox: memory rlimit: %v\n", err)
 		return 125
 	}
@@ -280,26 +286,17 @@ func dropCaps() error {
 	return capsetEmpty()
 }
 
-// killRest kills every other process of the sandbox's PID namespace (PID
-// 1 signalling -1 reaches all of them) and reaps them. When PID 1 has no
-// child left, no other process is left in its namespace (every process
-// there descends from PID 1 through living parents: an orphan goes to a
-// subreaper among them or to PID 1), so the signal, which walks every
-// process of the machine, is skipped: the common case, a command that
-// left nothing behind.
-func killRest() {
-	if noChildren() { // reaper_linux.go
-		return
+// memLimit sets the memory rlimits (memoryRlimits: data, the
+// address-space backstop and file size) of the exec stage right before it
+// execs the command, when no cgroup carries the memory cap.
+func memLimit(cfg *initConfig) error {
+	if cfg.Limits.Memory <= 0 || cfg.CgroupMemory {
+		return nil
 	}
-	_ = unix.Kill(-1, unix.SIGKILL)
-	for {
-		var ws unix.WaitStatus
-		_, err := unix.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return
+	for _, r := range memoryRlimits(cfg.Limits.Memory) { // rlimit_unix.go
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+			return fmt.Errorf("%s rlimit: %w", r.name, err)
 		}
 	}
+	return nil
 }

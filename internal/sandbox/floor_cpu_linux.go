@@ -5,11 +5,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
 )
 
 // exitedCPU blocks until the child pid has exited, leaves it unreaped for
 // the caller's Wait, and returns its CPU time as RLIMIT_CPU counted it
-// (commandCPU, reaper_linux.go), so a SIGKILL from the CPU cap is told
+// (reaper.CPU), so a SIGKILL from the CPU cap is told
 // apart from any other under load too.
 func exitedCPU(pid int) time.Duration {
 	for {
@@ -21,6 +23,6 @@ func exitedCPU(pid int) time.Duration {
 		if err != nil {
 			return 0
 		}
-		return commandCPU(pid)
+		return reaper.CPU(pid)
 	}
 }

@@ -103,7 +103,7 @@ func floorCapHit(s *Spec, ps *os.ProcessState, cpu time.Duration, _ procGroup) s
 
 // cpuCapped reports whether a signal death came from RLIMIT_CPU: SIGXCPU,
 // or SIGKILL with the CPU time at the (whole-second) limit. On Linux used
-// is the clock the kernel checks the limit against (commandCPU), which is
+// is the clock the kernel checks the limit against (reaper.CPU), which is
 // at the limit exactly; the 50 ms margin is for the rusage figure that is
 // all other systems give.
 func cpuCapped(sig syscall.Signal, used, limit time.Duration) bool {

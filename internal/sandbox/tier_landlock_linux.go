@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
@@ -203,7 +205,7 @@ func landlockMain() int {
 		s.pid, s.err = startExecStage(s.cfg, s.stF) // tier_landlock_start_linux.go
 	}
 	if s.err != nil {
-		killDescendants()
+		reaper.KillDescendants()
 		return s.fail(s.err)
 	}
 	if s.done != nil {
@@ -214,16 +216,21 @@ func landlockMain() int {
 	end := make(chan int, 1)
 	finish := func(st initStatus) {
 		once.Do(func() {
-			killDescendants()
+			reaper.KillDescendants()
 			s.report(st)
 			end <- st.Exit
 		})
 	}
 	// Each goroutine ends when its event comes, or with the process.
-	go func() { finish(reapUntil(s.pid)) }()
+	go func() { finish(endStatus(reaper.Until(s.pid))) }()
 	go func() {
 		<-termed
 		finish(initStatus{Done: true, Exit: 137, Signal: int(unix.SIGKILL)})
 	}()
 	return <-end
+}
+
+// notifyTerm delivers the signals that end a runner early.
+func notifyTerm(c chan os.Signal) {
+	signal.Notify(c, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
 )
 
 // viewProbe is what one thread could do under a landlock ruleset.
@@ -177,7 +179,7 @@ func TestWarmRunnerSignalledBeforeItsRun(t *testing.T) {
 	deadline = time.Now().Add(30 * time.Second)
 	for !threadsGone(pid) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the warm runner %d still runs (state %c) after SIGTERM", pid, procState(pid))
+			t.Fatalf("the warm runner %d still runs (state %c) after SIGTERM", pid, reaper.ProcState(pid))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
 )
 
 // A stage is started before its config exists: it starts its runtime and
@@ -142,7 +144,7 @@ func (st *startedStage) idle() bool {
 // fatal signal, so its other threads follow), or, where /proc cannot be
 // read, the whole process has exited (waitid, leaving it to be reaped).
 func stageEnding(pid int) bool {
-	if f := statFields(pid); len(f) > 0 && f[0] != "" {
+	if f := reaper.StatFields(pid); len(f) > 0 && f[0] != "" {
 		return f[0][0] == 'Z' || f[0][0] == 'X'
 	}
 	var info unix.Siginfo

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
 )
 
 // waitWarm waits until a warm stage of kind waits and returns its pid.
@@ -130,7 +132,7 @@ func waitEnding(t *testing.T, pid int) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !stageEnding(pid) {
 		if time.Now().After(deadline) {
-			t.Fatalf("stage %d was killed but is not seen ending (state %c)", pid, procState(pid))
+			t.Fatalf("stage %d was killed but is not seen ending (state %c)", pid, reaper.ProcState(pid))
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -184,7 +186,7 @@ func TestPoolCloseKillsWaiting(t *testing.T) {
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("warm stage %d still runs after Pool.Close", pid)
 	}
-	if f := statFields(pid); len(f) > 0 {
+	if f := reaper.StatFields(pid); len(f) > 0 {
 		t.Errorf("warm stage %d still in /proc after Pool.Close (state %s)", pid, f[0])
 	}
 	runTier(t, Spec{Argv: []string{"true"}, Dir: dir, Writable: []string{dir}, Backend: tier})

@@ -1,10 +1,15 @@
-package sandbox
+// Package reaper holds what a sandbox's first process does with the
+// processes below it: PID 1 of the linux tier and the landlock tier's
+// runner (a child subreaper) reap every orphan until the command exits
+// (Until), then kill and reap the rest (KillRest, KillDescendants); and
+// the command's CPU time as the kernel counts it against RLIMIT_CPU
+// (CPU), which the floor tier reads too. It reads /proc and waits; it
+// decides nothing about a run.
+package reaper
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,18 +19,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// notifyTerm delivers the signals that end a runner early.
-func notifyTerm(c chan os.Signal) {
-	signal.Notify(c, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
-}
-
-// killDescendants kills every process below this one and reaps them. As
+// KillDescendants kills every process below this one and reaps them. As
 // a child subreaper this process inherits every orphan of its subtree, so
 // a process that double-forked or called setsid is still found: each round
 // kills all descendants seen (a killed process forks no more), and the
 // children of killed ones come back as its own children for the next.
-func killDescendants() {
-	if noChildren() {
+func KillDescendants() {
+	if NoChildren() {
 		return
 	}
 	self := os.Getpid()
@@ -33,7 +33,7 @@ func killDescendants() {
 	for time.Now().Before(deadline) {
 		live := 0
 		for _, pid := range descendants(self) {
-			if procState(pid) != 'Z' {
+			if ProcState(pid) != 'Z' {
 				live++
 				_ = unix.Kill(pid, unix.SIGKILL)
 			}
@@ -48,12 +48,12 @@ func killDescendants() {
 	}
 }
 
-// noChildren reaps the children that have exited and reports whether none
+// NoChildren reaps the children that have exited and reports whether none
 // is left. Then no descendant is left either: every descendant's chain of
 // parents ends in a child of this process, which as a subreaper inherits
 // the orphans. This is the common case (the command left nothing behind),
 // and it answers with one system call instead of scanning /proc.
-func noChildren() bool {
+func NoChildren() bool {
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -142,8 +142,8 @@ func descendantsByScan(root int) []int {
 	return out
 }
 
-// statFields returns the fields of /proc/PID/stat after the command name.
-func statFields(pid int) []string {
+// StatFields returns the fields of /proc/PID/stat after the command name.
+func StatFields(pid int) []string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return nil
@@ -156,8 +156,8 @@ func statFields(pid int) []string {
 	return strings.Fields(s[i+1:])
 }
 
-func procState(pid int) byte {
-	f := statFields(pid)
+func ProcState(pid int) byte {
+	f := StatFields(pid)
 	if len(f) < 1 || f[0] == "" {
 		return 'Z' // gone
 	}
@@ -165,7 +165,7 @@ func procState(pid int) byte {
 }
 
 func procPPid(pid int) int {
-	f := statFields(pid)
+	f := StatFields(pid)
 	if len(f) < 2 {
 		return 0
 	}
@@ -173,33 +173,27 @@ func procPPid(pid int) int {
 	return pp
 }
 
-// memLimit sets the memory rlimits (memoryRlimits: data, the
-// address-space backstop and file size) of the exec stage right before it
-// execs the command, when no cgroup carries the memory cap.
-func memLimit(cfg *initConfig) error {
-	if cfg.Limits.Memory <= 0 || cfg.CgroupMemory {
-		return nil
-	}
-	for _, r := range memoryRlimits(cfg.Limits.Memory) { // rlimit_unix.go
-		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.v, Max: r.v}); err != nil {
-			return fmt.Errorf("%s rlimit: %w", r.name, err)
-		}
-	}
-	return nil
+// Ended is how a command ended: its exit code, or the signal that killed
+// it, and its CPU time.
+type Ended struct {
+	Exit   int
+	Signal int
+	CPU    time.Duration
 }
 
-// reapUntil reaps children (orphans come to PID 1 and to a subreaper too)
+// Until reaps children (orphans come to PID 1 and to a subreaper too)
 // until pid exits and returns how it ended, with the command's CPU time as
-// the kernel counted it against RLIMIT_CPU (commandCPU).
-func reapUntil(pid int) initStatus {
+// the kernel counted it against RLIMIT_CPU (CPU). If waiting fails it
+// returns exit code 125, a setup failure.
+func Until(pid int) Ended {
 	for {
 		got, err := waitExited()
 		if err != nil {
-			return initStatus{Done: true, Exit: 125}
+			return Ended{Exit: 125}
 		}
 		var cpu time.Duration
 		if got == pid {
-			cpu = commandCPU(pid) // still a zombie: its clocks are readable
+			cpu = CPU(pid) // still a zombie: its clocks are readable
 		}
 		var ws unix.WaitStatus
 		var ru unix.Rusage
@@ -212,7 +206,7 @@ func reapUntil(pid int) initStatus {
 		if got != pid {
 			continue
 		}
-		st := initStatus{Done: true, CPU: int64(max(cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano())))}
+		st := Ended{CPU: max(cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))}
 		if ws.Signaled() {
 			st.Signal = int(ws.Signal())
 		} else {
@@ -247,18 +241,43 @@ func siginfoPid(info *unix.Siginfo) int {
 	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
 }
 
-// commandCPU is the CPU time of the exited but unreaped process pid as
+// CPU is the CPU time of the exited but unreaped process pid as
 // the kernel checks RLIMIT_CPU against it: the process's profiling clock
 // (user+system time sampled at each tick), read through its CPU-time
 // clock id. The figures wait4 and getrusage return are scaled to the
 // precisely measured run time instead, and under load a process killed
 // at a 1 s limit shows as little as 0.8 s there, so they cannot tell the
 // cap's kill from another SIGKILL. 0 when the clock cannot be read.
-func commandCPU(pid int) time.Duration {
+func CPU(pid int) time.Duration {
 	const cpuClockProf = 0 // CPUCLOCK_PROF; MAKE_PROCESS_CPUCLOCK(pid, clock) = ^pid<<3 | clock
 	var ts unix.Timespec
 	if err := unix.ClockGettime(int32(^pid<<3|cpuClockProf), &ts); err != nil {
 		return 0
 	}
 	return time.Duration(ts.Nano())
+}
+
+// KillRest kills every other process of the sandbox's PID namespace (PID
+// 1 signalling -1 reaches all of them) and reaps them. When PID 1 has no
+// child left, no other process is left in its namespace (every process
+// there descends from PID 1 through living parents: an orphan goes to a
+// subreaper among them or to PID 1), so the signal, which walks every
+// process of the machine, is skipped: the common case, a command that
+// left nothing behind. Only PID 1 of a PID namespace may call it: kill(-1)
+// anywhere else reaches every process the caller may signal.
+func KillRest() {
+	if NoChildren() {
+		return
+	}
+	_ = unix.Kill(-1, unix.SIGKILL)
+	for {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+	}
 }
