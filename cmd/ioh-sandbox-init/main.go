@@ -4,9 +4,10 @@
 // tier's runner, the spawn stage). `make build` builds it next to
 // bin/ioh-lsp, first, and links ioh-lsp with its SHA-256; ioh-lsp uses it
 // only when its content has that hash and only root or the user can
-// change it (see sandbox/init_program_linux.go). It imports the sandbox package alone,
-// whose stages dispatch in its package initializer, so it maps a tenth of
-// ioh-lsp's code and starts about as fast as a minimal Go program.
+// change it (see internal/sandbox/internal/initprog). It imports the
+// sandbox package alone, whose stages dispatch in its package
+// initializer, so it maps a tenth of ioh-lsp's code and starts about as
+// fast as a minimal Go program.
 //
 // It does nothing when started by hand.
 package main

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/initprog"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
 )
 
@@ -86,9 +87,9 @@ func useSmallInitByDefault() error {
 	if err != nil {
 		return fmt.Errorf("build the init program: %v", err)
 	}
-	p := findInitProgram(dir, hash)
-	if !p.small {
-		return fmt.Errorf("the init program built for the tests is refused: %s", p.why)
+	p := initprog.Find(dir, hash)
+	if !p.Small {
+		return fmt.Errorf("the init program built for the tests is refused: %s", p.Why)
 	}
 	stageProgram = func() *initProgram { return p }
 	return nil
@@ -128,13 +129,13 @@ func useProgram(t *testing.T, p *initProgram) {
 func useSmallInit(t *testing.T) {
 	t.Helper()
 	dir, hash := smallInit(t)
-	p := findInitProgram(dir, hash)
-	if !p.small {
+	p := initprog.Find(dir, hash)
+	if !p.Small {
 		overflow, _ := os.ReadFile("/proc/sys/kernel/overflowuid")
-		if o := strings.TrimSpace(string(overflow)); o == "" || !strings.Contains(p.why, "owned by uid "+o+",") {
-			t.Fatalf("the init program built for this test is refused: %s", p.why)
+		if o := strings.TrimSpace(string(overflow)); o == "" || !strings.Contains(p.Why, "owned by uid "+o+",") {
+			t.Fatalf("the init program built for this test is refused: %s", p.Why)
 		}
-		t.Logf("the init program is refused here, as it must be (%s): the stages re-execute this binary", p.why)
+		t.Logf("the init program is refused here, as it must be (%s): the stages re-execute this binary", p.Why)
 		useProgram(t, p)
 		return
 	}
@@ -150,7 +151,7 @@ func useSmallInit(t *testing.T) {
 // useSmallInitByDefault).
 func useReexec(t *testing.T) {
 	t.Helper()
-	useProgram(t, findInitProgram(t.TempDir(), ""))
+	useProgram(t, initprog.Find(t.TempDir(), ""))
 }
 
 // wantInitProgram checks which program ran the run's stages, as the stage
@@ -158,7 +159,7 @@ func useReexec(t *testing.T) {
 // when this process chose it.
 func wantInitProgram(t *testing.T, out *Outcome) {
 	t.Helper()
-	small := stageProgram().small
+	small := stageProgram().Small
 	for _, m := range out.Mechanisms {
 		if m.Name != "init-program" {
 			continue
@@ -179,98 +180,6 @@ var smallInitCases = map[string]bool{
 	"read ~/.ssh/id_ed25519": true, "write into HOME": true, "write into /tmp": true,
 	"tcp to a host listener": true, "signal a host process": true, "daemon outlives the run": true,
 	"fork bomb": true, "memory bomb": true, "syscall keyctl": true,
-}
-
-// TestInitProgramChecks: only a regular file of this build, which only
-// root or this user can change, in directories only they can change, is
-// taken; anything else leaves the binary re-executing itself, with the
-// reason.
-func TestInitProgramChecks(t *testing.T) {
-	src, hash := smallInit(t)
-	body, err := os.ReadFile(filepath.Join(src, InitProgramName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := func(t *testing.T) string {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, InitProgramName), body, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	cases := []struct {
-		name   string
-		setup  func(t *testing.T, dir string) string // returns the hash this binary carries
-		refuse string                                // part of the reason; "" means taken
-	}{
-		{"same build (control)", func(t *testing.T, dir string) string { return hash }, ""},
-		{"another build", func(t *testing.T, dir string) string { return sha256Hex([]byte("another build")) }, "another build"},
-		{"the same build with one byte changed", func(t *testing.T, dir string) string {
-			changed := append([]byte(nil), body...)
-			changed[len(changed)/2] ^= 1
-			os.WriteFile(filepath.Join(dir, InitProgramName), changed, 0o755)
-			return hash
-		}, "its SHA-256 is"},
-		{"no hash in this binary", func(t *testing.T, dir string) string { return "" }, "without `make build`"},
-		{"missing", func(t *testing.T, dir string) string {
-			os.Remove(filepath.Join(dir, InitProgramName))
-			return hash
-		}, "no such file"},
-		{"group-writable", func(t *testing.T, dir string) string {
-			os.Chmod(filepath.Join(dir, InitProgramName), 0o775)
-			return hash
-		}, "writable by group or others"},
-		{"in a directory others can write", func(t *testing.T, dir string) string {
-			os.Chmod(dir, 0o777)
-			return hash
-		}, "writable by group or others"},
-		{"a symlink to it", func(t *testing.T, dir string) string {
-			real := filepath.Join(dir, "real")
-			os.Rename(filepath.Join(dir, InitProgramName), real)
-			os.Symlink(real, filepath.Join(dir, InitProgramName))
-			return hash
-		}, "symbolic links"},
-		{"not executable", func(t *testing.T, dir string) string {
-			os.Chmod(filepath.Join(dir, InitProgramName), 0o644)
-			return hash
-		}, "not executable"},
-		{"a directory", func(t *testing.T, dir string) string {
-			os.Remove(filepath.Join(dir, InitProgramName))
-			os.Mkdir(filepath.Join(dir, InitProgramName), 0o755)
-			return hash
-		}, "not a regular file"},
-	}
-	if isRoot() {
-		cases = append(cases, struct {
-			name   string
-			setup  func(t *testing.T, dir string) string
-			refuse string
-		}{"owned by another user", func(t *testing.T, dir string) string {
-			os.Chown(filepath.Join(dir, InitProgramName), 65534, 65534)
-			return hash
-		}, "owned by uid 65534"})
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := install(t)
-			p := findInitProgram(dir, c.setup(t, dir))
-			if p.file != nil {
-				defer p.file.Close()
-			}
-			if c.refuse == "" {
-				if !p.small {
-					t.Fatalf("refused: %s", p.why)
-				}
-				return
-			}
-			if p.small || p.path != "/proc/self/exe" {
-				t.Fatalf("taken: %+v", p)
-			}
-			if !strings.Contains(p.why, c.refuse) {
-				t.Fatalf("why = %q, want it to say %q", p.why, c.refuse)
-			}
-		})
-	}
 }
 
 // TestInitProgramBuildIsReproducible: the init program built twice from
@@ -297,7 +206,7 @@ func TestInitProgramBuildIsReproducible(t *testing.T) {
 // the binary is not used; the run re-executes the binary and works.
 func TestStaleInitProgramFallsBack(t *testing.T) {
 	dir, _ := smallInit(t)
-	useProgram(t, findInitProgram(dir, sha256Hex([]byte("another build"))))
+	useProgram(t, initprog.Find(dir, sha256Hex([]byte("another build"))))
 	if s := initProgramSummary(); !strings.Contains(s, "re-executes itself") || !strings.Contains(s, "another build") {
 		t.Fatalf("sandbox doctor would say %q", s)
 	}
@@ -402,9 +311,9 @@ func TestBinariesDirProtected(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, InitProgramName), body, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := findInitProgram(bin, hash)
-	if !p.small {
-		t.Skipf("the init program is refused here (%s): its directory is not protected, as no stage runs from it", p.why)
+	p := initprog.Find(bin, hash)
+	if !p.Small {
+		t.Skipf("the init program is refused here (%s): its directory is not protected, as no stage runs from it", p.Why)
 	}
 	useProgram(t, p)
 	for _, tier := range tiersHere(t) {

@@ -85,8 +85,8 @@ func layerScratch(dir, dst, priv string) error {
 // this process's stages run in it, else this binary; "" if neither can be
 // named. It runs inside the sandbox, with the command's restrictions.
 func cacheProgram() string {
-	if p := stageProgram(); p.small && p.file != nil {
-		return p.file.Name()
+	if p := stageProgram(); p.Small && p.File != nil {
+		return p.File.Name()
 	}
 	exe, err := os.Executable()
 	if err != nil {

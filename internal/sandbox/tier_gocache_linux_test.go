@@ -115,7 +115,7 @@ func TestTierGoCacheScratch(t *testing.T) {
 		}
 		t.Run(tier+" with the small init program", func(t *testing.T) {
 			useSmallInit(t)
-			layered(t, tier, filepath.Join(stageProgram().file.Name()))
+			layered(t, tier, filepath.Join(stageProgram().File.Name()))
 		})
 	}
 	ctl := exec.Command(list("./new")[0], list("./new")[1:]...)

@@ -311,5 +311,5 @@ var errStageSilent = errors.New("the stage ended before it reported anything")
 // warmKind names a kind of stage: its tier, clone flags and the program
 // it runs in (the process may switch programs, tests do).
 func warmKind(backend string, flags uintptr) string {
-	return fmt.Sprintf("%s/%#x/%s", backend, flags, stageProgram().path)
+	return fmt.Sprintf("%s/%#x/%s", backend, flags, stageProgram().Path)
 }

@@ -93,8 +93,8 @@ type Limits struct {
 // each string as its length (uvarint) and bytes, each list and map as
 // its length plus one (0 for nil), integers as varints, booleans as one
 // byte. The caller and the stage are the same build (the stage program's
-// hash is checked, the sandbox's init_program_linux.go), so the format
-// has no other version. TestRoundTrip fills every field.
+// hash is checked, package internal/initprog), so the format has no
+// other version. TestRoundTrip fills every field.
 
 // magic opens a config frame.
 const magic = "ioh\x01"
