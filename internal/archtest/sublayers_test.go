@@ -32,6 +32,7 @@ var subRules = []subRule{
 	{pkg: "internal/sandbox/internal/seccomp", only: []string{}, why: "BPF built from a syscall list and a table: a leaf that decides nothing about a run"},
 	{pkg: "internal/sandbox/internal/gocache", only: []string{}, why: "the GOCACHEPROG server reads one cache and writes another: a leaf; when a run gets it is the mechanism's"},
 	{pkg: "internal/sandbox/internal/initprog", only: []string{}, why: "finding and checking the small init program is a leaf: when to use it and what a refusal means are the mechanism's"},
+	{pkg: "internal/sandbox/internal/pid1", only: []string{}, why: "PID 1's steps on itself and its new namespaces need only the memory cap: a leaf; when each runs is the mechanism's"},
 	{pkg: "internal/sandbox/internal/reaper", only: []string{}, why: "reaping and killing what is below a sandbox's first process: a leaf that reads /proc and waits, and decides nothing about a run"},
 	{pkg: "internal/sandbox/internal/stagecfg", only: []string{}, why: "what the caller hands a stage on fd 3 (the config, its frame, the go line): a leaf that decides nothing about a run"},
 	{pkg: "internal/sandbox/internal/view", only: []string{}, why: "the View type and its path algebra are a leaf both the mechanism and the policy import, so neither imports the other"},

@@ -210,7 +210,7 @@ func restrictThread(cfg *initConfig) ([]Mechanism, error) {
 // which the kernel drops it: the runner learns of its children's exits
 // from waitid alone, and the exit of the command does not also interrupt
 // one of its threads to run the Go runtime's handler for a signal nobody
-// asked for. Raw rt_sigaction as in deafToCommand (init_linux.go);
+// asked for. Raw rt_sigaction as in pid1.DeafToCommand;
 // SIG_DFL, not SIG_IGN, which would have the kernel reap the children
 // itself.
 func quietChildExits() {
