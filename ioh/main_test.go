@@ -12,12 +12,7 @@ import (
 
 // TestMain is an embedder's main: the sandbox's stages re-execute this
 // binary, and ioh.Init runs them.
-func TestMain(m *testing.M) {
-	if ioh.Init() {
-		return
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, ioh.Init)) }
 
 // TestNewRefusesWhatItCannotBuild: a missing root, an unknown approval
 // mode and a missing workspace are errors that name the fix; a contract

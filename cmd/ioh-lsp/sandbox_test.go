@@ -17,12 +17,7 @@ import (
 
 // TestMain lets the test binary act as the sandbox's re-executed stages,
 // as main does: `sandbox run` re-executes /proc/self/exe.
-func TestMain(m *testing.M) {
-	if maybeSandboxInit() {
-		return
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, maybeSandboxInit)) }
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()

@@ -11,9 +11,4 @@ import (
 // TestMain lets the test binary serve as the sandbox's re-executed init
 // stage: the integration tests verify changes in the real sandbox, which
 // re-executes the running binary.
-func TestMain(m *testing.M) {
-	if sandbox.Init() {
-		return
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, sandbox.Init)) }

@@ -17,12 +17,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
 
-func TestMain(m *testing.M) {
-	if sandbox.Init() {
-		return
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, sandbox.Init)) }
 
 func workspaceDir(t *testing.T) string {
 	t.Helper()

@@ -6,9 +6,9 @@
 // and module caches stay where they were, so builds the tests start (go
 // test inside the sandbox, go build of helpers) stay warm.
 //
-// Every package's TestMain calls Main (after sandbox.Init where the package
-// has one); TestEveryTestBinaryIsIsolated fails for a package whose tests
-// do not.
+// Every package's TestMain calls Main (given sandbox.Init where the
+// package's tests run the sandbox); TestEveryTestBinaryIsIsolated fails
+// for a package whose tests do not.
 package testenv
 
 import (
@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // RootEnv names the variable that holds the temporary root Isolate made;
@@ -49,7 +51,17 @@ var goKept = []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV"}
 
 // Main isolates the environment, runs the tests and removes the temporary
 // root. Its result is the exit code for os.Exit.
-func Main(m *testing.M) int {
+//
+// A test binary that the sandbox re-executes as its stages (one whose
+// tests run the real sandbox) passes the sandbox's entry as init
+// (sandbox.Init, or an embedder's ioh.Init): Main calls it first, as main
+// does, and it does not return in a stage.
+func Main(m *testing.M, init ...func() bool) int {
+	for _, f := range init {
+		if f() {
+			return 0
+		}
+	}
 	cleanup, err := Isolate()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
@@ -98,20 +110,8 @@ func Isolate() (cleanup func(), err error) {
 	for _, k := range Dropped {
 		os.Unsetenv(k)
 	}
-	quietRace()
+	sandboxtest.QuietRace() // race-built children do not sleep a second at exit
 	return func() { os.RemoveAll(root) }, nil
-}
-
-// quietRace sets GORACE=atexit_sleep_ms=0 unless GORACE is set: the race
-// runtime otherwise sleeps a second at the exit of every race-built
-// process, and these tests start the test binary itself many times (as a
-// helper, as the sandbox's stages where a test re-executes it, as a
-// re-run of a suite). The sandbox passes GORACE on to its stages and to
-// contained commands.
-func quietRace() {
-	if _, ok := os.LookupEnv("GORACE"); !ok {
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
 }
 
 // Check reports an error unless the environment is the one Isolate made:

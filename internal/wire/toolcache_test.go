@@ -17,12 +17,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	if sandbox.Init() {
-		return
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, sandbox.Init)) }
 
 func TestToolchainEnv(t *testing.T) {
 	home := t.TempDir()

@@ -23,12 +23,7 @@ import (
 )
 
 // TestMain lets the test binary act as the sandbox's re-executed stages.
-func TestMain(m *testing.M) {
-	if sandbox.Init() {
-		return
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, sandbox.Init)) }
 
 func realSandbox(t *testing.T) *sandboxexec.Adapter {
 	t.Helper()

@@ -10,9 +10,4 @@ import (
 
 // TestMain runs the sandbox's stages (the generated suite is run through
 // the real harness) and gives the tests a world of their own.
-func TestMain(m *testing.M) {
-	if sandbox.Init() {
-		return
-	}
-	os.Exit(testenv.Main(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, sandbox.Init)) }
