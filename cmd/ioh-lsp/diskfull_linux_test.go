@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // diskFullChild makes the test binary, re-executed in a private mount
@@ -41,7 +43,7 @@ func TestDiskFullInterruptsAndResumes(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDiskFullInterruptsAndResumes$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), diskFullChild+"="+bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
-	if os.Getuid() != 0 {
+	if !sandboxtest.IsRoot() {
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
 		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}

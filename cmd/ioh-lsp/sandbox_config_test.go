@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // userConfig gives this test its own XDG_CONFIG_HOME with the user config
@@ -43,11 +45,7 @@ func TestSandboxRunUserConfig(t *testing.T) {
 	// secret is in its view unless masked (homes are outside the read
 	// view), and not under /tmp, which a contained command sees as its
 	// private one.
-	home, err := os.MkdirTemp("/var/tmp", "ioh-cli-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := sandboxtest.Dir(t)
 	t.Chdir(home)
 	secret := filepath.Join(home, ".mysecretdir", "s")
 	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
@@ -101,11 +99,7 @@ func TestSandboxRunInMaskedDir(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the linux tier's check")
 	}
-	home, err := os.MkdirTemp("/var/tmp", "ioh-cli-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := sandboxtest.Dir(t)
 	userConfig(t, home, "")
 	ssh := filepath.Join(home, ".ssh")
 	if err := os.Mkdir(ssh, 0o700); err != nil {

@@ -3,53 +3,25 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
-)
 
-// cliNoUsernsEnv marks the re-run of this test binary without user
-// namespaces.
-const cliNoUsernsEnv = "IOH_CLI_NO_USERNS"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
+)
 
 // TestSandboxTierCLI re-runs TestSandboxTierCLIInside where user
 // namespaces are unavailable (inside `bwrap --unshare-user
 // --disable-userns`): doctor and `sandbox run` must name the landlock
 // tier and say, in words, why the linux tier is not used.
 func TestSandboxTierCLI(t *testing.T) {
-	if os.Getenv(cliNoUsernsEnv) != "" {
+	if sandboxtest.NoUserns() {
 		t.Skip("already the re-run")
 	}
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("bubblewrap is not installed; CI installs it (make test)")
-		}
-		t.Skip("bubblewrap is not installed: cannot take user namespaces away")
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--",
-		self, "-test.run", "^TestSandboxTierCLIInside$", "-test.count=1", "-test.v")
-	cmd.Dir = home
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), cliNoUsernsEnv + "=1", "TMPDIR=" + os.TempDir(),
-		"XDG_CONFIG_HOME=" + home + "/cfg", "XDG_STATE_HOME=" + home + "/state"}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestSandboxTierCLIInside") {
-		t.Fatalf("CLI without user namespaces (%v):\n%s", err, out)
-	}
+	sandboxtest.Rerun{Run: "^TestSandboxTierCLIInside$", Want: "TestSandboxTierCLIInside", NoUserns: true}.Do(t)
 }
 
 func TestSandboxTierCLIInside(t *testing.T) {
-	if os.Getenv(cliNoUsernsEnv) == "" {
+	if !sandboxtest.NoUserns() {
 		t.Skip("runs only inside TestSandboxTierCLI's re-run")
 	}
 	code, out, errs := runCLI(t, "sandbox", "doctor")

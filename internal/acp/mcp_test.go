@@ -22,6 +22,7 @@ import (
 	"github.com/ioh-lsp/ioh-lsp/internal/agent"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/event"
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/mcptool"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // calcServer is an MCP server built with the Go SDK over streamable HTTP
@@ -341,11 +342,7 @@ func serverBinary(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "ioh-acp-mcp-")
-	if err != nil {
-		t.Fatalf("a directory outside /tmp for the server binary: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sandboxtest.Dir(t)
 	dst := filepath.Join(dir, "calc-mcp")
 	if os.Link(exe, dst) == nil {
 		return dst

@@ -37,6 +37,7 @@ var subRules = []subRule{
 	{pkg: "internal/sandbox/internal/stagecfg", only: []string{}, why: "what the caller hands a stage on fd 3 (the config, its frame, the go line): a leaf that decides nothing about a run"},
 	{pkg: "internal/sandbox/internal/view", only: []string{}, why: "the View type and its path algebra are a leaf both the mechanism and the policy import, so neither imports the other"},
 	{pkg: "internal/sandbox/policy", only: []string{"internal/sandbox/internal/view"}, why: "the policy builds a view and knows nothing of the mechanism that applies it"},
+	{pkg: "internal/sandbox/sandboxtest", only: []string{}, why: "the sandbox tests' helpers import nothing of the module, so package sandbox's own tests can use them; a tier's probe is handed in"},
 	{pkg: "internal/sandbox", deny: []string{"internal/sandbox/policy"}, why: "the mechanism applies the view in the Spec; which host paths are readable is the policy's, never its own"},
 	{pkg: "internal/agent/event", only: []string{}, why: "the event types are the vocabulary every reader and the store share: a leaf"},
 	{pkg: "internal/agent/redact", only: []string{}, why: "the redactor is a leaf that the store, the harness and the command line share"},

@@ -31,3 +31,42 @@ func TestBinaryLinksNoTestPackages(t *testing.T) {
 		}
 	}
 }
+
+// testHelpers are the module's packages for tests alone: test files
+// import them, and so may the other test helpers, never the code they
+// test (a helper links testing and changes a process's environment).
+var testHelpers = []string{"internal/testenv", "internal/sandbox/sandboxtest", "internal/lsp/lsptest"}
+
+// testHelperEdges returns the test helpers that p's non-test code imports.
+func testHelperEdges(p pkgInfo) []string {
+	if underAny(strings.TrimPrefix(p.ImportPath, module+"/"), testHelpers) {
+		return nil
+	}
+	var bad []string
+	for _, imp := range p.Imports {
+		if under(imp, module) && underAny(strings.TrimPrefix(imp, module+"/"), testHelpers) {
+			bad = append(bad, imp)
+		}
+	}
+	return bad
+}
+
+func TestTestHelpersOnlyInTests(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range testHelperEdges(p) {
+			t.Errorf("%s imports %s, a test helper, outside its tests: move what it needs into a package that is not for tests", p.ImportPath, imp)
+		}
+	}
+}
+
+// TestTestHelperEdgeCaught makes sure the rule itself can fail.
+func TestTestHelperEdgeCaught(t *testing.T) {
+	bad := pkgInfo{ImportPath: module + "/internal/wire", Imports: []string{"os", module + "/internal/sandbox", module + "/internal/sandbox/sandboxtest"}}
+	if got := testHelperEdges(bad); len(got) != 1 || got[0] != module+"/internal/sandbox/sandboxtest" {
+		t.Fatalf("the wiring importing sandboxtest: got %v, want the one edge", got)
+	}
+	helper := pkgInfo{ImportPath: module + "/internal/testenv", Imports: []string{module + "/internal/sandbox/sandboxtest"}}
+	if got := testHelperEdges(helper); len(got) != 0 {
+		t.Fatalf("a test helper importing another: got %v, want nothing", got)
+	}
+}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/seccomp"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 
 	"encoding/binary"
 	"errors"
@@ -90,7 +91,7 @@ func TestContainForeignABI(t *testing.T) {
 		t.Skip("the compat programs are x86-64 code; the filter's arm64 compat rule is covered by TestSeccompFilterDecisions")
 	}
 	requireLinuxBackend(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	cases := []struct {
 		name string
 		args [3]uint32

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestContainCPUCapUnderLoad: the CPU cap's kill is attributed to the cap
@@ -15,7 +17,7 @@ import (
 // bare SIGKILL. The reapers now read the clock the kernel checks
 // (reaper.CPU) before reaping. Pair: the same spin uncontained completes.
 func TestContainCPUCapUnderLoad(t *testing.T) {
-	skipInShort(t, "the CPU cap under three busy loops")
+	sandboxtest.SkipInShort(t, "the CPU cap under three busy loops")
 	h := helperPath(t)
 	tiers := append(tiersHere(t), BackendFloor) // skips or fails (CI) without Landlock
 	// The load: busy loops outside the sandbox, one more than the cores

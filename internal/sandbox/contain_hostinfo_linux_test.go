@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestContainHostInfo: with the network off, the host's listening unix
@@ -19,7 +21,7 @@ func TestContainHostInfo(t *testing.T) {
 	h := helperPath(t)
 
 	t.Run("host unix socket in a writable root", func(t *testing.T) {
-		work := outsideDir(t)
+		work := sandboxtest.Dir(t)
 		sock := filepath.Join(work, "daemon.sock")
 		ln, err := net.Listen("unix", sock)
 		if err != nil {
@@ -93,7 +95,7 @@ func TestContainHostInfo(t *testing.T) {
 
 	for _, how := range []string{"IOH_STATE_DIR", "XDG_STATE_HOME", "HOME"} {
 		t.Run("state directory via "+how, func(t *testing.T) {
-			base := outsideDir(t)
+			base := sandboxtest.Dir(t)
 			var db string
 			switch how {
 			case "IOH_STATE_DIR":

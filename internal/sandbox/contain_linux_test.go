@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // run runs argv contained under the Linux backend and returns the outcome
@@ -51,16 +53,9 @@ func control(t *testing.T, dir string, argv ...string) string {
 func requireLinuxBackend(t *testing.T) {
 	t.Helper()
 	if _, err := (linuxBackend{}).probe(context.Background()); err != nil {
-		if os.Getenv("CI") != "" {
-			// CI machines have every kernel feature: a broken backend must
-			// fail the suite, not turn every containment test into a skip.
-			t.Fatalf("the Linux backend cannot run in CI: %v", err)
-		}
-		t.Skipf("the Linux backend cannot run on this machine: %v", err)
+		sandboxtest.Unavailable(t, "the Linux backend cannot run on this machine: %v", err)
 	}
 }
-
-func isRoot() bool { return os.Getuid() == 0 }
 
 // refused asserts a contained run did not succeed. Cases that expect a
 // particular cap or signal check it themselves.
@@ -74,8 +69,8 @@ func refused(t *testing.T, out *Outcome, output string) {
 func TestContainFilesystem(t *testing.T) {
 	requireLinuxBackend(t)
 	h := helperPath(t)
-	work := outsideDir(t) // the writable root
-	outside := outsideDir(t)
+	work := sandboxtest.Dir(t) // the writable root
+	outside := sandboxtest.Dir(t)
 	home, _ := os.UserHomeDir()
 	secret := filepath.Join(outside, "secret.txt")
 	if err := os.WriteFile(secret, []byte("original\n"), 0o666); err != nil {
@@ -102,7 +97,7 @@ func TestContainFilesystem(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out, output := run(t, Spec{Argv: c.argv, Writable: []string{work}})
 			refused(t, out, output)
-			if c.rootOnly != "" && !isRoot() {
+			if c.rootOnly != "" && !sandboxtest.IsRoot() {
 				t.Skipf("control skipped: %s", c.rootOnly)
 			}
 			control(t, work, c.argv...)
@@ -142,7 +137,7 @@ func TestContainFilesystem(t *testing.T) {
 func TestContainSecrets(t *testing.T) {
 	requireLinuxBackend(t)
 	h := helperPath(t)
-	home := outsideDir(t)
+	home := sandboxtest.Dir(t)
 	t.Setenv("HOME", home) // the masks follow the user's home
 	for _, p := range []string{".ssh/id_ed25519", ".aws/credentials", ".netrc"} {
 		full := filepath.Join(home, p)
@@ -165,7 +160,7 @@ func TestContainSecrets(t *testing.T) {
 				t.Errorf("secret leaked:\n%s", output)
 			}
 			refused(t, out, output)
-			if p == "/etc/shadow" && !isRoot() {
+			if p == "/etc/shadow" && !sandboxtest.IsRoot() {
 				t.Skip("control skipped: only root can read /etc/shadow outside the sandbox")
 			}
 			control(t, "/", argv...)

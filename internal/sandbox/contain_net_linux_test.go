@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // echoServers starts TCP, UDP and unix-socket echo listeners and a tiny DNS
@@ -73,8 +75,8 @@ func TestContainNetwork(t *testing.T) {
 	requireLinuxBackend(t)
 	h := helperPath(t)
 	sockDir := "/run"
-	if !isRoot() {
-		sockDir = outsideDir(t)
+	if !sandboxtest.IsRoot() {
+		sockDir = sandboxtest.Dir(t)
 	} else {
 		d, err := os.MkdirTemp("/run", "ioh-sandbox-sock-")
 		if err != nil {
@@ -96,7 +98,7 @@ func TestContainNetwork(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.name == "host unix socket" && !isRoot() {
+			if c.name == "host unix socket" && !sandboxtest.IsRoot() {
 				t.Skip("pathname sockets outside /run are reachable read-only until Landlock ABI 9; unprivileged tests cannot listen in /run")
 			}
 			out, output := run(t, Spec{Argv: c.argv})

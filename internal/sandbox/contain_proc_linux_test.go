@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 func TestContainProcesses(t *testing.T) {
@@ -49,7 +51,7 @@ func TestContainProcesses(t *testing.T) {
 	})
 
 	t.Run("mount unshare chroot", func(t *testing.T) {
-		dir := outsideDir(t)
+		dir := sandboxtest.Dir(t)
 		for _, argv := range [][]string{
 			{"mount", "-t", "tmpfs", "none", dir},
 			{"unshare", "-r", "true"},
@@ -58,7 +60,7 @@ func TestContainProcesses(t *testing.T) {
 		} {
 			out, output := run(t, Spec{Argv: argv})
 			refused(t, out, output)
-			if argv[0] != "unshare" && !isRoot() {
+			if argv[0] != "unshare" && !sandboxtest.IsRoot() {
 				continue // unprivileged, the control itself would be refused
 			}
 			control(t, "/", argv...)
@@ -189,7 +191,7 @@ func TestToolchainInside(t *testing.T) {
 	if err != nil {
 		t.Skip("no go toolchain on PATH")
 	}
-	mod := outsideDir(t)
+	mod := sandboxtest.Dir(t)
 	// The host's own caches, writable, as an agent's config gives them;
 	// a cold cache would rebuild the standard library.
 	cacheOut, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestContainProtectedDirs: inside a writable root, .git and the other
@@ -13,7 +15,7 @@ import (
 // command creates do not survive the run.
 func TestContainProtectedDirs(t *testing.T) {
 	requireLinuxBackend(t)
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	for _, d := range []string{".git/hooks", ".ioh", ".vscode", ".idea", ".github/workflows"} {
 		if err := os.MkdirAll(filepath.Join(work, d), 0o777); err != nil {
 			t.Fatal(err)
@@ -74,7 +76,7 @@ func TestContainProtectedDirs(t *testing.T) {
 	})
 
 	t.Run("a worktree's .git file", func(t *testing.T) {
-		wt := outsideDir(t)
+		wt := sandboxtest.Dir(t)
 		gitFile := filepath.Join(wt, ".git")
 		if err := os.WriteFile(gitFile, []byte("gitdir: /somewhere\n"), 0o666); err != nil {
 			t.Fatal(err)
@@ -86,7 +88,7 @@ func TestContainProtectedDirs(t *testing.T) {
 	})
 
 	t.Run("through a symlink with an absolute target", func(t *testing.T) {
-		ws := outsideDir(t)
+		ws := sandboxtest.Dir(t)
 		real := filepath.Join(ws, "realgit")
 		if err := os.MkdirAll(filepath.Join(real, "hooks"), 0o777); err != nil {
 			t.Fatal(err)
@@ -101,7 +103,7 @@ func TestContainProtectedDirs(t *testing.T) {
 	})
 
 	t.Run("a submodule's .git file", func(t *testing.T) {
-		ws := outsideDir(t)
+		ws := sandboxtest.Dir(t)
 		if err := os.WriteFile(filepath.Join(ws, ".gitmodules"), []byte("[submodule \"lib\"]\n\tpath = third_party/lib\n\turl = https://example.com/lib\n"), 0o666); err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +127,7 @@ func TestContainProtectedDirs(t *testing.T) {
 	})
 
 	t.Run("created ones do not survive", func(t *testing.T) {
-		fresh := outsideDir(t)
+		fresh := sandboxtest.Dir(t)
 		script := "mkdir -p .git/hooks .vscode .github/workflows && echo x > .git/hooks/pre-commit && echo x > .vscode/tasks.json && echo x > .github/workflows/x.yml && echo ok > kept"
 		out, output := run(t, Spec{Argv: []string{"sh", "-c", script}, Dir: fresh, Writable: []string{fresh}})
 		if out.ExitCode != 0 {
@@ -166,7 +168,7 @@ func readOnly(t *testing.T, out *Outcome, output string) {
 func TestTierHostRunNamesWithoutViewNames(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
-			work := outsideDir(t)
+			work := sandboxtest.Dir(t)
 			for _, d := range []string{".git/hooks", ".github/workflows", ".vscode", "src"} {
 				if err := os.MkdirAll(filepath.Join(work, d), 0o777); err != nil {
 					t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // hostSetID reports whether p on the host carries a set-id bit.
@@ -21,7 +23,7 @@ func hostSetID(p string) bool {
 func TestContainSetID(t *testing.T) {
 	requireLinuxBackend(t)
 	h := helperPath(t)
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	methods := []string{"fchmodat", "setgid", "fchmod", "fchmodat2", "open", "mknod"}
 	if runtime.GOARCH == "amd64" {
 		methods = append(methods, "chmod")

@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestContainStage runs over an overlay view: changes visible, deletions
 // hidden, the command's writes discarded, the workspace untouched.
 func TestContainStage(t *testing.T) {
 	requireLinuxBackend(t)
-	ws := outsideDir(t)
+	ws := sandboxtest.Dir(t)
 	writeTree(t, ws, map[string]string{"keep": "k\n", "edit": "old\n", "gone": "g\n", "sub/inner": "i\n"})
 	st, err := NewStage(ws, []Change{
 		{Path: "edit", Content: []byte("new\n")},
@@ -54,7 +56,7 @@ func hasMechanism(o *Outcome, name, state string) bool {
 }
 
 func TestFloorBackend(t *testing.T) {
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	writeTree(t, work, map[string]string{"file": "orig\n"})
 	t.Setenv("OPENAI_API_KEY", "sk-floor-leak")
 	var buf strings.Builder
@@ -144,7 +146,7 @@ func TestRunnerBackends(t *testing.T) {
 // process-group mechanism says that a process leaving the group (a setsid
 // daemon) outlives the run, which it does (the daemon is killed after).
 func TestFloorSaysWhatItKills(t *testing.T) {
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	script, mark := daemonScript(7)
 	var buf strings.Builder
 	out, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"sh", "-c", script}, Dir: work, Writable: []string{work}, Backend: BackendFloor, Stdout: &buf, Stderr: &buf})

@@ -138,29 +138,6 @@ func goBuild(out, pkg string, flags ...string) error {
 	return nil
 }
 
-// skipInShort skips, under -short (`make check`), a test that re-runs the
-// containment suite in another mode or loads every core for its length;
-// `make test` runs it in full. what names what is left out.
-func skipInShort(t *testing.T, what string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skipf("-short: %s is left to the full run (make test)", what)
-	}
-}
-
-// outsideDir is a directory the sandbox sees read-only (not under /tmp,
-// which it replaces), removed after the test.
-func outsideDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", "ioh-sandbox-outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o777)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func cleanupHelper() {
 	if helperMade {
 		os.RemoveAll(helperDir)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/initprog"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/stagecfg"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 var (
@@ -187,9 +188,9 @@ var smallInitCases = map[string]bool{
 // a binary carries names exactly the init program built with it, and a
 // second `make build` relinks nothing (bench/rebuild.sh times it).
 func TestInitProgramBuildIsReproducible(t *testing.T) {
-	skipInShort(t, "a second build of the init program")
+	sandboxtest.SkipInShort(t, "a second build of the init program")
 	_, hash := smallInit(t)
-	p := filepath.Join(outsideDir(t), InitProgramName)
+	p := filepath.Join(sandboxtest.Dir(t), InitProgramName)
 	if err := goBuild(p, "./cmd/ioh-sandbox-init"); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 				name = tier + " with go (control)"
 			}
 			t.Run(name, func(t *testing.T) {
-				dir := outsideDir(t)
+				dir := sandboxtest.Dir(t)
 				mark := filepath.Join(dir, "ran")
 				cfg := &initConfig{Argv: []string{"/bin/sh", "-c", ": > " + mark}, Dir: dir, Writable: []string{dir},
 					Env: BuildEnv(nil, privateHome, nil), Limits: stagecfg.Limits(probeLimits)}
@@ -295,7 +296,7 @@ func TestStageWaitsForCgroupJoin(t *testing.T) {
 func TestBinariesDirProtected(t *testing.T) {
 	h := helperPath(t)
 	src, hash := smallInit(t)
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	os.Chmod(work, 0o755) // the init program is taken only from directories others cannot change
 	bin := filepath.Join(work, "bin")
 	body, err := os.ReadFile(filepath.Join(src, InitProgramName))

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestRunViewFollowsChanges: the landlock tier's per-run view is reused
@@ -106,12 +107,12 @@ func TestRunViewFollowsChanges(t *testing.T) {
 // of the workspace still writes there.
 func TestLandlockCarvedRootLinks(t *testing.T) {
 	tiersHere(t)
-	home := outsideDir(t)
+	home := sandboxtest.Dir(t)
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 	t.Setenv("IOH_STATE_DIR", filepath.Join(home, "state"))
-	work, out := filepath.Join(home, "proj"), outsideDir(t)
+	work, out := filepath.Join(home, "proj"), sandboxtest.Dir(t)
 	secret := filepath.Join(out, "bashrc")
 	for _, d := range []string{filepath.Join(work, ".git"), filepath.Join(work, "src")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

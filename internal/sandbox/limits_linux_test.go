@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 func TestTempBytes(t *testing.T) {
@@ -58,7 +60,7 @@ func TestContainMemoryFallback(t *testing.T) {
 	}
 	t.Logf("memory cgroup %v: exit %d, cap %q: %s", cgroup, out.ExitCode, out.CapHit, output)
 	// The same 96 MiB stored uncontained, on disk.
-	control(t, outsideDir(t), "sh", "-c", "head -c 50331648 /dev/zero >a && head -c 50331648 /dev/zero >b")
+	control(t, sandboxtest.Dir(t), "sh", "-c", "head -c 50331648 /dev/zero >a && head -c 50331648 /dev/zero >b")
 }
 
 // TestContainMemoryReservations: where an rlimit carries the memory cap

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestEtcUnreadableLeftOut: a file in /etc that others may not read (a
@@ -16,9 +18,7 @@ import (
 // caller, right after it was made (the view caches see it); its 0644
 // sibling is read inside, and outside the sandbox root reads both.
 func TestEtcUnreadableLeftOut(t *testing.T) {
-	if !isRoot() {
-		t.Skip("only root can make a file in /etc; as an ordinary user the kernel refuses a 0600 root file anyway")
-	}
+	sandboxtest.NeedRoot(t, "only root can make a file in /etc; as an ordinary user the kernel refuses a 0600 root file anyway")
 	h := helperPath(t)
 	w := newWorld(t)
 	secret := fmt.Sprintf("/etc/ioh-test-secret-%d", os.Getpid())

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestMaskedInStagedWorkspace: a masked path inside a staged workspace
@@ -14,7 +16,7 @@ import (
 func TestMaskedInStagedWorkspace(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
-			dir := outsideDir(t)
+			dir := sandboxtest.Dir(t)
 			secret := filepath.Join(dir, "secrets", "token.txt")
 			os.MkdirAll(filepath.Dir(secret), 0o755)
 			os.WriteFile(secret, []byte("MASKED-SECRET\n"), 0o644)

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // netCase is one paired case of a run that reaches only the proxy: the
@@ -51,7 +53,7 @@ func newNetWorld(t *testing.T) *netWorld {
 	w := &netWorld{marker: fmt.Sprintf("NETPROXY-MARKER-%d", os.Getpid())}
 	w.web = markerServer(t, w.marker, false)
 	w.tlsWeb = markerServer(t, w.marker, true)
-	w.echo, _, w.dns, w.sock = echoServers(t, outsideDir(t))
+	w.echo, _, w.dns, w.sock = echoServers(t, sandboxtest.Dir(t))
 	if ip := hostIPv4(); ip != "" {
 		ln, err := net.Listen("tcp4", net.JoinHostPort(ip, "0"))
 		if err != nil {
@@ -79,7 +81,7 @@ func newNetWorld(t *testing.T) *netWorld {
 		go acceptEcho(ln) // ends when the listener closes
 		w.rawAtProxyPort = ln.Addr().String()
 	}
-	w.work = outsideDir(t)
+	w.work = sandboxtest.Dir(t)
 	w.allowedURL = "http://allowed.test:" + portOf(w.web) + "/"
 	w.allowedTLSURL = "https://allowed-tls.test:" + portOf(w.tlsWeb) + "/"
 	w.deniedURL = "http://denied.test:" + portOf(w.web) + "/"
@@ -239,7 +241,7 @@ func TestTierNetProxyGoModDownload(t *testing.T) {
 	byName := "http://modproxy.test:" + portOf(mods)
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
-			work := outsideDir(t)
+			work := sandboxtest.Dir(t)
 			env := func(goproxy, cache string) []string {
 				return []string{"GOPROXY=" + goproxy, "GOFLAGS=-mod=mod", "GOSUMDB=off", "GONOSUMDB=*", "GOTOOLCHAIN=local",
 					"GOPATH=" + filepath.Join(work, "gopath"), "GOMODCACHE=" + filepath.Join(work, cache), "GOCACHE=" + filepath.Join(work, "gocache")}

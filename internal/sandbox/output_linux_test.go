@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // keptHeadTail checks a run that wrote total bytes under an output limit:
@@ -27,7 +29,7 @@ func keptHeadTail(t *testing.T, out *Outcome, output string, limit, total int64)
 func TestOutputFloodRunsOn(t *testing.T) {
 	for _, tier := range append(tiersHere(t), BackendFloor) {
 		t.Run(tier, func(t *testing.T) {
-			work := outsideDir(t)
+			work := sandboxtest.Dir(t)
 			var buf, stream bytes.Buffer
 			s := Spec{Argv: []string{"sh", "-c", "head -c 200000 /dev/zero; echo; echo summary: ok"},
 				Dir: work, Writable: []string{work}, Backend: tier, Limits: Limits{Output: 10 << 10}, View: testView(),

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestLinuxTierLandlockSecondLine: PID 1's ruleset, built in parts (the
@@ -32,7 +34,7 @@ func TestLinuxTierLandlockSecondLine(t *testing.T) {
 }
 
 func secondLine(t *testing.T) {
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	script := `set -u
 for f in ` + filepath.Join(work, "w") + ` /tmp/w /dev/shm/w; do echo x > "$f" && echo "wrote $f"; done
 echo x > /dev/null && echo "wrote /dev/null"

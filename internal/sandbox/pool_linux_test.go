@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestPoolKeepsRunsApart: two kinds of run alternate through one pool,
@@ -19,7 +21,7 @@ func TestPoolKeepsRunsApart(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			useReexec(t)
-			a, b := outsideDir(t), outsideDir(t)
+			a, b := sandboxtest.Dir(t), sandboxtest.Dir(t)
 			marker := "ONLY-FOR-RUN-A-" + tier
 			secret := writeSecret(t, a, marker)
 			planted := filepath.Join(a, "planted")
@@ -45,7 +47,7 @@ func TestPoolKeepsViewsApart(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			useReexec(t)
-			shared, work := outsideDir(t), outsideDir(t)
+			shared, work := sandboxtest.Dir(t), sandboxtest.Dir(t)
 			marker := "ONLY-IN-ONE-VIEW-" + tier
 			secret := writeSecret(t, shared, marker)
 			spec := func(v View) Spec {

@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestRemoveTree: a tree whose directories were left without their
 // owner's write or search permission is removed whole; a symlink in it is
 // removed, and the directory it points to is left as it was.
 func TestRemoveTree(t *testing.T) {
-	outside := outsideDir(t)
+	outside := sandboxtest.Dir(t)
 	if err := os.WriteFile(filepath.Join(outside, "keep"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +21,7 @@ func TestRemoveTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(outside, 0o777) })
-	d := filepath.Join(outsideDir(t), "private")
+	d := filepath.Join(sandboxtest.Dir(t), "private")
 	writeTree(t, d, map[string]string{"tmp/d/f": "x", "tmp/d/e/g": "y", "home/z/f": "z"})
 	if err := os.Symlink(outside, filepath.Join(d, "tmp", "d", "link")); err != nil {
 		t.Fatal(err)
@@ -49,7 +51,7 @@ func TestRemoveTree(t *testing.T) {
 // removes it regardless).
 func TestContainPrivateDirRemoved(t *testing.T) {
 	tiersHere(t) // skips where the landlock tier cannot run
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	out, output := runTier(t, Spec{Argv: []string{"sh", "-c", `mkdir "$TMPDIR/d" && echo x >"$TMPDIR/d/f" && chmod 500 "$TMPDIR/d" && echo "$TMPDIR"`},
 		Dir: work, Writable: []string{work}, Backend: BackendLandlock})
 	if out.ExitCode != 0 {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestRootHintFits: a view bound from a hint is taken only by a run
@@ -189,7 +190,7 @@ func TestWarmStageRootHint(t *testing.T) {
 	}
 
 	// Another view.
-	other := outsideDir(t)
+	other := sandboxtest.Dir(t)
 	if err := os.WriteFile(filepath.Join(other, "mark"), []byte("other"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func warmPID1World(t *testing.T) (*world, string) {
 	onlyPID1(t)
 	useReexec(t)
 	keepWarm(t) // warm_linux_test.go
-	return newWorld(t), outsideDir(t)
+	return newWorld(t), sandboxtest.Dir(t)
 }
 
 // onlyPID1 makes the test's linux-tier runs start PID 1 itself, never the

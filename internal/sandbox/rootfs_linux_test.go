@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/view"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // mountEntry is one line of /proc/PID/mountinfo.
@@ -140,7 +141,7 @@ func TestRootMountsAllShow(t *testing.T) {
 func TestRootMasksAreSealed(t *testing.T) {
 	requireLinuxBackend(t)
 	h := helperPath(t)
-	home := outsideDir(t)
+	home := sandboxtest.Dir(t)
 	t.Setenv("HOME", home) // the masks follow the user's home
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestSpecProtectedPaths: the paths a Spec protects (a work tree's
@@ -17,7 +19,7 @@ import (
 func TestSpecProtectedPaths(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
-			work := outsideDir(t)
+			work := sandboxtest.Dir(t)
 			hook := filepath.Join(work, ".husky", "pre-commit")
 			inc := filepath.Join(work, ".gitconfig.local")
 			absent := filepath.Join(work, "hooks.d")

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestScratchLayer: a scratch directory shows the host's content and takes
@@ -13,7 +15,7 @@ import (
 // the same command over the same directory, not scratch, cannot write.
 func TestScratchLayer(t *testing.T) {
 	requireLinuxBackend(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	host := map[string]string{"a": "host\n", "sub/b": "b\n"}
 	writeTree(t, dir, host)
 	script := "cat a && echo new > c && echo changed > a && rm sub/b && cat a c && ls sub | wc -l"
@@ -50,7 +52,7 @@ func TestScratchValidation(t *testing.T) {
 		}
 	}
 	// Inside a writable root the caller wants writes to persist: no layer.
-	root := outsideDir(t)
+	root := sandboxtest.Dir(t)
 	writeTree(t, root, map[string]string{"cache/f": ""})
 	c, err := (&Spec{Argv: []string{"true"}, Writable: []string{root}, Scratch: []string{root + "/cache"}}).validate()
 	if err != nil || len(c.Scratch) != 0 {

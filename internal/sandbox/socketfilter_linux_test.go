@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestSocketFilterDetail: the landlock tier's socket-filter mechanism
@@ -33,7 +35,7 @@ func TestSocketFilterDetail(t *testing.T) {
 // and TCP to a host loopback listener still work inside.
 func TestTierNetworkOnHostSockets(t *testing.T) {
 	h := helperPath(t)
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	tmp, err := os.MkdirTemp("/tmp", "ioh-host-sock-")
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +82,7 @@ func TestTierNetworkOnHostSockets(t *testing.T) {
 // helper outside reads the segment, and its segment and queue stay.
 func TestTierSysVIPC(t *testing.T) {
 	h := helperPath(t)
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	marker := fmt.Sprintf("SYSV-SECRET-%d", os.Getpid())
 	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
 	if err != nil {

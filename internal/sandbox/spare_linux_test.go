@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // runMemoryGroup runs `cat /proc/self/cgroup` with limits under tier and
@@ -52,7 +54,7 @@ func TestSpareCgroupServesNextRun(t *testing.T) {
 	tier := tiersHere(t)[0]
 	useReexec(t)
 	p := keepWarm(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	limits := Limits{Memory: 256 << 20, Procs: 64}
 	runMemoryGroup(t, tier, dir, limits)
 	testPool.wait() // the first run's groups removed, the spare made
@@ -96,7 +98,7 @@ func TestSparePrivateDirChecked(t *testing.T) {
 	tiersHere(t) // skips where the landlock tier cannot run
 	useReexec(t)
 	keepWarm(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	home := func() string {
 		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", `echo "$HOME"`}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock})
 		if out.ExitCode != 0 {
@@ -149,7 +151,7 @@ func TestSparePrivateDirLeftovers(t *testing.T) {
 	tiersHere(t) // skips where the landlock tier cannot run
 	useReexec(t)
 	keepWarm(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	probe := func() (home, output string) {
 		out, output := runTier(t, Spec{Argv: []string{"sh", "-c", `echo "$HOME"; cat "$HOME/.planted" "$TMPDIR/planted" 2>/dev/null; ls -a "$HOME/.."`}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock})
 		if out.ExitCode != 0 {

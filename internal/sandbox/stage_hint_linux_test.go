@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestStageHintRoundTrip: every part comes back as it was sent, whatever
@@ -54,7 +55,7 @@ func TestHintUnseenInside(t *testing.T) {
 			onlyPID1(t) // the spawn stage (a large caller's, as under -race) gets no hint
 			useReexec(t)
 			keepWarm(t)
-			dir := outsideDir(t)
+			dir := sandboxtest.Dir(t)
 			secrets := []string{dir}
 			if tier == BackendLinux {
 				secrets = append(secrets, os.Getenv("IOH_STATE_DIR")) // masked

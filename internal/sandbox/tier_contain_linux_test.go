@@ -12,11 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// noUsernsEnv marks the re-run of this test binary in a world without user
-// namespaces (see TestTierContainmentWithoutUserNamespaces).
-const noUsernsEnv = "IOH_SANDBOX_NO_USERNS"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
+)
 
 // tiersHere are the Linux tiers the containment table runs under. With
 // user namespaces both must work (in CI a tier that cannot run fails the
@@ -26,26 +24,9 @@ func tiersHere(t *testing.T) []string {
 	ctx := context.Background()
 	_, linuxErr := (linuxBackend{}).probe(ctx)
 	_, llErr := (landlockBackend{}).probe(ctx)
-	if llErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the landlock tier cannot run in CI: %v", llErr)
-		}
-		t.Skipf("the landlock tier cannot run here: %v", llErr)
-	}
-	if os.Getenv(noUsernsEnv) != "" {
-		if linuxErr == nil {
-			t.Fatal("user namespaces were to be unavailable in this re-run, but the linux tier works")
-		}
-		return []string{BackendLandlock}
-	}
-	if linuxErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the linux tier cannot run in CI: %v", linuxErr)
-		}
-		t.Logf("the linux tier cannot run here (%v); testing the landlock tier only", linuxErr)
-		return []string{BackendLandlock}
-	}
-	return []string{BackendLinux, BackendLandlock}
+	return sandboxtest.Tiers(t,
+		sandboxtest.Tier{Name: BackendLinux, Err: linuxErr, Userns: true},
+		sandboxtest.Tier{Name: BackendLandlock, Err: llErr})
 }
 
 // tierCase is one paired containment case: the contained run must not
@@ -78,7 +59,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{home: outsideDir(t), outside: outsideDir(t), marker: fmt.Sprintf("TOP-SECRET-%d", os.Getpid())}
+	w := &world{home: sandboxtest.Dir(t), outside: sandboxtest.Dir(t), marker: fmt.Sprintf("TOP-SECRET-%d", os.Getpid())}
 	w.helperDir = filepath.Dir(helperPath(t))
 	w.work = filepath.Join(w.home, "src", "proj")
 	if err := os.MkdirAll(w.work, 0o777); err != nil {
@@ -126,7 +107,7 @@ func (w *world) readCases(t *testing.T, h string) []tierCase {
 	add("user config outside ~/.config", cfg)
 	cs = append(cs, tierCase{name: "read /etc/shadow", argv: []string{h, helperArg, "read", "/etc/shadow"}, marker: "root:",
 		rootOnly: "only root can read /etc/shadow outside the sandbox"})
-	if isRoot() {
+	if sandboxtest.IsRoot() {
 		p := fmt.Sprintf("/root/.ioh-root-only-%d", os.Getpid())
 		write(p)
 		os.Chmod(p, 0o600)
@@ -267,7 +248,7 @@ func tierContainment(t *testing.T, tier string, only map[string]bool) {
 			case c.marker != "":
 				held = !strings.Contains(output, c.marker)
 			}
-			if c.rootOnly != "" && !isRoot() {
+			if c.rootOnly != "" && !sandboxtest.IsRoot() {
 				t.Skipf("control skipped: %s", c.rootOnly)
 			}
 			ctl := exec.Command(c.argv[0], c.argv[1:]...)
@@ -304,11 +285,11 @@ func tierContainment(t *testing.T, tier string, only map[string]bool) {
 		})
 	}
 	mode := "with user namespaces"
-	if os.Getenv(noUsernsEnv) != "" {
+	if sandboxtest.NoUserns() {
 		mode = "without user namespaces"
 	}
 	who := "an ordinary user"
-	if isRoot() {
+	if sandboxtest.IsRoot() {
 		who = "root"
 	}
 	if only != nil {
@@ -376,7 +357,7 @@ func TestTierCaps(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		t.Run(tier, func(t *testing.T) {
 			h := helperPath(t)
-			work := outsideDir(t)
+			work := sandboxtest.Dir(t)
 			secs := fmt.Sprint(8000 + os.Getpid()%1000)
 			out, output := runTier(t, Spec{Argv: []string{"sh", "-c", "setsid sleep " + secs + " & " + h + " " + helperArg + " spin 60s"},
 				Dir: work, Writable: []string{work}, View: testView(filepath.Dir(h)), Backend: tier,
@@ -400,7 +381,7 @@ func TestTierCaps(t *testing.T) {
 // domain, so the command cannot kill it to escape that.
 func TestLandlockRunnerOutOfReach(t *testing.T) {
 	tiersHere(t)
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	out, output := runTier(t, Spec{Argv: []string{"sh", "-c", "kill -KILL $PPID && echo killed-runner; echo done"},
 		Dir: work, Writable: []string{work}, Backend: BackendLandlock})
 	if out.ExitCode != 0 || strings.Contains(output, "killed-runner") || !strings.Contains(output, "done") {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestTierGoCacheScratch: in the tiers without an overlay (landlock,
@@ -32,7 +34,7 @@ func TestTierGoCacheScratch(t *testing.T) {
 		}
 	}
 	tiers = append(tiers, BackendFloor)
-	cache, mod := outsideDir(t), outsideDir(t)
+	cache, mod := sandboxtest.Dir(t), sandboxtest.Dir(t)
 	writeTree(t, mod, map[string]string{
 		"go.mod":     "module example.com/old\n\ngo 1.22\n",
 		"old.go":     "package old\n\nfunc Twice(n int) int { return 2 * n }\n",

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestViewCheckFindsEveryChange: before a prebuilt ruleset serves its
@@ -22,12 +24,9 @@ import (
 // a run's check is made after its config.
 func TestViewCheckFindsEveryChange(t *testing.T) {
 	if landlockABI() < 1 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the kernel has no Landlock in CI")
-		}
-		t.Skip("the kernel has no Landlock")
+		sandboxtest.Unavailable(t, "the kernel has no Landlock")
 	}
-	root := outsideDir(t) // not the host /tmp, which may be a tmpfs
+	root := sandboxtest.Dir(t) // not the host /tmp, which may be a tmpfs
 	other := filepath.Join(root, "other")
 	if err := os.WriteFile(other, []byte("other"), 0o644); err != nil {
 		t.Fatal(err)
@@ -123,15 +122,10 @@ func TestViewCheckFindsEveryChange(t *testing.T) {
 // changed. Control: the listing alone confirms the entry.
 func TestViewCheckSeesMounts(t *testing.T) {
 	if landlockABI() < 1 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the kernel has no Landlock in CI")
-		}
-		t.Skip("the kernel has no Landlock")
+		sandboxtest.Unavailable(t, "the kernel has no Landlock")
 	}
-	if !isRoot() {
-		t.Skip("a bind mount needs root here")
-	}
-	root := outsideDir(t)
+	sandboxtest.NeedRoot(t, "a bind mount needs root here")
+	root := sandboxtest.Dir(t)
 	var fs unix.Statfs_t
 	if err := unix.Statfs(root, &fs); err != nil {
 		t.Fatal(err)
@@ -193,7 +187,7 @@ func TestWarmRunnerNetworkAgainstItsHint(t *testing.T) {
 	}
 	useReexec(t)
 	h := helperPath(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	sockDir := filepath.Join(dir, "sock")
 	if err := os.Mkdir(sockDir, 0o755); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // userXattrs reports whether dir's filesystem takes user.* extended
@@ -66,13 +68,13 @@ func (w *world) metaCases(t *testing.T, h string) []tierCase {
 func TestLandlockMetadata(t *testing.T) {
 	tiersHere(t)
 	h := helperPath(t)
-	home := outsideDir(t)
+	home := sandboxtest.Dir(t)
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 	t.Setenv("IOH_STATE_DIR", filepath.Join(home, "state"))
 	work := filepath.Join(home, "src", "proj")
-	readable := outsideDir(t)
+	readable := sandboxtest.Dir(t)
 	mk := func(p string, mode os.FileMode) string {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -194,9 +196,7 @@ echo xattr-ok
 		// The supervisor does the calls, but with no capability of its
 		// own: a root caller's command cannot give a file in its root
 		// file capabilities (security.capability needs CAP_SETFCAP).
-		if !isRoot() {
-			t.Skip("control skipped: only root holds CAP_SETFCAP for the uncontained control")
-		}
+		sandboxtest.NeedRoot(t, "control skipped: only root holds CAP_SETFCAP for the uncontained control")
 		has := func() bool { _, err := getxattr(build, "security.capability"); return err == nil }
 		out, output := run(h, helperArg, "setfcap", "build.sh")
 		if set := has(); set || out.ExitCode == 0 {
@@ -302,7 +302,7 @@ func getxattr(p, name string) (string, error) {
 func TestLandlockMetadataExecStage(t *testing.T) {
 	tiersHere(t)
 	useReexec(t)
-	home := outsideDir(t)
+	home := sandboxtest.Dir(t)
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // viewProbe is what one thread could do under a landlock ruleset.
@@ -68,10 +69,7 @@ func probeView(t *testing.T, restrict bool, view []string, types string, dirA, f
 // types string that does not fit the view is an error, not a guess.
 func TestLandlockViewTypes(t *testing.T) {
 	if landlockABI() < 1 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the kernel has no Landlock in CI")
-		}
-		t.Skip("the kernel has no Landlock")
+		sandboxtest.Unavailable(t, "the kernel has no Landlock")
 	}
 	root := t.TempDir()
 	dirA, fileB, secret := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "secret")
@@ -155,7 +153,7 @@ func TestWarmRunnerSignalledBeforeItsRun(t *testing.T) {
 	}
 	useReexec(t)
 	keepWarm(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	spec := Spec{Argv: []string{"sh", "-c", "echo ran"}, Dir: dir, Writable: []string{dir}, Backend: BackendLandlock}
 	runTier(t, spec)
 	kind := kindOf(BackendLandlock)
@@ -249,10 +247,7 @@ func catchesSignal(pid int, sig syscall.Signal) bool {
 // outside the run's view, or the old file of a path replaced since.
 func TestLandlockPrebuiltRuleset(t *testing.T) {
 	if landlockABI() < 1 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the kernel has no Landlock in CI")
-		}
-		t.Skip("the kernel has no Landlock")
+		sandboxtest.Unavailable(t, "the kernel has no Landlock")
 	}
 	root := t.TempDir()
 	dirA, fileB, old, later := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "b.old"), filepath.Join(root, "later")
@@ -385,7 +380,7 @@ func TestWarmRunnerBuildsItsRulesAhead(t *testing.T) {
 		t.Fatal("no landlock tier")
 	}
 	useReexec(t)
-	w1, w2 := outsideDir(t), outsideDir(t)
+	w1, w2 := sandboxtest.Dir(t), sandboxtest.Dir(t)
 	file := filepath.Join(w1, "file")
 	if err := os.WriteFile(file, []byte("in w1\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -441,9 +436,9 @@ func TestLandlockPrivateDirRemoved(t *testing.T) {
 	if tiers[len(tiers)-1] != BackendLandlock {
 		t.Fatal("no landlock tier")
 	}
-	parent := outsideDir(t)
+	parent := sandboxtest.Dir(t)
 	t.Setenv("TMPDIR", parent)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	for _, script := range []string{
 		`echo "$HOME"`,
 		`echo "$HOME"; mkdir -p "$HOME/.cache/x" && echo x > "$HOME/.cache/x/f" && echo y > "$TMPDIR/t" || exit 3`,

@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
-	"os/user"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestTierContainmentOtherModes re-runs the tier tests of this binary in
@@ -22,61 +20,31 @@ import (
 // caller and, when the caller is root, as an ordinary user; and as that
 // ordinary user with user namespaces.
 func TestTierContainmentOtherModes(t *testing.T) {
-	if os.Getenv(noUsernsEnv) != "" || os.Getenv(asUserEnv) != "" {
+	if sandboxtest.NoUserns() || os.Getenv(asUserEnv) != "" {
 		t.Skip("already a re-run")
 	}
-	skipInShort(t, "the tier tests' re-runs without user namespaces and as an ordinary user")
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("bubblewrap is not installed; CI installs it (make test)")
-		}
-		t.Skip("bubblewrap is not installed: cannot take user namespaces away")
-	}
+	sandboxtest.SkipInShort(t, "the tier tests' re-runs without user namespaces and as an ordinary user")
+	sandboxtest.Bwrap(t)
 	bin := selfPath(t) // the probe is beside it
 	smallInit(t)       // built next to bin, where the re-runs look for it
-	home := outsideDir(t)
-	type mode struct {
-		name     string
-		noUserns bool
-		cred     *syscall.Credential
-	}
-	modes := []mode{{name: "without user namespaces", noUserns: true}}
-	if isRoot() {
-		uid, gid, err := testAccount()
+	modes := []sandboxtest.Rerun{{NoUserns: true}}
+	if sandboxtest.IsRoot() {
+		u, err := sandboxtest.OrdinaryUser()
 		if err != nil {
 			t.Logf("no ordinary account for the re-run: %v", err)
 		} else {
-			os.Chown(home, uid, gid)
-			cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-			modes = append(modes,
-				mode{name: "without user namespaces as " + testUser, noUserns: true, cred: cred},
-				mode{name: "as " + testUser, cred: cred})
+			modes = append(modes, sandboxtest.Rerun{NoUserns: true, User: u}, sandboxtest.Rerun{User: u})
 		}
 	}
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			argv := []string{bin, "-test.run", "^(TestTierContainment|TestTierViewIsWhatIsRead|TestTierHostRunNamesWithoutViewNames|TestTierToolchainLinkInWorkspace|TestTierSelection|TestTierNetProxy|TestTierNetProxyGoModDownload|TestNetProxyMechanisms|TestLandlockProtectedDirs|TestContainCPUCapUnderLoad|TestTierGoCacheScratch|TestHintUnseenInside|TestLandlockMetadata|TestEtcUnreadableLeftOut|TestSpecProtectedPaths|TestTierNetworkOnHostSockets|TestTierSysVIPC|TestContainMemoryShared|TestBinariesDirProtected|TestSparePrivateDirLeftovers)$", "-test.count=1", "-test.v"}
-			env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp",
-				"CI=" + os.Getenv("CI"), "IOH_CONTAIN_COUNTS=" + os.Getenv("IOH_CONTAIN_COUNTS"), asUserEnv + "=1"}
-			if m.noUserns {
-				argv = append([]string{bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--"}, argv...)
-				env = append(env, noUsernsEnv+"=1")
-			}
-			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-			cmd.Dir = home
-			cmd.Env = env
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: m.cred}
-			out, err := cmd.CombinedOutput()
-			for _, line := range strings.Split(string(out), "\n") {
+		m.Bin, m.Want, m.Timeout = bin, "TestTierContainment", 5*time.Minute
+		m.Run = "^(TestTierContainment|TestTierViewIsWhatIsRead|TestTierHostRunNamesWithoutViewNames|TestTierToolchainLinkInWorkspace|TestTierSelection|TestTierNetProxy|TestTierNetProxyGoModDownload|TestNetProxyMechanisms|TestLandlockProtectedDirs|TestContainCPUCapUnderLoad|TestTierGoCacheScratch|TestHintUnseenInside|TestLandlockMetadata|TestEtcUnreadableLeftOut|TestSpecProtectedPaths|TestTierNetworkOnHostSockets|TestTierSysVIPC|TestContainMemoryShared|TestBinariesDirProtected|TestSparePrivateDirLeftovers)$"
+		m.Env = []string{"IOH_CONTAIN_COUNTS=" + os.Getenv("IOH_CONTAIN_COUNTS"), asUserEnv + "=1"}
+		t.Run(m.Mode(), func(t *testing.T) {
+			for _, line := range strings.Split(m.Do(t), "\n") {
 				if strings.Contains(line, "containment ") && strings.Contains(line, " contained") {
 					t.Log(strings.TrimSpace(line))
 				}
-			}
-			if err != nil || !strings.Contains(string(out), "--- PASS: TestTierContainment") {
-				t.Fatalf("tier tests %s failed (%v):\n%s", m.name, err, out)
 			}
 		})
 	}
@@ -84,22 +52,6 @@ func TestTierContainmentOtherModes(t *testing.T) {
 
 // asUserEnv marks a re-run of TestTierContainmentOtherModes.
 const asUserEnv = "IOH_SANDBOX_TIER_RERUN"
-
-// testAccount returns the ordinary account's ids, creating it as root.
-func testAccount() (int, int, error) {
-	u, err := user.Lookup(testUser)
-	if err != nil {
-		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", testUser).CombinedOutput(); err != nil {
-			return 0, 0, errors.New("useradd: " + err.Error() + ": " + string(out))
-		}
-		if u, err = user.Lookup(testUser); err != nil {
-			return 0, 0, err
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uid, gid, nil
-}
 
 // TestTierSelection checks the automatic choice and its honesty: with user
 // namespaces the linux tier; without them the landlock tier, with a
@@ -109,7 +61,7 @@ func testAccount() (int, int, error) {
 func TestTierSelection(t *testing.T) {
 	tiers := tiersHere(t)
 	ctx := context.Background()
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	runAuto := func(s Spec) (*Outcome, error) {
 		var buf bytes.Buffer
 		s.Argv, s.Dir, s.Writable, s.Stdout, s.Stderr = []string{"true"}, dir, []string{dir}, &buf, &buf

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestLandlockProtectedDirs: the landlock tier, like the linux tier, keeps
@@ -14,7 +16,7 @@ import (
 // succeed uncontained.
 func TestLandlockProtectedDirs(t *testing.T) {
 	tiersHere(t) // skips (or fails in CI) when the landlock tier cannot run
-	work := outsideDir(t)
+	work := sandboxtest.Dir(t)
 	for _, d := range []string{".git/hooks", ".ioh", ".vscode", ".idea", ".github/workflows", "src"} {
 		if err := os.MkdirAll(filepath.Join(work, d), 0o777); err != nil {
 			t.Fatal(err)
@@ -53,7 +55,7 @@ func TestLandlockProtectedDirs(t *testing.T) {
 	}
 
 	// A root without them: what the command creates does not survive.
-	fresh := outsideDir(t)
+	fresh := sandboxtest.Dir(t)
 	create := `mkdir -p .git/hooks .vscode && printf x > .git/hooks/post-checkout && printf x > .vscode/tasks.json && echo MADE`
 	out, output := run(t, Spec{Argv: []string{"sh", "-c", create}, Writable: []string{fresh}, Dir: fresh, Backend: BackendLandlock})
 	if !strings.Contains(output, "MADE") {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestTierViewIsWhatIsRead: what a run may read is exactly its Spec's
@@ -19,7 +21,7 @@ import (
 func TestTierViewIsWhatIsRead(t *testing.T) {
 	h := helperPath(t)
 	w := newWorld(t)
-	extra := outsideDir(t)
+	extra := sandboxtest.Dir(t)
 	mark := fmt.Sprintf("VIEW-%d", os.Getpid())
 	for _, name := range []string{"mark", "hidden"} {
 		if err := os.WriteFile(filepath.Join(extra, name), []byte(mark+"-"+name), 0o644); err != nil {
@@ -75,7 +77,7 @@ func TestTierToolchainLinkInWorkspace(t *testing.T) {
 	for _, tier := range tiersHere(t) {
 		for _, named := range []string{"as-is", "through-a-link"} {
 			t.Run(tier+"/"+named, func(t *testing.T) {
-				ws, outside := outsideDir(t), outsideDir(t)
+				ws, outside := sandboxtest.Dir(t), sandboxtest.Dir(t)
 				mark := fmt.Sprintf("VENV-SECRET-%d", os.Getpid())
 				if err := os.WriteFile(filepath.Join(outside, "secret"), []byte(mark), 0o644); err != nil {
 					t.Fatal(err)
@@ -89,7 +91,7 @@ func TestTierToolchainLinkInWorkspace(t *testing.T) {
 				}
 				seen := venv // the venv as the environment names it
 				if named == "through-a-link" {
-					alias := filepath.Join(outsideDir(t), "ws")
+					alias := filepath.Join(sandboxtest.Dir(t), "ws")
 					if err := os.Symlink(ws, alias); err != nil {
 						t.Fatal(err)
 					}

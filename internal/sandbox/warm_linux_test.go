@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/reaper"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // waitWarm waits until a warm stage of kind waits and returns its pid.
@@ -95,7 +96,7 @@ func TestWarmStageLostFallsBack(t *testing.T) {
 		t.Run(tier, func(t *testing.T) {
 			useReexec(t)
 			keepWarm(t)
-			dir := outsideDir(t)
+			dir := sandboxtest.Dir(t)
 			spec := Spec{Argv: []string{"sh", "-c", "echo ran"}, Dir: dir, Writable: []string{dir}, Backend: tier}
 			runTier(t, spec)
 			pid := waitWarm(t, kindOf(tier))
@@ -179,7 +180,7 @@ func TestPoolCloseKillsWaiting(t *testing.T) {
 	tier := tiersHere(t)[0]
 	useReexec(t)
 	p := keepWarm(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	runTier(t, Spec{Argv: []string{"true"}, Dir: dir, Writable: []string{dir}, Backend: tier})
 	pid := waitWarm(t, kindOf(tier))
 	p.Close()
@@ -238,7 +239,7 @@ func TestRunsLeaveNoDescriptors(t *testing.T) {
 	tier := tiersHere(t)[0]
 	useReexec(t)
 	keepWarm(t)
-	dir := outsideDir(t)
+	dir := sandboxtest.Dir(t)
 	count := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestWorkdirUnderTmp: a working directory under /tmp (which the sandbox
@@ -24,11 +26,11 @@ func TestWorkdirUnderTmp(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wd, "in.txt"), []byte("visible\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, output := run(t, Spec{Argv: []string{h, helperArg, "read", "in.txt"}, Dir: wd, Writable: []string{outsideDir(t)}})
+	out, output := run(t, Spec{Argv: []string{h, helperArg, "read", "in.txt"}, Dir: wd, Writable: []string{sandboxtest.Dir(t)}})
 	if out.ExitCode != 0 || !strings.Contains(output, "visible") {
 		t.Fatalf("reading the working directory inside: exit %d\n%s", out.ExitCode, output)
 	}
-	out, output = run(t, Spec{Argv: []string{h, helperArg, "write", "new.txt"}, Dir: wd, Writable: []string{outsideDir(t)}})
+	out, output = run(t, Spec{Argv: []string{h, helperArg, "write", "new.txt"}, Dir: wd, Writable: []string{sandboxtest.Dir(t)}})
 	refused(t, out, output)
 	if _, err := os.Stat(filepath.Join(wd, "new.txt")); err == nil {
 		t.Fatal("the contained command wrote into a working directory that is not a writable root")
@@ -42,7 +44,7 @@ func TestWorkdirUnderTmp(t *testing.T) {
 // anything runs; the same directory unmasked runs (control).
 func TestWorkdirMaskedIsAClearError(t *testing.T) {
 	requireLinuxBackend(t)
-	home := outsideDir(t)
+	home := sandboxtest.Dir(t)
 	t.Setenv("HOME", home)
 	ssh := filepath.Join(home, ".ssh")
 	if err := os.MkdirAll(filepath.Join(ssh, "sub"), 0o700); err != nil {
@@ -53,7 +55,7 @@ func TestWorkdirMaskedIsAClearError(t *testing.T) {
 		writable  []string
 		want      string
 	}{
-		{"inside a masked path", filepath.Join(ssh, "sub"), []string{outsideDir(t)}, "inside the masked path " + ssh},
+		{"inside a masked path", filepath.Join(ssh, "sub"), []string{sandboxtest.Dir(t)}, "inside the masked path " + ssh},
 		{"the masked path as the writable root", ssh, []string{ssh}, "is a masked path, which stays hidden inside the sandbox even as a writable root"},
 	} {
 		_, err := testRunner().Run(context.Background(), &Spec{Argv: []string{"true"}, Dir: c.dir, Writable: c.writable, Backend: BackendLinux, View: testView()})

@@ -5,25 +5,21 @@ package sandboxexec
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
-
-const noUsernsEnv = "IOH_SANDBOXEXEC_NO_USERNS"
 
 // TestResultCarriesTier: a result names the tier that ran the command and
 // its mechanisms; a forced backend below sandbox.require is refused and
 // one at it runs; a bad requirement is a configuration error.
 func TestResultCarriesTier(t *testing.T) {
-	if os.Getenv(noUsernsEnv) != "" {
+	if sandboxtest.NoUserns() {
 		t.Skip("the re-run without user namespaces checks the downgrade")
 	}
 	root := workspaceDir(t)
@@ -68,29 +64,10 @@ func TestResultCarriesTier(t *testing.T) {
 // TestDowngradeWithoutUserNamespaces re-runs TestDowngradeInside where
 // user namespaces are unavailable.
 func TestDowngradeWithoutUserNamespaces(t *testing.T) {
-	if os.Getenv(noUsernsEnv) != "" {
+	if sandboxtest.NoUserns() {
 		t.Skip("already the re-run")
 	}
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("bubblewrap is not installed; CI installs it (make test)")
-		}
-		t.Skip("bubblewrap is not installed: cannot take user namespaces away")
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bwrap, "--unshare-user", "--disable-userns", "--dev-bind", "/", "/", "--",
-		self, "-test.run", "^TestDowngradeInside$", "-test.count=1", "-test.v")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), noUsernsEnv + "=1", "TMPDIR=" + os.TempDir()}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestDowngradeInside") {
-		t.Fatalf("without user namespaces (%v):\n%s", err, out)
-	}
+	sandboxtest.Rerun{Run: "^TestDowngradeInside$", Want: "TestDowngradeInside", NoUserns: true}.Do(t)
 }
 
 // TestDowngradeInside: model-produced code gets the landlock tier, the
@@ -98,7 +75,7 @@ func TestDowngradeWithoutUserNamespaces(t *testing.T) {
 // staging is a private copy, and a requirement of linux refuses to run
 // with the cause.
 func TestDowngradeInside(t *testing.T) {
-	if os.Getenv(noUsernsEnv) == "" {
+	if !sandboxtest.NoUserns() {
 		t.Skip("runs only inside TestDowngradeWithoutUserNamespaces's re-run")
 	}
 	var mu sync.Mutex

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 	"github.com/ioh-lsp/ioh-lsp/internal/workspace"
 )
@@ -41,12 +42,7 @@ func TestSandboxedGoTestOfAnOldModuleWithReadOnlyHostCache(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	// Not under /tmp: the sandbox has a private /tmp.
-	cache, err := os.MkdirTemp("/var/tmp", "ioh-wire-gocache-")
-	if err != nil {
-		t.Skip("no /var/tmp to hold a host cache:", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(cache) })
+	cache := sandboxtest.Dir(t) // not under /tmp: the sandbox has a private /tmp
 	home := t.TempDir()
 	mod := t.TempDir()
 	for name, body := range map[string]string{

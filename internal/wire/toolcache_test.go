@@ -13,6 +13,7 @@ import (
 
 	"github.com/ioh-lsp/ioh-lsp/internal/agent/contain"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox"
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandboxexec"
 	"github.com/ioh-lsp/ioh-lsp/internal/testenv"
 )
@@ -59,12 +60,7 @@ func TestSandboxSeesHostCacheReadOnly(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the read-only host root is the Linux backend's")
 	}
-	// Not under /tmp: the sandbox has a private /tmp.
-	cache, err := os.MkdirTemp("/var/tmp", "ioh-wire-cache-")
-	if err != nil {
-		t.Skip("no /var/tmp to hold a fake cache:", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(cache) })
+	cache := sandboxtest.Dir(t) // not under /tmp: the sandbox has a private /tmp
 	env := map[string]string{"GOCACHE": cache, "HOME": t.TempDir()}
 	getenv := func(k string) string { return env[k] }
 	ad, err := sandboxexec.New(sandboxexec.Options{Env: toolchainEnv(getenv), Scratch: toolchainScratch(getenv)})

@@ -78,7 +78,7 @@ func (r Rerun) Do(t testing.TB) string {
 		bin = self
 	}
 	if r.Home == "" {
-		r.Home = Dir(t, "ioh-rerun-home-")
+		r.Home = Dir(t)
 	}
 	if r.Timeout == 0 {
 		r.Timeout = 2 * time.Minute
@@ -103,12 +103,13 @@ func (r Rerun) Do(t testing.TB) string {
 	cmd.SysProcAttr = attr
 	out, err := cmd.CombinedOutput()
 	if err != nil || (r.Want != "" && !strings.Contains(string(out), "--- PASS: "+r.Want)) {
-		t.Fatalf("re-run of %s (%s) failed (%v):\n%s", r.Run, r.mode(), err, out)
+		t.Fatalf("re-run of %s (%s) failed (%v):\n%s", r.Run, r.Mode(), err, out)
 	}
 	return string(out)
 }
 
-func (r Rerun) mode() string {
+// Mode names the mode r runs in.
+func (r Rerun) Mode() string {
 	var m []string
 	if r.NoUserns {
 		m = append(m, "without user namespaces")

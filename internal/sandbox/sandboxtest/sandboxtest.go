@@ -58,11 +58,10 @@ func SkipInShort(t testing.TB, what string) {
 
 // Dir makes a directory that a contained run sees (under /var/tmp: a run
 // gets a private /tmp of its own), open to every user so a re-run as an
-// ordinary user can use it, and removed after the test. prefix starts its
-// name.
-func Dir(t testing.TB, prefix string) string {
+// ordinary user can use it, and removed after the test.
+func Dir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	dir, err := os.MkdirTemp("/var/tmp", "ioh-test-")
 	if err != nil {
 		t.Fatalf("a directory the sandbox sees: %v", err)
 	}
