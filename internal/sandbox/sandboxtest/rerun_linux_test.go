@@ -13,9 +13,8 @@ const childEnv = "IOH_SANDBOXTEST_CHILD"
 
 // TestRerun: a re-run gets the environment ChildEnv makes (so a
 // race-built one does not sleep at exit) and runs in a home the sandbox
-// sees; one without
-// user namespaces cannot create one (contained), while this process can
-// (the control).
+// sees; one without user namespaces cannot create one (contained), while
+// this process can (the control).
 func TestRerun(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
 		t.Skip("already the re-run")
