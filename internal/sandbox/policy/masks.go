@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -100,22 +102,30 @@ func (c *Cache) homeMaskTargets() []string {
 			homes[filepath.Join("/home", e.Name())] = true
 		}
 	}
+	out, reusable := expandStamped(homePaths(homes), stamps)
+	m.home, m.stamps, m.out = home, stamps, nil
+	if reusable {
+		m.out = out
+	}
+	return out
+}
+
+// homePaths are DefaultMasked with each "~/" entry under every home, in
+// a stable order: a pool's view caches are keyed by the masks, so the
+// same homes must give the same list (a map's order would not).
+func homePaths(homes map[string]bool) []string {
+	sorted := slices.Sorted(maps.Keys(homes))
 	var paths []string
 	for _, m := range DefaultMasked {
 		if rest, ok := strings.CutPrefix(m, "~/"); ok {
-			for h := range homes {
+			for _, h := range sorted {
 				paths = append(paths, filepath.Join(h, rest))
 			}
 		} else {
 			paths = append(paths, m)
 		}
 	}
-	out, reusable := expandStamped(paths, stamps)
-	m.home, m.stamps, m.out = home, stamps, nil
-	if reusable {
-		m.out = out
-	}
-	return out
+	return paths
 }
 
 // expandStamped expands paths as maskTargets does (each that exists, and

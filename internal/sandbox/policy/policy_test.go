@@ -74,3 +74,22 @@ func TestDefaultCachedMatchesFresh(t *testing.T) {
 		t.Fatalf("new secrets not masked: %q", v.Masked)
 	}
 }
+
+// TestHomePathsAreStable: the homes' masks come in one order on every
+// call (a pool's caches are keyed by the view, so an order that varied
+// would miss them, and two views of one host would compare unequal).
+func TestHomePathsAreStable(t *testing.T) {
+	homes := map[string]bool{}
+	for _, h := range []string{"/home/e", "/home/a", "/root", "/home/c", "/home/b", "/home/d"} {
+		homes[h] = true
+	}
+	first := homePaths(homes)
+	if first[0] != "/home/a/.ssh" || first[len(homes)-1] != "/root/.ssh" {
+		t.Fatalf("the homes are not in order: %q", first[:len(homes)])
+	}
+	for i := 0; i < 50; i++ {
+		if got := homePaths(homes); !slices.Equal(got, first) {
+			t.Fatalf("call %d: another order:\n%q\nfirst:\n%q", i, got, first)
+		}
+	}
+}
