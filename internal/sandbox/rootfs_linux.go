@@ -206,10 +206,7 @@ func movePiece(d string) error {
 func protectBinaries(writable []string, nr func(string) string) (*Mechanism, error) {
 	dirs := protectedBinaryDirs([]string{exeDir()}, writable)
 	for _, d := range dirs {
-		if err := unix.Mount(nr(d), nr(d), "", unix.MS_BIND, ""); err != nil {
-			return nil, fmt.Errorf("protect the binaries' directory %s: %w", d, err)
-		}
-		if err := rootfs.SetMountAttr(nr(d), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+		if err := rootfs.SealInPlace(nr(d)); err != nil {
 			return nil, fmt.Errorf("protect the binaries' directory %s: %w", d, err)
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
@@ -59,49 +57,19 @@ func protectedIn(w string, writable, extra []string, read func(string) ([]byte, 
 	return out
 }
 
-// protectDirs binds what protectedIn lists (extra: Spec.Protected) (directories or files: a
-// worktree's or submodule's .git is a file) read-only over itself, at its
-// target when it is reached through symlinks. nr maps a host path to its
-// place in the new root; the host tree is still at hostRoot.
+// protectDirs makes what protectedIn lists for each writable root
+// (extra: Spec.Protected; directories or files: a worktree's or
+// submodule's .git is a file) read-only (rootfs.Protect). nr maps a host
+// path to its place in the new root; the host tree is still at hostRoot.
 func protectDirs(writable, extra []string, nr func(string) string) (Mechanism, error) {
-	var done []string
-	absent := 0
 	readHost := func(p string) ([]byte, error) { return readSmall(hostRoot + p) }
-	plain := map[string]bool{} // host directories seen not to be symlinks
+	var paths []string
 	for _, w := range writable {
-		for _, p := range protectedIn(w, writable, extra, readHost) {
-			// Resolved as the host resolves it: writes through a symlink
-			// land at its target.
-			t, err := rootfs.Resolve(hostRoot, p, plain)
-			if errors.Is(err, os.ErrNotExist) {
-				absent++
-				continue
-			}
-			if err != nil || !inAny(t, writable) || contains(writable, t) || contains(done, t) {
-				continue // unresolvable, read-only already, or named exactly
-			}
-			if err := unix.Mount(nr(t), nr(t), "", unix.MS_BIND, ""); err != nil {
-				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
-			}
-			if err := rootfs.SetMountAttr(nr(t), unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
-				return Mechanism{}, fmt.Errorf("protect %s: %w", p, err)
-			}
-			done = append(done, t)
-		}
+		paths = append(paths, protectedIn(w, writable, extra, readHost)...)
 	}
-	// A writable root inside a protected directory was named exactly:
-	// bind it again over the read-only copy.
-	for _, w := range writable {
-		for _, p := range done {
-			if w != p && within(w, p) {
-				if err := rootfs.BindInto(hostRoot+w, nr(w), false); err != nil {
-					return Mechanism{}, fmt.Errorf("writable root %s: %w", w, err)
-				}
-				if err := rootfs.SetMountAttr(nr(w), unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
-					return Mechanism{}, fmt.Errorf("writable root %s: %w", w, err)
-				}
-			}
-		}
+	done, absent, err := rootfs.Protect(hostRoot, nr, writable, paths)
+	if err != nil {
+		return Mechanism{}, err
 	}
 	detail := "read-only: " + strings.Join(done, ":")
 	if len(done) == 0 {
