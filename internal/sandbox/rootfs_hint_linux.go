@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"errors"
-	"maps"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -27,7 +25,7 @@ import (
 // root's final detach removes with everything else there. The hinted root
 // also takes the fresh mounts (/proc, /dev, /tmp, and /sys without
 // network; a run that does not take it moves them on) and the masks that
-// fall in it, each of which the run's build checks (maskedAhead): a masked
+// fall in it, each of which the run's build checks (rootfs.MaskedAhead): a masked
 // path that does not show the mask source then (the file was replaced) is
 // masked again. The rest of the root (writable roots, protected
 // directories, the stage, scratch layers) is built from the config either
@@ -46,18 +44,6 @@ func rootHintOf(cfg *initConfig) rootfs.Hint {
 // (rootfs.Hint.Args: nil without a view).
 func linuxRootHint(cfg *initConfig) []string { return rootHintOf(cfg).Args() }
 
-// viewID is what a view path named when it was bound from a hint.
-type viewID struct {
-	state    uint8 // viewSkipped, viewBound or viewMissing
-	dev, ino uint64
-}
-
-const (
-	viewSkipped = iota // not bound: a fresh mount covers it
-	viewBound
-	viewMissing
-)
-
 // hintUsed: the run took the root bound ahead (useHintedView).
 var hintUsed bool
 
@@ -65,7 +51,7 @@ var hintUsed bool
 // dropped by the run (useHintedView).
 var hinted *struct {
 	hint  rootfs.Hint
-	ids   []viewID
+	ids   []rootfs.PathID
 	bound int
 }
 
@@ -89,8 +75,8 @@ func prebindView(args []string) {
 			return
 		}
 	}
-	ids := make([]viewID, len(h.View))
-	bound, err := bindView(hintedRoot, h.View, h.Links, h.Network, ids)
+	ids := make([]rootfs.PathID, len(h.View))
+	bound, err := rootfs.BindView(hostRoot, hintedRoot, h.View, h.Links, h.Network, ids)
 	if err != nil {
 		return
 	}
@@ -111,7 +97,7 @@ func prebindView(args []string) {
 		prepared.at[d] = hintedRoot
 	}
 	// The masks that fall in this root; the run's build checks each
-	// (maskedAhead) and masks again what is not masked then.
+	// (rootfs.MaskedAhead) and masks again what is not masked then.
 	for _, m := range h.Masked {
 		if rootfs.Mask(hideSrc, hintedRoot+m) != nil {
 			return
@@ -119,7 +105,7 @@ func prebindView(args []string) {
 	}
 	hinted = &struct {
 		hint  rootfs.Hint
-		ids   []viewID
+		ids   []rootfs.PathID
 		bound int
 	}{h, ids, bound}
 }
@@ -131,67 +117,16 @@ func prebindView(args []string) {
 func useHintedView(cfg *initConfig) (int, bool) {
 	hv := hinted
 	hinted = nil
-	if hv == nil || !hintFits(hostRoot, hv.hint, hv.ids, cfg) || mountsUnderMask(cfg) {
+	if hv == nil || !hv.hint.Fits(rootHintOf(cfg), hostRoot, hv.ids) || mountsUnderMask(cfg) {
 		return 0, false
 	}
 	privateRoot, hintUsed = hintedRoot, true
 	return hv.bound, true
 }
 
-// hintFits reports whether the run asks for exactly the hinted view and
-// each of its paths still names what was bound there (host paths, read
-// below root: hostRoot).
-func hintFits(root string, h rootfs.Hint, ids []viewID, cfg *initConfig) bool {
-	if cfg.Network != h.Network || !slices.Equal(cfg.ReadView, h.View) || !maps.Equal(cfg.ViewLinks, h.Links) || !slices.Equal(cfg.Masked, h.Masked) {
-		return false
-	}
-	for i, p := range h.View {
-		if ids[i].state == viewSkipped {
-			continue
-		}
-		var st unix.Stat_t
-		err := unix.Stat(root+p, &st)
-		switch ids[i].state {
-		case viewMissing:
-			if !errors.Is(err, unix.ENOENT) {
-				return false
-			}
-		default:
-			if err != nil || st.Dev != ids[i].dev || st.Ino != ids[i].ino {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // mountsUnderMask reports whether the run mounts something (a writable
-// root, the stage, a scratch layer) at or below one of its masked paths:
-// its build mounts those before it masks, so the mask hides them, and a
-// mask bound ahead would stand in their way.
+// root, the stage, a scratch layer) at or below one of its masked paths
+// (rootfs.MountsUnderMask).
 func mountsUnderMask(cfg *initConfig) bool {
-	for _, r := range slices.Concat(cfg.Writable, cfg.Scratch, []string{cfg.StageLower}) {
-		for _, m := range cfg.Masked {
-			if r != "" && within(r, m) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// maskedAhead reports whether the path p of the private root shows the
-// mask source now: masked ahead from the hint, with nothing the run's
-// build mounted since covering it, and still the file the path names.
-func maskedAhead(p string) bool {
-	var st unix.Stat_t
-	if unix.Lstat(p, &st) != nil {
-		return false
-	}
-	for _, id := range prepared.hideIDs {
-		if id.state == viewBound && st.Dev == id.dev && st.Ino == id.ino {
-			return true
-		}
-	}
-	return false
+	return rootfs.MountsUnderMask(slices.Concat(cfg.Writable, cfg.Scratch, []string{cfg.StageLower}), cfg.Masked)
 }

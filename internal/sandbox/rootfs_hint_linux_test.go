@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,104 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
-
-// TestRootHintFits: a view bound from a hint is taken only by a run
-// that asks for the same paths, links and network choice, while every
-// bound path still names the file bound there and every missing one is
-// still missing; a path replaced by another directory of the same name,
-// or one that appeared, refuses it.
-func TestRootHintFits(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"/usr/lib", "/home/u/src"} {
-		if err := os.MkdirAll(root+d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(root+"/home/u/.gitconfig", []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	view := []string{"/home/u/.gitconfig", "/home/u/src", "/opt/tool", "/proc", "/usr"}
-	h := rootfs.Hint{View: view, Links: map[string]string{"/lib": "usr/lib"}}
-	ids := make([]viewID, len(view))
-	for i, p := range view {
-		var st unix.Stat_t
-		switch err := unix.Stat(root+p, &st); {
-		case p == "/proc":
-			ids[i] = viewID{state: viewSkipped}
-		case err != nil:
-			ids[i] = viewID{state: viewMissing}
-		default:
-			ids[i] = viewID{state: viewBound, dev: st.Dev, ino: st.Ino}
-		}
-	}
-	cfg := func() *initConfig {
-		return &initConfig{ReadView: slices.Clone(view), ViewLinks: map[string]string{"/lib": "usr/lib"}}
-	}
-	if !hintFits(root, h, ids, cfg()) {
-		t.Fatal("the hinted view itself does not fit")
-	}
-	c := cfg()
-	c.Network = true
-	if hintFits(root, h, ids, c) {
-		t.Error("fits a run with network")
-	}
-	c = cfg()
-	c.ReadView = append(c.ReadView, "/srv")
-	if hintFits(root, h, ids, c) {
-		t.Error("fits a run with another view")
-	}
-	c = cfg()
-	c.ViewLinks["/lib64"] = "usr/lib"
-	if hintFits(root, h, ids, c) {
-		t.Error("fits a run with other links")
-	}
-	c = cfg()
-	c.Masked = []string{"/home/u/src/.env"}
-	if hintFits(root, h, ids, c) {
-		t.Error("fits a run with other masks")
-	}
-	// A file replaced by another of the same name.
-	if err := os.Rename(root+"/home/u/.gitconfig", root+"/home/u/.gitconfig.old"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(root+"/home/u/.gitconfig", []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if hintFits(root, h, ids, cfg()) {
-		t.Error("fits after a bound file was replaced")
-	}
-	os.Remove(root + "/home/u/.gitconfig")
-	if err := os.Rename(root+"/home/u/.gitconfig.old", root+"/home/u/.gitconfig"); err != nil {
-		t.Fatal(err)
-	}
-	if !hintFits(root, h, ids, cfg()) {
-		t.Fatal("does not fit with the bound file back")
-	}
-	// A directory replaced by another.
-	if err := os.Rename(root+"/home/u/src", root+"/home/u/src.old"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(root+"/home/u/src", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if hintFits(root, h, ids, cfg()) {
-		t.Error("fits after a bound directory was replaced")
-	}
-	os.Remove(root + "/home/u/src")
-	if err := os.Rename(root+"/home/u/src.old", root+"/home/u/src"); err != nil {
-		t.Fatal(err)
-	}
-	// A missing path that appeared.
-	if err := os.MkdirAll(root+"/opt/tool", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if hintFits(root, h, ids, cfg()) {
-		t.Error("fits after a missing path appeared")
-	}
-}
 
 // awaitStageWaitsForConfig waits until the stage pid's main thread sleeps
 // in its read of the config (fd 3): everything it does before its config,

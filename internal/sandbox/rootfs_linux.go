@@ -99,7 +99,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	mechs = append(mechs, mountScratch(cfg, nr)...) // scratch_linux.go
 	var masked []string
 	for _, m := range cfg.Masked {
-		if hintUsed && maskedAhead(nr(m)) { // rootfs_hint_linux.go
+		if hintUsed && rootfs.MaskedAhead(nr(m), prepared.hideIDs) { // rootfs_hint_linux.go
 			masked = append(masked, m)
 			continue
 		}
@@ -251,7 +251,7 @@ func placeHome(cfg *initConfig, nr func(string) string) (Mechanism, error) {
 			links[l] = t
 		}
 	}
-	if _, err := bindView(privateRoot, below, links, cfg.Network, nil); err != nil { // readview_linux.go
+	if _, err := rootfs.BindView(hostRoot, privateRoot, below, links, cfg.Network, nil); err != nil {
 		return Mechanism{}, fmt.Errorf("home %s: %w", home, err)
 	}
 	cfg.HostHome = home

@@ -65,8 +65,8 @@ var prepared struct {
 	// preDir, or already in the private root bound ahead (prebindView).
 	at map[string]string
 	// hideIDs are the mask source's empty file and directory, which a
-	// masked path shows (maskedAhead, rootfs_hint_linux.go).
-	hideIDs [2]viewID
+	// masked path shows (rootfs.MaskedAhead).
+	hideIDs [2]rootfs.PathID
 }
 
 // prepareRoot builds the prepared pieces on a fresh tmpfs over /tmp and
@@ -207,7 +207,7 @@ func prepareHide(dir string) error {
 		if err := unix.Lstat(p, &st); err != nil {
 			return fmt.Errorf("mask source: %w", err)
 		}
-		prepared.hideIDs[i] = viewID{state: viewBound, dev: st.Dev, ino: st.Ino}
+		prepared.hideIDs[i] = rootfs.PathID{State: rootfs.PathBound, Dev: st.Dev, Ino: st.Ino}
 	}
 	return nil
 }
