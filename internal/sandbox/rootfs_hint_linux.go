@@ -3,8 +3,6 @@ package sandbox
 import (
 	"slices"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
@@ -25,15 +23,11 @@ import (
 // root's final detach removes with everything else there. The hinted root
 // also takes the fresh mounts (/proc, /dev, /tmp, and /sys without
 // network; a run that does not take it moves them on) and the masks that
-// fall in it, each of which the run's build checks (rootfs.MaskedAhead): a masked
-// path that does not show the mask source then (the file was replaced) is
-// masked again. The rest of the root (writable roots, protected
+// fall in it, each of which the run's build checks (rootfs.MaskedAhead):
+// a masked path that does not show the mask source then (the file was
+// replaced) is masked again. The rest of the root (writable roots, protected
 // directories, the stage, scratch layers) is built from the config either
 // way.
-
-// hintedRoot is where the hinted view is bound, on the interim work
-// tmpfs, next to the plain private root.
-const hintedRoot = workDir + "/view"
 
 // rootHintOf is cfg's view as a root hint.
 func rootHintOf(cfg *initConfig) rootfs.Hint {
@@ -47,68 +41,9 @@ func linuxRootHint(cfg *initConfig) []string { return rootHintOf(cfg).Args() }
 // hintUsed: the run took the root bound ahead (useHintedView).
 var hintUsed bool
 
-// hinted is the view bound ahead from a hint (prebindView), claimed or
-// dropped by the run (useHintedView).
-var hinted *struct {
-	hint  rootfs.Hint
-	ids   []rootfs.PathID
-	bound int
-}
-
-// prebindView binds the hinted view into hintedRoot, a tmpfs with the
-// private root's mount points, while this process's root is the interim
-// root (prepareInterim); nothing when the hint is absent or anything
-// fails (what was mounted stays on the work tmpfs, detached at the end).
-func prebindView(args []string) {
-	h, ok := rootfs.ParseHint(args)
-	if !ok {
-		return
-	}
-	if err := unix.Mkdir(hintedRoot, 0o755); err != nil {
-		return
-	}
-	if err := unix.Mount("tmpfs", hintedRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return
-	}
-	for _, d := range []string{"/proc", "/dev", "/tmp"} {
-		if unix.Mkdir(hintedRoot+d, 0o755) != nil {
-			return
-		}
-	}
-	ids := make([]rootfs.PathID, len(h.View))
-	bound, err := rootfs.BindView(hostRoot, hintedRoot, h.View, h.Links, h.Network, ids)
-	if err != nil {
-		return
-	}
-	// The fresh mounts go in too (a run that does not take this root
-	// moves them on to its own, movePiece), the fresh sysfs only for a
-	// run without network, whose view leaves /sys to it.
-	pieces := []string{"/proc", "/dev", "/tmp"}
-	if !h.Network && prepared.sysErr == nil {
-		var st unix.Stat_t
-		if unix.Stat(hintedRoot+"/sys", &st) == nil {
-			pieces = append(pieces, "/sys")
-		}
-	}
-	for _, d := range pieces {
-		if unix.Mount(preDir+d, hintedRoot+d, "", unix.MS_MOVE, "") != nil {
-			return
-		}
-		prepared.at[d] = hintedRoot
-	}
-	// The masks that fall in this root; the run's build checks each
-	// (rootfs.MaskedAhead) and masks again what is not masked then.
-	for _, m := range h.Masked {
-		if rootfs.Mask(hideSrc, hintedRoot+m) != nil {
-			return
-		}
-	}
-	hinted = &struct {
-		hint  rootfs.Hint
-		ids   []rootfs.PathID
-		bound int
-	}{h, ids, bound}
-}
+// hinted is the view bound ahead from a hint (rootfs.Interim.Prebind,
+// prepareInterim), claimed or dropped by the run (useHintedView).
+var hinted *rootfs.Prebound
 
 // useHintedView makes the view bound from the hint the run's private root
 // (privateRoot) if it fits the run (see the top of this file). It returns
@@ -117,11 +52,11 @@ func prebindView(args []string) {
 func useHintedView(cfg *initConfig) (int, bool) {
 	hv := hinted
 	hinted = nil
-	if hv == nil || !hv.hint.Fits(rootHintOf(cfg), hostRoot, hv.ids) || mountsUnderMask(cfg) {
+	if hv == nil || !hv.Hint.Fits(rootHintOf(cfg), hostRoot, hv.IDs) || mountsUnderMask(cfg) {
 		return 0, false
 	}
-	privateRoot, hintUsed = hintedRoot, true
-	return hv.bound, true
+	privateRoot, hintUsed = rootfs.HintedRoot, true
+	return hv.Bound, true
 }
 
 // mountsUnderMask reports whether the run mounts something (a writable

@@ -18,7 +18,7 @@ import (
 // masks; finally the private root becomes this process's root. The old
 // root is still attached below it, out of reach by path: the caller must
 // call detach, and have it succeed, before it reports or starts anything
-// (see switchRoot).
+// (see rootfs.SwitchRoot).
 //
 // Each step makes as few system calls as it can (each costs microseconds
 // in a virtual machine): mount points are created without probing first
@@ -30,7 +30,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	if prepared.err != nil {
 		return nil, nil, prepared.err
 	}
-	if err := enterInterim(); err != nil {
+	if err := prepared.Enter(); err != nil {
 		return nil, nil, err
 	}
 	rootMech, err := mountRoot(cfg) // readview_linux.go
@@ -99,7 +99,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	mechs = append(mechs, mountScratch(cfg, nr)...) // scratch_linux.go
 	var masked []string
 	for _, m := range cfg.Masked {
-		if hintUsed && rootfs.MaskedAhead(nr(m), prepared.hideIDs) { // rootfs_hint_linux.go
+		if hintUsed && rootfs.MaskedAhead(nr(m), prepared.HideIDs) { // rootfs_hint_linux.go
 			masked = append(masked, m)
 			continue
 		}
@@ -125,7 +125,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	if err := sealRoot(cfg); err != nil {
 		return nil, nil, err
 	}
-	detach, err := switchRoot()
+	detach, err := rootfs.SwitchRoot(privateRoot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,9 +134,9 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 }
 
 // mask hides p: an empty directory over a directory, an empty file over
-// anything else, both unreadable and bound from the sealed hideSrc
+// anything else, both unreadable and bound from the sealed rootfs.HideSrc
 // (read-only, nosuid, nodev, noexec).
-func mask(p string) error { return rootfs.Mask(hideSrc, p) }
+func mask(p string) error { return rootfs.Mask(rootfs.HideSrc, p) }
 
 // mountStage mounts the verification view at dst: the change directory
 // over the workspace (both read-only lower layers), with a private upper
@@ -185,19 +185,9 @@ func hiddenByPrivateTmp(cfg *initConfig) bool {
 	return true
 }
 
-// movePiece moves the fresh mount d (/proc, /dev, /tmp, /sys) from where
-// prepareRoot left it into the private root, unless it is there already
-// (bound ahead into the root the run took, rootfs_hint_linux.go).
-func movePiece(d string) error {
-	if prepared.at[d] == privateRoot {
-		return nil
-	}
-	if err := unix.Mount(prepared.at[d]+d, privateRoot+d, "", unix.MS_MOVE, ""); err != nil {
-		return err
-	}
-	prepared.at[d] = privateRoot
-	return nil
-}
+// movePiece moves the fresh mount d (/proc, /dev, /tmp, /sys) into the
+// private root (rootfs.Interim.Move).
+func movePiece(d string) error { return prepared.Move(d, privateRoot) }
 
 // protectBinaries binds the directory of PID 1's binary (the init program
 // or this binary, next to the caller's) read-only over itself where a

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -148,7 +147,7 @@ func hideHostInfo(cfg *initConfig) []Mechanism {
 	if _, err := os.Stat(privateRoot + "/sys"); err != nil {
 		// Not in this root's view at all: nothing of the host to hide.
 	} else if !cfg.Network {
-		err := prepared.sysErr
+		err := prepared.SysErr
 		if err == nil {
 			err = movePiece("/sys") // rootfs_linux.go
 		}
@@ -157,7 +156,7 @@ func hideHostInfo(cfg *initConfig) []Mechanism {
 		} else {
 			fresh = true
 			notes = append(notes, "fresh sysfs of the sandbox's network namespace")
-			failed = append(failed, prepared.sysFailed...)
+			failed = append(failed, prepared.SysFailed...)
 		}
 	}
 	if !fresh {
@@ -169,8 +168,8 @@ func hideHostInfo(cfg *initConfig) []Mechanism {
 		}
 	}
 	notes = append(notes, "firmware and DMI tables masked")
-	if prepared.bootErr != nil {
-		failed = append(failed, "boot id: "+prepared.bootErr.Error())
+	if prepared.BootErr != nil {
+		failed = append(failed, "boot id: "+prepared.BootErr.Error())
 	} else {
 		notes = append(notes, "own boot id")
 	}
@@ -178,13 +177,4 @@ func hideHostInfo(cfg *initConfig) []Mechanism {
 		return []Mechanism{{"host-info", StateFailed, strings.Join(failed, "; ")}}
 	}
 	return []Mechanism{{"host-info", StateApplied, strings.Join(notes, ", ")}}
-}
-
-// newBootID is a fresh random UUID, as the kernel prints a boot id.
-func newBootID() []byte {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails (it crashes the program instead)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Appendf(nil, "%x-%x-%x-%x-%x\n", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // HintArg introduces a root hint's parts: HintArg, "0" or "1" (network),
@@ -67,4 +69,65 @@ func ParseHint(args []string) (h Hint, ok bool) {
 		}
 	}
 	return h, true
+}
+
+// A Prebound is a view bound ahead from a hint (Prebind): the hint, what
+// each of its paths named when it was bound, and how many were bound.
+type Prebound struct {
+	Hint  Hint
+	IDs   []PathID
+	Bound int
+}
+
+// Prebind binds the view of the hint args (Hint.Args) into HintedRoot, a
+// tmpfs with the private root's mount points, while this process's root
+// is the interim root (after Build, before EnterHost), and moves the
+// fresh mounts in (/proc, /dev, /tmp, and /sys for a hint without
+// network, whose view leaves /sys to the fresh sysfs; a run that does not
+// take this root moves them on to its own, Move), then masks the hint's
+// masked paths that fall in it; each mask is to be checked by the run's
+// build (MaskedAhead), which masks again what does not show the mask
+// source then. It returns nil when the hint is absent or malformed or
+// anything fails (what was mounted stays on the work tmpfs, detached at
+// the end). Whether the root fits the run is the caller's to decide
+// (Hint.Fits).
+func (in *Interim) Prebind(args []string) *Prebound {
+	h, ok := ParseHint(args)
+	if !ok {
+		return nil
+	}
+	if err := unix.Mkdir(HintedRoot, 0o755); err != nil {
+		return nil
+	}
+	if err := unix.Mount("tmpfs", HintedRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return nil
+	}
+	for _, d := range []string{"/proc", "/dev", "/tmp"} {
+		if unix.Mkdir(HintedRoot+d, 0o755) != nil {
+			return nil
+		}
+	}
+	ids := make([]PathID, len(h.View))
+	bound, err := BindView(HostRoot, HintedRoot, h.View, h.Links, h.Network, ids)
+	if err != nil {
+		return nil
+	}
+	pieces := []string{"/proc", "/dev", "/tmp"}
+	if !h.Network && in.SysErr == nil {
+		var st unix.Stat_t
+		if unix.Stat(HintedRoot+"/sys", &st) == nil {
+			pieces = append(pieces, "/sys")
+		}
+	}
+	for _, d := range pieces {
+		if in.Move(d, HintedRoot) != nil {
+			return nil
+		}
+	}
+	for _, m := range h.Masked {
+		if Mask(HideSrc, HintedRoot+m) != nil {
+			return nil
+		}
+	}
+	return &Prebound{Hint: h, IDs: ids, Bound: bound}
 }
