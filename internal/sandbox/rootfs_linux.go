@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -158,13 +157,7 @@ func mountStage(cfg *initConfig, dst string) error {
 	if err := rootfs.MountPoint(dst, true); err != nil { // only creates on the private /tmp
 		return fmt.Errorf("stage: %w", err)
 	}
-	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s",
-		hostRoot+cfg.StageUpper, hostRoot+cfg.StageLower, up, work)
-	err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
-	if errors.Is(err, unix.EINVAL) {
-		err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
-	}
-	if err != nil {
+	if err := rootfs.MountOverlay(dst, hostRoot+cfg.StageUpper+":"+hostRoot+cfg.StageLower, up, work); err != nil {
 		return fmt.Errorf("mount stage overlay at %s: %w", cfg.StageLower, err)
 	}
 	return nil

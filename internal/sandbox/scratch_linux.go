@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/internal/rootfs"
 )
 
 // scratchBase is where, on the interim root, the scratch layers' upper and
@@ -69,12 +71,7 @@ func layerScratch(dir, dst, priv string) error {
 			return err
 		}
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", hostRoot+dir, up, work)
-	err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
-	if errors.Is(err, unix.EINVAL) {
-		err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
-	}
-	if err != nil {
+	if err := rootfs.MountOverlay(dst, hostRoot+dir, up, work); err != nil {
 		return fmt.Errorf("mount overlay: %w", err)
 	}
 	return nil

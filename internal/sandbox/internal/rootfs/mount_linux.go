@@ -118,6 +118,20 @@ func Mask(hide, p string) error {
 	return unix.Mount(src, p, "", unix.MS_BIND, "")
 }
 
+// MountOverlay mounts at dst, nosuid and nodev, an overlay of lower (its
+// lower directories, colon-separated, the topmost first) with the upper
+// and work directories upper and work; with userxattr (which an overlay
+// mounted in a user namespace needs), or without it on a kernel that does
+// not know the option (EINVAL).
+func MountOverlay(dst, lower, upper, work string) error {
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work)
+	err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr")
+	if errors.Is(err, unix.EINVAL) {
+		err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	}
+	return err
+}
+
 // RemountTreeRO is the fallback for kernels without mount_setattr: remount
 // every mount under root read-only, one by one, from mountinfo.
 func RemountTreeRO(root string) error {
