@@ -27,7 +27,7 @@ type subRule struct {
 var subRules = []subRule{
 	{pkg: "internal/agent/suggest", only: []string{}, why: "the did-you-mean distance is a leaf that the config and contract parsers share"},
 	{pkg: "internal/sandbox/internal/ruleset", only: []string{}, why: "Landlock rulesets built from paths and rights: a leaf; which path gets which right is the mechanism's"},
-	{pkg: "internal/sandbox/internal/rootfs", only: []string{}, why: "the private root's mount steps and the hint's format: a leaf; which path is bound or masked is the mechanism's"},
+	{pkg: "internal/sandbox/internal/rootfs", only: []string{}, why: "how the private root is built and the hint's format and check, from plain paths and flags: a leaf; which path is bound, masked or protected is the mechanism's"},
 	{pkg: "internal/sandbox/internal/cgroups", only: []string{}, why: "a run's control groups from two caps: a leaf that knows nothing else of a run"},
 	{pkg: "internal/sandbox/internal/seccomp", only: []string{}, why: "BPF built from a syscall list and a table: a leaf that decides nothing about a run"},
 	{pkg: "internal/sandbox/internal/gocache", only: []string{}, why: "the GOCACHEPROG server reads one cache and writes another: a leaf; when a run gets it is the mechanism's"},

@@ -1,10 +1,15 @@
-// Package rootfs holds the mount steps the linux tier's private root is
-// built from (mount points made without probing, binds, read-only
-// binds, masks bound from a sealed source, recursive mount attributes,
-// a host path resolved as the host would below a root) and the format
-// of a warm stage's root hint. It knows nothing of a run:
-// internal/sandbox decides which path is bound, masked or sealed, and
-// whether a root bound from a hint fits the run.
+// Package rootfs builds the linux tier's private root: the interim root
+// a stage prepares before its config (Interim: the sealed mask source,
+// the fresh /proc, /dev, /tmp and sysfs), the mount steps (mount points
+// made without probing, binds, read-only binds, masks bound from the
+// sealed source, recursive mount attributes, overlays), a read view's
+// binds (BindView), protected paths made read-only at their targets as
+// the host resolves them (Protect), and the switch into the private root
+// (SwitchRoot); and a warm stage's root hint: its format, its encoding in
+// the stage's environment, the view bound ahead from it (Prebind) and the
+// check that it fits a run (Hint.Fits). It knows nothing of a run and
+// takes plain paths and flags: internal/sandbox decides which paths are
+// bound, masked or protected, and whether a run takes the hinted root.
 package rootfs
 
 import (
