@@ -59,7 +59,7 @@ func (linuxBackend) spawn(ctx context.Context, cfg *initConfig, s *Spec) (*Outco
 			cmd := initCommand(flags)
 			// A stage started ahead of its run binds this run's view
 			// before its own run comes, which mostly has the same view
-			// (rootfs_hint_linux.go); only a long-lived caller's, and
+			// (rootfs_prepare_linux.go); only a long-lived caller's, and
 			// only a stage that is PID 1 itself (not the spawn stage).
 			if s.pool.active() && len(cmd.Args) == 2 && cmd.Args[1] == initArg {
 				withStageHint(cmd, linuxRootHint(cfg)) // stage_hint_linux.go

@@ -25,7 +25,7 @@ func mountRoot(cfg *initConfig) (Mechanism, error) {
 	}
 	// The plain private root is a tmpfs with the mount points of the
 	// fresh mounts (prepareRoot); one bound ahead from a hint holds the
-	// run's view already (rootfs_hint_linux.go).
+	// run's view already (rootfs_prepare_linux.go).
 	bound, ahead := useHintedView(cfg)
 	how := " (bound ahead of the run, from its hint)"
 	if !ahead {

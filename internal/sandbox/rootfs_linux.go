@@ -98,7 +98,7 @@ func setupRoot(cfg *initConfig) ([]Mechanism, func() error, error) {
 	mechs = append(mechs, mountScratch(cfg, nr)...) // scratch_linux.go
 	var masked []string
 	for _, m := range cfg.Masked {
-		if hintUsed && rootfs.MaskedAhead(nr(m), prepared.HideIDs) { // rootfs_hint_linux.go
+		if hintUsed && rootfs.MaskedAhead(nr(m), prepared.HideIDs) { // rootfs_prepare_linux.go
 			masked = append(masked, m)
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 
 // A warm stage's hint names the paths of the previous run's view and, for
 // PID 1, the paths it masks (tier_landlock_hint_linux.go,
-// rootfs_hint_linux.go). It travels in the stage's environment
+// rootfs_prepare_linux.go). It travels in the stage's environment
 // (rootfs.EncodeHintEnv says why), which holds nothing else; the
 // command's comes from its config.
 
