@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +49,7 @@ func TestTierGoCacheScratch(t *testing.T) {
 	if out, err := warm.CombinedOutput(); err != nil {
 		t.Fatalf("uncontained go list -export to fill the host cache: %v\n%s", err, out)
 	}
-	before := treeListing(t, cache)
+	before := sandboxtest.TreeListing(t, cache)
 	ctx := func(tier string, argv []string, scratch bool) (*Outcome, string) {
 		t.Helper()
 		// The module is a writable root so the floor runs in it rather
@@ -79,7 +78,7 @@ func TestTierGoCacheScratch(t *testing.T) {
 		if out.ExitCode != 0 || !strings.Contains(output, "export=") || strings.Contains(output, "export="+cache) {
 			t.Errorf("go list -export of a package the host never compiled: exit %d, want it stored in the private cache:\n%s", out.ExitCode, output)
 		}
-		if after := treeListing(t, cache); after != before {
+		if after := sandboxtest.TreeListing(t, cache); after != before {
 			t.Fatalf("the host cache changed under the scratch layer:\nbefore %s\nafter  %s", before, after)
 		}
 	}
@@ -92,7 +91,7 @@ func TestTierGoCacheScratch(t *testing.T) {
 			// Pair: without the layer the store fails (landlock) or lands
 			// in the host cache (floor).
 			out, output := ctx(tier, list("./new"), false)
-			changed := treeListing(t, cache) != before
+			changed := sandboxtest.TreeListing(t, cache) != before
 			switch tier {
 			case BackendFloor:
 				if out.ExitCode != 0 || !changed {
@@ -101,7 +100,7 @@ func TestTierGoCacheScratch(t *testing.T) {
 				restoreCache(t, cache, before)
 				// The directories' times moved with the control's writes:
 				// the later cases compare against the cache as it is now.
-				before = treeListing(t, cache)
+				before = sandboxtest.TreeListing(t, cache)
 			default:
 				if out.ExitCode == 0 || changed {
 					t.Errorf("%s without the layer: exit %d, host cache changed %v; want the store refused:\n%s", tier, out.ExitCode, changed, output)
@@ -137,21 +136,4 @@ func restoreCache(t *testing.T, cache, before string) {
 		}
 		return nil
 	})
-}
-
-// treeListing is every file under dir with its size, mode and mtime.
-func treeListing(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %d %v %d\n", strings.TrimPrefix(p, dir), fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestGoBuildThroughServer has a real go command use the server as its
@@ -59,7 +61,7 @@ func TestGoBuildThroughServer(t *testing.T) {
 		t.Fatalf("go build ./old into the host cache: %v\n%s", err, out)
 	}
 	readOnly(t, host)
-	before := treeListing(t, host)
+	before := sandboxtest.TreeListing(t, host)
 
 	// What goCacheScratch gives a run: a private GOCACHE, and the server
 	// as GOCACHEPROG.
@@ -83,7 +85,7 @@ func TestGoBuildThroughServer(t *testing.T) {
 	if f := exports["example.com/m/new"]; !strings.HasPrefix(f, private+string(filepath.Separator)) {
 		t.Errorf("export data of the package the host never compiled is %q, want a file under the private %s:\n%s", f, private, out)
 	}
-	if after := treeListing(t, host); after != before {
+	if after := sandboxtest.TreeListing(t, host); after != before {
 		t.Errorf("the host cache changed:\nbefore %s\nafter  %s", before, after)
 	}
 	if n := actionEntries(t, private); n == 0 {
@@ -91,11 +93,11 @@ func TestGoBuildThroughServer(t *testing.T) {
 	}
 
 	writable(t, host)
-	before = treeListing(t, host)
+	before = sandboxtest.TreeListing(t, host)
 	if out, err := goCmd([]string{"GOCACHE=" + host}, "build", "./..."); err != nil {
 		t.Fatalf("control: go build with the host cache as GOCACHE: %v\n%s", err, out)
 	}
-	if treeListing(t, host) == before {
+	if sandboxtest.TreeListing(t, host) == before {
 		t.Error("control: a build with the host cache as GOCACHE left it unchanged, so the unchanged listing above proves nothing")
 	}
 }

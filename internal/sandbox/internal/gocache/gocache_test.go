@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ioh-lsp/ioh-lsp/internal/sandbox/sandboxtest"
 )
 
 // TestGoCacheProtocol drives Serve with the go command's messages: a get
@@ -32,7 +33,7 @@ func TestGoCacheProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(cacheFile(host, bytes.Repeat([]byte{0x33}, 32), "d"), []byte("xy"), 0o644)
-	before := treeListing(t, host)
+	before := sandboxtest.TreeListing(t, host)
 
 	newID := bytes.Repeat([]byte{0x44}, 32)
 	newOut := bytes.Repeat([]byte{0x55}, 32)
@@ -84,24 +85,7 @@ func TestGoCacheProtocol(t *testing.T) {
 	if _, ok := got[7]; !ok {
 		t.Error("close was not answered")
 	}
-	if after := treeListing(t, host); after != before {
+	if after := sandboxtest.TreeListing(t, host); after != before {
 		t.Errorf("the host cache changed:\nbefore %s\nafter  %s", before, after)
 	}
-}
-
-// treeListing is every file under dir with its size, mode and mtime.
-func treeListing(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %d %v %d\n", strings.TrimPrefix(p, dir), fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
