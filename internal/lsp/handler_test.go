@@ -116,7 +116,26 @@ func TestNotificationsInOrderWhileCallsRunConcurrently(t *testing.T) {
 	}
 }
 
+// TestCancelledCallAnswersRequestCancelled: a handler that ends with its
+// context's error after the client's $/cancelRequest is answered -32800.
 func TestCancelledCallAnswersRequestCancelled(t *testing.T) {
+	expectCancelled(t, func(ctx context.Context) (any, error) { return nil, ctx.Err() })
+}
+
+// TestCancelledCallWithNilResultAnswersRequestCancelled: a handler that
+// ignores its context and returns a null result after the client's
+// $/cancelRequest is still answered -32800 (the connection knows the
+// cancel by the context's cause), not a null the client would take
+// for the method's answer.
+func TestCancelledCallWithNilResultAnswersRequestCancelled(t *testing.T) {
+	expectCancelled(t, func(context.Context) (any, error) { return nil, nil })
+}
+
+// expectCancelled sends a call, cancels it with $/cancelRequest once its
+// handler started, and wants -32800 for it; the handler waits for its
+// context to end and then returns what ret gives.
+func expectCancelled(t *testing.T, ret func(context.Context) (any, error)) {
+	t.Helper()
 	started := make(chan struct{})
 	a, b := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -124,7 +143,7 @@ func TestCancelledCallAnswersRequestCancelled(t *testing.T) {
 	srv := serveHandler(ctx, a, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return ret(ctx)
 	})
 	defer func() { cancel(); <-srv.Done() }()
 	stream := jsonrpc2.NewHeaderStream(b)
@@ -134,42 +153,6 @@ func TestCancelledCallAnswersRequestCancelled(t *testing.T) {
 	}
 	<-started
 	if _, err := stream.Write(ctx, jsonrpc2.NewNotification("$/cancelRequest", jsonrpc2.RawMessage(`{"id":"x-1"}`))); err != nil {
-		t.Fatal(err)
-	}
-	msg, _, err := stream.Read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, ok := msg.(*jsonrpc2.Response)
-	var we *jsonrpc2.Error
-	if !ok || !errors.As(resp.Err(), &we) || we.Code != -32800 {
-		t.Fatalf("answer %#v, want -32800", msg)
-	}
-}
-
-// TestCancelledCallWithNilResultAnswersRequestCancelled: a handler that
-// ignores its context and returns a null result after the client's
-// $/cancelRequest is still answered -32800 (the connection knows the
-// cancel by the context's cause), not a null the client would take
-// for the method's answer.
-func TestCancelledCallWithNilResultAnswersRequestCancelled(t *testing.T) {
-	started := make(chan struct{})
-	a, b := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv := serveHandler(ctx, a, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		close(started)
-		<-ctx.Done()
-		return nil, nil
-	})
-	defer func() { cancel(); <-srv.Done() }()
-	stream := jsonrpc2.NewHeaderStream(b)
-	defer b.Close()
-	if _, err := stream.Write(ctx, jsonrpc2.NewCall(jsonrpc2.NewNumberID(7), "wait", nil)); err != nil {
-		t.Fatal(err)
-	}
-	<-started
-	if _, err := stream.Write(ctx, jsonrpc2.NewNotification("$/cancelRequest", jsonrpc2.RawMessage(`{"id":7}`))); err != nil {
 		t.Fatal(err)
 	}
 	msg, _, err := stream.Read(ctx)
