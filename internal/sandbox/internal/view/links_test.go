@@ -17,13 +17,7 @@ import (
 func TestCarvedWithin(t *testing.T) {
 	base := tree(t, []string{"ws/src/", "ws/.git/", "ws-foo/x", "outside/bashrc"},
 		map[string]string{"ws/rc": "outside/bashrc", "ws/outdir": "outside", "ws/srclink": "./src", "ws/gone": "ws/missing", "wslink": "ws"})
-	j := func(ps ...string) []string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, filepath.Join(base, p))
-		}
-		return out
-	}
+	j := func(ps ...string) []string { return joined(base, ps...) }
 	for _, c := range []struct {
 		name                 string
 		entries, roots, want []string

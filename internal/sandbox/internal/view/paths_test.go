@@ -122,6 +122,15 @@ func TestMinimalCoverEdges(t *testing.T) {
 	}
 }
 
+// joined is each of ps under base.
+func joined(base string, ps ...string) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, filepath.Join(base, p))
+	}
+	return out
+}
+
 // tree makes the files (a trailing slash: a directory) and the symlinks
 // (name → target) under a resolved temporary directory and returns it.
 func tree(t *testing.T, files []string, links map[string]string) string {
@@ -165,13 +174,7 @@ func TestCarveHostile(t *testing.T) {
 	deep := "deep/1/2/3/4/5/6/7/8/9/10/"
 	base := tree(t, []string{"home/.ssh/id_ed25519", "home/notes.txt", "home/src/main.go", "etc/passwd", "etcfoo/x", deep + "secret", "deep/1/sib"},
 		map[string]string{"sshlink": "home/.ssh", "homelink": "home"})
-	j := func(ps ...string) []string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, filepath.Join(base, p))
-		}
-		return out
-	}
+	j := func(ps ...string) []string { return joined(base, ps...) }
 	for _, c := range []struct {
 		name              string
 		roots, deny, want []string
